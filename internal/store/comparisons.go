@@ -1,0 +1,260 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Comparison statuses.
+const (
+	StatusPending      = "pending"       // created, import not started
+	StatusNeedsMapping = "needs-mapping" // a samples file's field mapping awaits confirmation
+	StatusImporting    = "importing"
+	StatusVerifying    = "verifying"
+	StatusReady        = "ready"
+	StatusFailed       = "failed"
+)
+
+// Comparison is one dataset + a base model + one or more other models.
+type Comparison struct {
+	ID              int64
+	Name            string
+	DatasetID       *int64
+	DatasetName     string
+	DatasetUploadID *int64
+	Status          string
+	Error           string
+	SourceNote      string
+	Reverify        bool
+	CreatedAt       time.Time
+	Runs            []Run // ordered by position; Runs[0] is the base model
+}
+
+// Run is one model's samples (or counts) on the comparison's dataset.
+type Run struct {
+	ID            int64
+	ComparisonID  int64
+	Position      int
+	ModelName     string
+	Role          string // base | rl | checkpoint | distilled
+	Step          *int
+	UploadID      *int64
+	SourceFile    string
+	Format        string
+	Mapping       json.RawMessage
+	HasTexts      bool
+	VerdictSource string
+	Status        string
+	Error         string
+}
+
+// NewRun describes a run to create.
+type NewRun struct {
+	ModelName  string
+	Role       string
+	Step       *int
+	UploadID   int64
+	SourceFile string
+	Format     string
+	Mapping    any // JSON-encodable field mapping, or nil
+}
+
+// NewComparison describes a comparison to create. Exactly one of DatasetID
+// and DatasetUploadID is set.
+type NewComparison struct {
+	Name            string
+	DatasetID       int64
+	DatasetUploadID int64
+	SourceNote      string
+	Reverify        bool
+	Status          string // StatusPending or StatusNeedsMapping
+	Runs            []NewRun
+}
+
+func nullID(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
+}
+
+// CreateComparison inserts a comparison and its runs and returns its id.
+// Run positions follow the slice order; the first run is the base model.
+func (s *Store) CreateComparison(ctx context.Context, nc NewComparison) (int64, error) {
+	status := nc.Status
+	if status == "" {
+		status = StatusPending
+	}
+	var id int64
+	err := s.db.QueryRow(ctx, `INSERT INTO comparisons (name, dataset_id, dataset_upload_id, source_note, reverify, status)
+		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+		nc.Name, nullID(nc.DatasetID), nullID(nc.DatasetUploadID), nc.SourceNote, nc.Reverify, status).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("create comparison %q: %w", nc.Name, err)
+	}
+	for i, r := range nc.Runs {
+		var mapping []byte
+		if r.Mapping != nil {
+			if mapping, err = json.Marshal(r.Mapping); err != nil {
+				return 0, fmt.Errorf("encode mapping of %q: %w", r.ModelName, err)
+			}
+		}
+		_, err := s.db.Exec(ctx, `INSERT INTO runs (comparison_id, position, model_name, role, step, upload_id, source_file, format, mapping)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			id, i, r.ModelName, r.Role, r.Step, nullID(r.UploadID), r.SourceFile, r.Format, mapping)
+		if err != nil {
+			return 0, fmt.Errorf("create run %q: %w", r.ModelName, err)
+		}
+	}
+	return id, nil
+}
+
+// GetComparison returns a comparison with its runs, or ErrNotFound.
+func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error) {
+	c := Comparison{ID: id}
+	err := s.db.QueryRow(ctx, `SELECT c.name, c.dataset_id, COALESCE(d.name, ''), c.dataset_upload_id, c.status, c.error,
+			c.source_note, c.reverify, c.created_at
+		FROM comparisons c LEFT JOIN datasets d ON d.id = c.dataset_id WHERE c.id = $1`, id).
+		Scan(&c.Name, &c.DatasetID, &c.DatasetName, &c.DatasetUploadID, &c.Status, &c.Error, &c.SourceNote, &c.Reverify, &c.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return c, fmt.Errorf("comparison %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return c, fmt.Errorf("comparison %d: %w", id, err)
+	}
+	rows, err := s.db.Query(ctx, `SELECT id, comparison_id, position, model_name, role, step, upload_id, source_file, format,
+			mapping, has_texts, verdict_source, status, error
+		FROM runs WHERE comparison_id = $1 ORDER BY position`, id)
+	if err != nil {
+		return c, fmt.Errorf("runs of comparison %d: %w", id, err)
+	}
+	c.Runs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Run, error) {
+		var r Run
+		err := row.Scan(&r.ID, &r.ComparisonID, &r.Position, &r.ModelName, &r.Role, &r.Step, &r.UploadID, &r.SourceFile,
+			&r.Format, &r.Mapping, &r.HasTexts, &r.VerdictSource, &r.Status, &r.Error)
+		return r, err
+	})
+	if err != nil {
+		return c, fmt.Errorf("runs of comparison %d: %w", id, err)
+	}
+	return c, nil
+}
+
+// ComparisonSummary is one row of the comparisons list.
+type ComparisonSummary struct {
+	ID          int64
+	Name        string
+	DatasetName string
+	Status      string
+	Models      []string
+	Problems    int
+	CreatedAt   time.Time
+}
+
+// ListComparisons returns all comparisons, newest first.
+func (s *Store) ListComparisons(ctx context.Context) ([]ComparisonSummary, error) {
+	rows, err := s.db.Query(ctx, `SELECT c.id, c.name, COALESCE(d.name, ''), c.status, COALESCE(d.problem_count, 0), c.created_at,
+			COALESCE((SELECT array_agg(r.model_name ORDER BY r.position) FROM runs r WHERE r.comparison_id = c.id), '{}')
+		FROM comparisons c LEFT JOIN datasets d ON d.id = c.dataset_id ORDER BY c.id DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("list comparisons: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ComparisonSummary, error) {
+		var c ComparisonSummary
+		err := row.Scan(&c.ID, &c.Name, &c.DatasetName, &c.Status, &c.Problems, &c.CreatedAt, &c.Models)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list comparisons: %w", err)
+	}
+	return out, nil
+}
+
+// CountComparisons returns how many comparisons exist.
+func (s *Store) CountComparisons(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM comparisons`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count comparisons: %w", err)
+	}
+	return n, nil
+}
+
+// SetComparisonStatus records a comparison's status and error text.
+func (s *Store) SetComparisonStatus(ctx context.Context, id int64, status, errText string) error {
+	_, err := s.db.Exec(ctx, `UPDATE comparisons SET status = $2, error = $3, updated_at = now() WHERE id = $1`, id, status, errText)
+	if err != nil {
+		return fmt.Errorf("set status of comparison %d: %w", id, err)
+	}
+	return nil
+}
+
+// SetComparisonDataset links an imported dataset and forgets its upload.
+func (s *Store) SetComparisonDataset(ctx context.Context, id, datasetID int64) error {
+	_, err := s.db.Exec(ctx, `UPDATE comparisons SET dataset_id = $2, dataset_upload_id = NULL WHERE id = $1`, id, datasetID)
+	if err != nil {
+		return fmt.Errorf("set dataset of comparison %d: %w", id, err)
+	}
+	return nil
+}
+
+// SetReverify sets whether the comparison ignores file verdicts.
+func (s *Store) SetReverify(ctx context.Context, id int64, reverify bool) error {
+	_, err := s.db.Exec(ctx, `UPDATE comparisons SET reverify = $2 WHERE id = $1`, id, reverify)
+	if err != nil {
+		return fmt.Errorf("set reverify of comparison %d: %w", id, err)
+	}
+	return nil
+}
+
+// SetRunStatus records a run's status and error text.
+func (s *Store) SetRunStatus(ctx context.Context, runID int64, status, errText string) error {
+	_, err := s.db.Exec(ctx, `UPDATE runs SET status = $2, error = $3 WHERE id = $1`, runID, status, errText)
+	if err != nil {
+		return fmt.Errorf("set status of run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// SetRunImported records what an import found and forgets the run's upload.
+func (s *Store) SetRunImported(ctx context.Context, runID int64, format string, hasTexts bool, verdictSource string) error {
+	_, err := s.db.Exec(ctx, `UPDATE runs SET format = $2, has_texts = $3, verdict_source = $4, upload_id = NULL WHERE id = $1`,
+		runID, format, hasTexts, verdictSource)
+	if err != nil {
+		return fmt.Errorf("record import of run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// SetRunVerdictSource records where a run's verdicts come from.
+func (s *Store) SetRunVerdictSource(ctx context.Context, runID int64, source string) error {
+	_, err := s.db.Exec(ctx, `UPDATE runs SET verdict_source = $2 WHERE id = $1`, runID, source)
+	if err != nil {
+		return fmt.Errorf("set verdict source of run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// SetRunMapping stores the confirmed field mapping of a run's samples file.
+func (s *Store) SetRunMapping(ctx context.Context, runID int64, format string, mapping any) error {
+	b, err := json.Marshal(mapping)
+	if err != nil {
+		return fmt.Errorf("encode mapping: %w", err)
+	}
+	if _, err := s.db.Exec(ctx, `UPDATE runs SET format = $2, mapping = $3 WHERE id = $1`, runID, format, b); err != nil {
+		return fmt.Errorf("set mapping of run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// DeleteComparison removes a comparison with its runs, samples and counts.
+func (s *Store) DeleteComparison(ctx context.Context, id int64) error {
+	if _, err := s.db.Exec(ctx, `DELETE FROM comparisons WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("delete comparison %d: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Count is one run's n (samples) and c (correct samples) on one problem.
+type Count struct {
+	RunID     int64
+	ProblemID int64
+	N, C      int
+}
+
+// InsertCounts copies per-problem counts of a run (counts-only imports).
+func (s *Store) InsertCounts(ctx context.Context, cs []Count) error {
+	rows := make([][]any, len(cs))
+	for i, c := range cs {
+		rows[i] = []any{c.RunID, c.ProblemID, c.N, c.C}
+	}
+	if _, err := s.db.CopyFrom(ctx, pgx.Identifier{"run_counts"}, []string{"run_id", "problem_id", "n", "c"}, pgx.CopyFromRows(rows)); err != nil {
+		return fmt.Errorf("insert %d counts: %w", len(cs), err)
+	}
+	return nil
+}
+
+// AggregateRun recomputes a run's per-problem counts from its verified
+// samples. Samples still pending count towards n but not c; callers
+// aggregate after verification.
+func (s *Store) AggregateRun(ctx context.Context, runID int64) error {
+	if _, err := s.db.Exec(ctx, `DELETE FROM run_counts WHERE run_id = $1`, runID); err != nil {
+		return fmt.Errorf("aggregate run %d: %w", runID, err)
+	}
+	_, err := s.db.Exec(ctx, `INSERT INTO run_counts (run_id, problem_id, n, c)
+		SELECT run_id, problem_id, count(*), count(*) FILTER (WHERE status = 'correct')
+		FROM samples WHERE run_id = $1 GROUP BY run_id, problem_id`, runID)
+	if err != nil {
+		return fmt.Errorf("aggregate run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// CountsForComparison returns every run's per-problem counts, keyed by run id.
+func (s *Store) CountsForComparison(ctx context.Context, comparisonID int64) (map[int64][]Count, error) {
+	rows, err := s.db.Query(ctx, `SELECT rc.run_id, rc.problem_id, rc.n, rc.c FROM run_counts rc
+		JOIN runs r ON r.id = rc.run_id WHERE r.comparison_id = $1 ORDER BY rc.run_id, rc.problem_id`, comparisonID)
+	if err != nil {
+		return nil, fmt.Errorf("counts of comparison %d: %w", comparisonID, err)
+	}
+	defer rows.Close()
+	out := map[int64][]Count{}
+	for rows.Next() {
+		var c Count
+		if err := rows.Scan(&c.RunID, &c.ProblemID, &c.N, &c.C); err != nil {
+			return nil, fmt.Errorf("counts of comparison %d: %w", comparisonID, err)
+		}
+		out[c.RunID] = append(out[c.RunID], c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("counts of comparison %d: %w", comparisonID, err)
+	}
+	return out, nil
+}
+
+// Progress is one stage (import, verify, aggregate) of one run.
+type Progress struct {
+	RunID     int64
+	Stage     string
+	Done      int64
+	Total     int64
+	Unit      string
+	Status    string // queued | running | done | failed
+	Error     string
+	UpdatedAt time.Time
+}
+
+// SetProgress upserts the progress of one stage of a run.
+func (s *Store) SetProgress(ctx context.Context, p Progress) error {
+	_, err := s.db.Exec(ctx, `INSERT INTO run_progress (run_id, stage, done, total, unit, status, error, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, now())
+		ON CONFLICT (run_id, stage) DO UPDATE SET done = EXCLUDED.done, total = EXCLUDED.total, unit = EXCLUDED.unit,
+			status = EXCLUDED.status, error = EXCLUDED.error, updated_at = now()`,
+		p.RunID, p.Stage, p.Done, p.Total, p.Unit, p.Status, p.Error)
+	if err != nil {
+		return fmt.Errorf("set %s progress of run %d: %w", p.Stage, p.RunID, err)
+	}
+	return nil
+}
+
+// ProgressForComparison returns the progress rows of all runs of a comparison.
+func (s *Store) ProgressForComparison(ctx context.Context, comparisonID int64) ([]Progress, error) {
+	rows, err := s.db.Query(ctx, `SELECT p.run_id, p.stage, p.done, p.total, p.unit, p.status, p.error, p.updated_at
+		FROM run_progress p JOIN runs r ON r.id = p.run_id WHERE r.comparison_id = $1 ORDER BY r.position, p.stage`, comparisonID)
+	if err != nil {
+		return nil, fmt.Errorf("progress of comparison %d: %w", comparisonID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Progress, error) {
+		var p Progress
+		err := row.Scan(&p.RunID, &p.Stage, &p.Done, &p.Total, &p.Unit, &p.Status, &p.Error, &p.UpdatedAt)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("progress of comparison %d: %w", comparisonID, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,45 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/reach-lab/reach/migrations"
+)
+
+// Migrate applies River's migrations and then Reach's own (goose, embedded).
+// It is safe to run on every start: applied migrations are skipped.
+func (s *Store) Migrate(ctx context.Context) error {
+	migrator, err := rivermigrate.New(riverpgxv5.New(s.pool), nil)
+	if err != nil {
+		return fmt.Errorf("river migrator: %w", err)
+	}
+	res, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	for _, v := range res.Versions {
+		slog.Info("applied river migration", "version", v.Version)
+	}
+
+	db := stdlib.OpenDBFromPool(s.pool)
+	defer db.Close()
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
+	if err != nil {
+		return fmt.Errorf("reach migrations: %w", err)
+	}
+	results, err := provider.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("reach migrations: %w", err)
+	}
+	for _, r := range results {
+		slog.Info("applied migration", "source", r.Source.Path, "duration", r.Duration)
+	}
+	return nil
+}

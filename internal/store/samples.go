@@ -1,0 +1,182 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Sample statuses; the verdict ones match verify.Status.
+const (
+	SamplePending     = "pending"
+	SampleCorrect     = "correct"
+	SampleIncorrect   = "incorrect"
+	SampleUnparseable = "unparseable"
+)
+
+// Sample is one stored completion with its verdict.
+type Sample struct {
+	RunID            int64
+	ProblemID        int64
+	SampleIndex      int
+	Completion       string
+	FinishReason     string
+	CompletionTokens int
+	FileCorrect      *bool
+	FileExtracted    string
+	Status           string
+	Extracted        string
+	Rule             string
+	Reason           string
+	VerdictSource    string
+}
+
+var sampleColumns = []string{"run_id", "problem_id", "sample_index", "completion", "finish_reason", "completion_tokens",
+	"file_correct", "file_extracted", "status", "extracted", "rule", "reason", "verdict_source"}
+
+// InsertSamples copies a batch of samples (COPY). A sample key that already
+// exists fails the whole batch: callers insert into a run they cleared.
+func (s *Store) InsertSamples(ctx context.Context, batch []Sample) error {
+	rows := make([][]any, len(batch))
+	for i, x := range batch {
+		rows[i] = []any{x.RunID, x.ProblemID, x.SampleIndex, x.Completion, x.FinishReason, x.CompletionTokens,
+			x.FileCorrect, x.FileExtracted, x.Status, x.Extracted, x.Rule, x.Reason, x.VerdictSource}
+	}
+	if _, err := s.db.CopyFrom(ctx, pgx.Identifier{"samples"}, sampleColumns, pgx.CopyFromRows(rows)); err != nil {
+		return fmt.Errorf("insert %d samples: %w", len(batch), err)
+	}
+	return nil
+}
+
+// ClearRun deletes a run's samples and counts (before a re-import).
+func (s *Store) ClearRun(ctx context.Context, runID int64) error {
+	if _, err := s.db.Exec(ctx, `DELETE FROM samples WHERE run_id = $1`, runID); err != nil {
+		return fmt.Errorf("clear samples of run %d: %w", runID, err)
+	}
+	if _, err := s.db.Exec(ctx, `DELETE FROM run_counts WHERE run_id = $1`, runID); err != nil {
+		return fmt.Errorf("clear counts of run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// PendingSample is a sample awaiting a verdict, with what the verifier needs.
+type PendingSample struct {
+	ProblemID   int64
+	SampleIndex int
+	Completion  string
+	Reference   string
+	Kind        string
+}
+
+// PendingSamples returns up to limit unverified samples of a run after the
+// given key, in key order (keyset pagination keeps each batch cheap).
+func (s *Store) PendingSamples(ctx context.Context, runID, afterProblem int64, afterIndex, limit int) ([]PendingSample, error) {
+	rows, err := s.db.Query(ctx, `SELECT s.problem_id, s.sample_index, s.completion, p.reference, p.kind
+		FROM samples s JOIN problems p ON p.id = s.problem_id
+		WHERE s.run_id = $1 AND s.status = 'pending' AND (s.problem_id, s.sample_index) > ($2, $3)
+		ORDER BY s.problem_id, s.sample_index LIMIT $4`, runID, afterProblem, afterIndex, limit)
+	if err != nil {
+		return nil, fmt.Errorf("pending samples of run %d: %w", runID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (PendingSample, error) {
+		var p PendingSample
+		err := row.Scan(&p.ProblemID, &p.SampleIndex, &p.Completion, &p.Reference, &p.Kind)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pending samples of run %d: %w", runID, err)
+	}
+	return out, nil
+}
+
+// CountSamples returns a run's sample count and how many await a verdict.
+func (s *Store) CountSamples(ctx context.Context, runID int64) (total, pending int64, err error) {
+	err = s.db.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status = 'pending') FROM samples WHERE run_id = $1`, runID).
+		Scan(&total, &pending)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count samples of run %d: %w", runID, err)
+	}
+	return total, pending, nil
+}
+
+// Verdict is a verifier's judgement to store on one sample.
+type Verdict struct {
+	ProblemID   int64
+	SampleIndex int
+	Status      string
+	Extracted   string
+	Rule        string
+	Reason      string
+}
+
+// SaveVerdicts stores verdicts on a run's samples in one statement and
+// returns how many changed from correct to not correct or back (compared
+// with the file's own verdict, where there was one).
+func (s *Store) SaveVerdicts(ctx context.Context, runID int64, source string, vs []Verdict) (changed int64, err error) {
+	pids := make([]int64, len(vs))
+	idxs := make([]int32, len(vs))
+	sts := make([]string, len(vs))
+	exs := make([]string, len(vs))
+	rules := make([]string, len(vs))
+	reasons := make([]string, len(vs))
+	for i, v := range vs {
+		pids[i], idxs[i], sts[i], exs[i], rules[i], reasons[i] = v.ProblemID, int32(v.SampleIndex), v.Status, v.Extracted, v.Rule, v.Reason
+	}
+	err = s.db.QueryRow(ctx, `WITH v AS (
+			SELECT * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])
+				AS v(problem_id, sample_index, status, extracted, rule, reason)),
+		u AS (UPDATE samples s SET status = v.status, extracted = v.extracted, rule = v.rule, reason = v.reason, verdict_source = $8
+			FROM v WHERE s.run_id = $1 AND s.problem_id = v.problem_id AND s.sample_index = v.sample_index
+			RETURNING s.file_correct, s.status)
+		SELECT count(*) FILTER (WHERE file_correct IS NOT NULL AND file_correct <> (status = 'correct')) FROM u`,
+		runID, pids, idxs, sts, exs, rules, reasons, source).Scan(&changed)
+	if err != nil {
+		return 0, fmt.Errorf("save %d verdicts of run %d: %w", len(vs), runID, err)
+	}
+	return changed, nil
+}
+
+// ResetVerdicts marks every sample of a run as awaiting a verdict (for a
+// re-verification with Reach's verifier). File verdicts are kept aside in
+// file_correct.
+func (s *Store) ResetVerdicts(ctx context.Context, runID int64) error {
+	if _, err := s.db.Exec(ctx, `UPDATE samples SET status = 'pending' WHERE run_id = $1`, runID); err != nil {
+		return fmt.Errorf("reset verdicts of run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// ChangedVerdicts counts a run's samples whose current verdict differs from
+// the verdict the uploaded file carried.
+func (s *Store) ChangedVerdicts(ctx context.Context, runID int64) (int64, error) {
+	var n int64
+	err := s.db.QueryRow(ctx, `SELECT count(*) FROM samples WHERE run_id = $1 AND file_correct IS NOT NULL
+		AND status <> 'pending' AND file_correct <> (status = 'correct')`, runID).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("changed verdicts of run %d: %w", runID, err)
+	}
+	return n, nil
+}
+
+// SamplesForProblem returns up to limit samples of one run on one problem,
+// correct ones first, then by sample index.
+func (s *Store) SamplesForProblem(ctx context.Context, runID, problemID int64, limit int) ([]Sample, error) {
+	rows, err := s.db.Query(ctx, `SELECT run_id, problem_id, sample_index, completion, finish_reason, completion_tokens,
+			file_correct, file_extracted, status, extracted, rule, reason, verdict_source
+		FROM samples WHERE run_id = $1 AND problem_id = $2
+		ORDER BY (status = 'correct') DESC, sample_index LIMIT $3`, runID, problemID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("samples of run %d problem %d: %w", runID, problemID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Sample, error) {
+		var x Sample
+		err := row.Scan(&x.RunID, &x.ProblemID, &x.SampleIndex, &x.Completion, &x.FinishReason, &x.CompletionTokens,
+			&x.FileCorrect, &x.FileExtracted, &x.Status, &x.Extracted, &x.Rule, &x.Reason, &x.VerdictSource)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("samples of run %d problem %d: %w", runID, problemID, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,126 @@
+// Package store is Reach's Postgres access layer (pgx). All SQL lives here;
+// callers get plain Go values back.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DBTX is what both a pool and a transaction offer; a Store works on either.
+type DBTX interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// Store runs Reach's queries against a pool or, inside WithTx, a transaction.
+type Store struct {
+	pool *pgxpool.Pool
+	db   DBTX
+	tx   pgx.Tx
+}
+
+// ErrNotFound is returned when a requested row does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Open connects to databaseURL and checks the connection.
+func Open(ctx context.Context, databaseURL string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse database URL: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to database %s: %w", redact(databaseURL), err)
+	}
+	return &Store{pool: pool, db: pool}, nil
+}
+
+// Pool is the underlying connection pool (River shares it).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Tx is the transaction this Store is bound to, or nil outside WithTx.
+func (s *Store) Tx() pgx.Tx { return s.tx }
+
+// Close closes the pool.
+func (s *Store) Close() { s.pool.Close() }
+
+// WithTx runs fn on a Store bound to one transaction, committing when fn
+// returns nil and rolling back otherwise.
+func (s *Store) WithTx(ctx context.Context, fn func(tx *Store) error) error {
+	tx, err := s.db.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after commit
+	if err := fn(&Store{pool: s.pool, db: tx, tx: tx}); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// EnsureDatabase creates the database named in databaseURL if it does not
+// exist, connecting to the server's "postgres" database to do so. It is how
+// `reach serve` works on a fresh local Postgres.
+func EnsureDatabase(ctx context.Context, databaseURL string) error {
+	cfg, err := pgx.ParseConfig(databaseURL)
+	if err != nil {
+		return fmt.Errorf("parse database URL: %w", err)
+	}
+	name := cfg.Database
+	if name == "" {
+		return nil
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err == nil {
+		return conn.Close(ctx)
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "3D000" { // invalid_catalog_name
+		return fmt.Errorf("connect to database %s: %w", redact(databaseURL), err)
+	}
+	admin := cfg.Copy()
+	admin.Database = "postgres"
+	aconn, err := pgx.ConnectConfig(ctx, admin)
+	if err != nil {
+		return fmt.Errorf("connect to the postgres database to create %q: %w", name, err)
+	}
+	defer aconn.Close(ctx)
+	if _, err := aconn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		if errors.As(err, &pgErr) && pgErr.Code == "42P04" { // created concurrently
+			return nil
+		}
+		return fmt.Errorf("create database %q: %w", name, err)
+	}
+	return nil
+}
+
+// redact hides a password in a database URL for error messages.
+func redact(databaseURL string) string {
+	u, err := url.Parse(databaseURL)
+	if err != nil || u.User == nil {
+		return databaseURL
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return strings.TrimSpace(u.String())
+}

@@ -1,0 +1,53 @@
+// Package verify defines how Reach decides whether one sampled completion
+// solves one problem. Concrete verifiers live in sub-packages: math/ (answer
+// extraction and equivalence). Verifiers are pure: no I/O beyond CPU work,
+// bounded in time and input size, and safe for concurrent use.
+package verify
+
+import "context"
+
+// Status is the outcome class of one verdict.
+type Status string
+
+const (
+	// Correct: the extracted answer is equivalent to the reference answer.
+	Correct Status = "correct"
+	// Incorrect: an answer was extracted and parsed, and it differs.
+	Incorrect Status = "incorrect"
+	// Unparseable: no answer could be extracted, or it could not be read.
+	// Counts as not correct in every statistic.
+	Unparseable Status = "unparseable"
+)
+
+// Problem is what a verifier needs to know about the problem being graded.
+type Problem struct {
+	// Reference is the reference answer (e.g. "\\frac{1}{2}", "42", "B").
+	Reference string
+	// Kind is "math" (default when empty), "choice" or "code".
+	Kind string
+}
+
+// Verdict is the verifier's judgement of one completion.
+type Verdict struct {
+	Status Status `json:"status"`
+	// Extracted is the final answer taken from the completion ("" if none).
+	Extracted string `json:"extracted"`
+	// Rule names the extraction rule that fired, e.g. "boxed",
+	// "final-answer-is", "gsm8k-hashes", "answer-tag", "last-number".
+	Rule string `json:"rule"`
+	// Reason is a short human-readable explanation shown on the problem page.
+	Reason string `json:"reason"`
+}
+
+// IsCorrect reports whether the verdict counts as a solve.
+func (v Verdict) IsCorrect() bool { return v.Status == Correct }
+
+// Verifier grades one completion against one problem. Implementations never
+// panic and return within a bounded amount of work; ctx is checked where
+// work could be long.
+type Verifier interface {
+	// Name identifies the verifier and its version, stored with each verdict
+	// (e.g. "reach-math/1").
+	Name() string
+	Verify(ctx context.Context, p Problem, completion string) Verdict
+}
