@@ -1,0 +1,347 @@
+package passk
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// DefaultDraws is the number of bootstrap draws when BootstrapOptions.Draws is 0.
+const DefaultDraws = 2000
+
+// pcgStream is the second PCG seed word; fixed so that Seed alone decides the draws.
+const pcgStream = 0x5851f42d4c957f2d
+
+// BootstrapOptions configures Bootstrap. The zero value means: 2,000 draws, seed 0, 95%
+// intervals, every k from 1 to the smallest n, ΔSE at k = smallest n.
+type BootstrapOptions struct {
+	Draws int     // resamples; 0 means DefaultDraws
+	Seed  uint64  // seeds math/rand/v2's PCG (with a fixed stream word): same seed, same result
+	Level float64 // central interval mass in (0, 1); 0 means 0.95
+	Ks    []int   // strictly increasing ks in 1..smallest n for the curves, differences and k*; nil means all
+	GapK  int     // k of pass@k(base) in ΔSE; 0 means the smallest n (the largest k sampled)
+}
+
+// Estimate is a point estimate (from the full data) with its bootstrap percentile interval.
+type Estimate struct{ Point, Lo, Hi float64 }
+
+// ModelBands holds one model's pass@k estimates.
+type ModelBands struct {
+	Curve []Estimate // pass@k at BootstrapResult.Ks, in [0, 1]
+	Pass1 Estimate   // pass@1
+	PassN Estimate   // pass@k at k = BootstrapResult.NMin
+}
+
+// CrossoverBound is one end of a crossover interval: Found = false means "no crossover up to
+// the largest k" (K is then 0).
+type CrossoverBound struct {
+	Found bool
+	K     float64
+}
+
+// CrossoverBand is the crossover k* with its bootstrap interval. Draws without a crossover count
+// as k* = +∞ when taking percentiles, so Hi (or even Lo) can be "not found".
+type CrossoverBand struct {
+	Point      CrossoverResult // on the full data, over BootstrapResult.Ks
+	Lo, Hi     CrossoverBound
+	FoundShare float64 // fraction of draws in which a crossover was found
+}
+
+// PairBands compares model Other with the base model (index 0).
+type PairBands struct {
+	Other int        // index into the models passed to Bootstrap (>= 1)
+	Diff  []Estimate // pass@k(other) − pass@k(base) at BootstrapResult.Ks, in [-1, 1]
+	// BelowZeroFrom is the smallest k in Ks whose Diff interval lies wholly below zero (base
+	// significantly ahead at that k), 0 if none.
+	BelowZeroFrom int
+	Gap           Estimate // ΔSE = pass@GapK(base) − pass@1(other), Yue et al.'s sign
+	Crossover     CrossoverBand
+}
+
+// BootstrapResult holds bootstrap intervals for a comparison. Models[m] belongs to the m-th
+// input model; Pairs[i] compares model i+1 with the base model 0.
+type BootstrapResult struct {
+	Ks     []int
+	NMin   int // smallest n over every model and problem: the k of PassN
+	GapK   int
+	Draws  int
+	Level  float64
+	Seed   uint64
+	Models []ModelBands
+	Pairs  []PairBands
+}
+
+// Bootstrap computes paired percentile-bootstrap intervals (Efron & Tibshirani 1993, ch. 13)
+// over problems. models[0] is the base model; models[m][i] is model m's count on problem i, and
+// every model must cover the same problems in the same order. Each draw resamples problem
+// indices with replacement and applies the same indices to every model (paired), then takes the
+// mean per-problem unbiased pass@k; intervals are the (1-Level)/2 and (1+Level)/2 quantiles of
+// the draws (R's type-7 interpolation). The estimand is the expected pass@k over the population
+// of problems the set was drawn from, so the intervals include between-problem variation.
+//
+// The per-problem pass@k rows are computed once per distinct (n, c), so a draw costs
+// O(problems · models + distinct counts · len(Ks) · models). Errors for no models, ragged or
+// empty problem lists, invalid counts or options.
+func Bootstrap(models [][]Count, opt BootstrapOptions) (BootstrapResult, error) {
+	b, err := newBootstrapper(models, opt)
+	if err != nil {
+		return BootstrapResult{}, fmt.Errorf("bootstrap: %w", err)
+	}
+	return b.run(), nil
+}
+
+type bootstrapper struct {
+	opt     BootstrapOptions
+	nprob   int
+	nmin    int
+	cols    []int       // ks evaluated internally: Ks ∪ {1, NMin, GapK}, increasing
+	ksCol   []int       // column of each Ks entry
+	col1    int         // column of k = 1
+	colN    int         // column of k = NMin
+	colGap  int         // column of k = GapK
+	classOf [][]int     // [model][problem] -> distinct-count class
+	rows    [][]float64 // [model] flat [class*len(cols) + col] per-problem pass@k
+}
+
+func newBootstrapper(models [][]Count, opt BootstrapOptions) (*bootstrapper, error) {
+	if len(models) == 0 {
+		return nil, fmt.Errorf("%w: no models", ErrInput)
+	}
+	if opt.Draws == 0 {
+		opt.Draws = DefaultDraws
+	}
+	if opt.Level == 0 {
+		opt.Level = 0.95
+	}
+	if opt.Draws < 1 || !(opt.Level > 0 && opt.Level < 1) {
+		return nil, fmt.Errorf("%w: draws = %d, level = %v", ErrInput, opt.Draws, opt.Level)
+	}
+	b := &bootstrapper{nprob: len(models[0]), nmin: math.MaxInt}
+	for m, counts := range models {
+		if len(counts) != b.nprob {
+			return nil, fmt.Errorf("%w: model %d has %d problems, model 0 has %d", ErrInput, m, len(counts), b.nprob)
+		}
+		nmin, err := MinN(counts)
+		if err != nil {
+			return nil, fmt.Errorf("model %d: %w", m, err)
+		}
+		b.nmin = min(b.nmin, nmin)
+	}
+	if opt.Ks == nil {
+		opt.Ks = AllKs(b.nmin)
+	}
+	opt.Ks = slices.Clone(opt.Ks)
+	if _, err := checkKs(opt.Ks, b.nmin); err != nil {
+		return nil, err
+	}
+	if !slices.IsSorted(opt.Ks) || len(slices.Compact(slices.Clone(opt.Ks))) != len(opt.Ks) {
+		return nil, fmt.Errorf("%w: ks must be strictly increasing", ErrInput)
+	}
+	if opt.GapK == 0 {
+		opt.GapK = b.nmin
+	}
+	if opt.GapK < 1 || opt.GapK > b.nmin {
+		return nil, fmt.Errorf("%w: gap k = %d, need 1..%d", ErrInput, opt.GapK, b.nmin)
+	}
+	b.opt = opt
+
+	b.cols = slices.Concat(opt.Ks, []int{1, b.nmin, opt.GapK})
+	slices.Sort(b.cols)
+	b.cols = slices.Compact(b.cols)
+	colOf := func(k int) int { i, _ := slices.BinarySearch(b.cols, k); return i }
+	b.ksCol = make([]int, len(opt.Ks))
+	for i, k := range opt.Ks {
+		b.ksCol[i] = colOf(k)
+	}
+	b.col1, b.colN, b.colGap = colOf(1), colOf(b.nmin), colOf(opt.GapK)
+
+	kmax := b.cols[len(b.cols)-1]
+	full := make([]float64, kmax)
+	for _, counts := range models {
+		classes := map[Count]int{}
+		classOf := make([]int, len(counts))
+		var rows []float64
+		for i, x := range counts {
+			c, ok := classes[x]
+			if !ok {
+				c = len(classes)
+				classes[x] = c
+				problemCurve(x, full)
+				for _, k := range b.cols {
+					rows = append(rows, full[k-1])
+				}
+			}
+			classOf[i] = c
+		}
+		b.classOf = append(b.classOf, classOf)
+		b.rows = append(b.rows, rows)
+	}
+	return b, nil
+}
+
+// curves writes each model's mean curve over cols for problem multiplicities given as per-class
+// weights w[m][class] (summing to nprob) into out[m][col].
+func (b *bootstrapper) curves(w [][]float64, out [][]float64) {
+	nc := len(b.cols)
+	for m, rows := range b.rows {
+		acc := out[m]
+		clear(acc)
+		for c, wt := range w[m] {
+			if wt == 0 {
+				continue
+			}
+			row := rows[c*nc : (c+1)*nc]
+			for j, v := range row {
+				acc[j] += wt * v
+			}
+		}
+		for j := range acc {
+			acc[j] /= float64(b.nprob)
+		}
+	}
+}
+
+func (b *bootstrapper) run() BootstrapResult {
+	nm, nc, nd, nks := len(b.rows), len(b.cols), b.opt.Draws, len(b.opt.Ks)
+	w := make([][]float64, nm)
+	cur := make([][]float64, nm)
+	for m := range nm {
+		w[m] = make([]float64, len(b.rows[m])/nc)
+		cur[m] = make([]float64, nc)
+	}
+	baseKs, otherKs := make([]float64, nks), make([]float64, nks)
+	pick := func(curve []float64, dst []float64) []float64 {
+		for i, c := range b.ksCol {
+			dst[i] = curve[c]
+		}
+		return dst
+	}
+
+	// Point estimates: every problem once.
+	for m := range nm {
+		clear(w[m])
+		for _, c := range b.classOf[m] {
+			w[m][c]++
+		}
+	}
+	b.curves(w, cur)
+	point := make([][]float64, nm)
+	for m := range nm {
+		point[m] = slices.Clone(cur[m])
+	}
+
+	// Draws, stored column-major so each quantity's draws are contiguous for sorting.
+	vals := make([][]float64, nm)    // [model][col*nd + draw]
+	diffs := make([][]float64, nm)   // [model][ksIdx*nd + draw], model >= 1
+	gaps := make([][]float64, nm)    // [model][draw]
+	crosses := make([][]float64, nm) // [model][draw], +Inf when not found
+	for m := range nm {
+		vals[m] = make([]float64, nc*nd)
+		if m > 0 {
+			diffs[m] = make([]float64, nks*nd)
+			gaps[m] = make([]float64, nd)
+			crosses[m] = make([]float64, nd)
+		}
+	}
+	r := rand.New(rand.NewPCG(b.opt.Seed, pcgStream))
+	for d := range nd {
+		for m := range nm {
+			clear(w[m])
+		}
+		for range b.nprob {
+			i := r.IntN(b.nprob)
+			for m := range nm {
+				w[m][b.classOf[m][i]]++
+			}
+		}
+		b.curves(w, cur)
+		for m := range nm {
+			for j, v := range cur[m] {
+				vals[m][j*nd+d] = v
+			}
+		}
+		pick(cur[0], baseKs)
+		for m := 1; m < nm; m++ {
+			for i, c := range b.ksCol {
+				diffs[m][i*nd+d] = cur[m][c] - cur[0][c]
+			}
+			gaps[m][d] = cur[0][b.colGap] - cur[m][b.col1]
+			x := crossover(b.opt.Ks, baseKs, pick(cur[m], otherKs))
+			crosses[m][d] = math.Inf(1)
+			if x.Found {
+				crosses[m][d] = x.K
+			}
+		}
+	}
+
+	lo, hi := (1-b.opt.Level)/2, (1+b.opt.Level)/2
+	est := func(pt float64, draws []float64) Estimate {
+		slices.Sort(draws)
+		return Estimate{Point: pt, Lo: quantile(draws, lo), Hi: quantile(draws, hi)}
+	}
+	res := BootstrapResult{
+		Ks: slices.Clone(b.opt.Ks), NMin: b.nmin, GapK: b.opt.GapK,
+		Draws: nd, Level: b.opt.Level, Seed: b.opt.Seed,
+	}
+	for m := range nm {
+		col := func(j int) []float64 { return vals[m][j*nd : (j+1)*nd] }
+		mb := ModelBands{Curve: make([]Estimate, nks)}
+		for i, c := range b.ksCol {
+			mb.Curve[i] = est(point[m][c], col(c))
+		}
+		// est sorts a column in place; a column shared with Ks is just sorted again.
+		mb.Pass1 = est(point[m][b.col1], col(b.col1))
+		mb.PassN = est(point[m][b.colN], col(b.colN))
+		res.Models = append(res.Models, mb)
+	}
+	pick(point[0], baseKs)
+	for m := 1; m < nm; m++ {
+		pb := PairBands{Other: m, Diff: make([]Estimate, nks)}
+		for i, c := range b.ksCol {
+			pb.Diff[i] = est(point[m][c]-point[0][c], diffs[m][i*nd:(i+1)*nd])
+			if pb.BelowZeroFrom == 0 && pb.Diff[i].Hi < 0 {
+				pb.BelowZeroFrom = b.opt.Ks[i]
+			}
+		}
+		pb.Gap = est(point[0][b.colGap]-point[m][b.col1], gaps[m])
+		found := 0
+		for _, k := range crosses[m] {
+			if !math.IsInf(k, 1) {
+				found++
+			}
+		}
+		slices.Sort(crosses[m])
+		pb.Crossover = CrossoverBand{
+			Point:      crossover(b.opt.Ks, baseKs, pick(point[m], otherKs)),
+			Lo:         bound(quantile(crosses[m], lo)),
+			Hi:         bound(quantile(crosses[m], hi)),
+			FoundShare: float64(found) / float64(nd),
+		}
+		res.Pairs = append(res.Pairs, pb)
+	}
+	return res
+}
+
+func bound(k float64) CrossoverBound {
+	if math.IsInf(k, 1) {
+		return CrossoverBound{}
+	}
+	return CrossoverBound{Found: true, K: k}
+}
+
+// quantile is R's type-7 sample quantile of sorted (ascending, non-empty), q in [0, 1]; +Inf
+// entries are allowed and propagate.
+func quantile(sorted []float64, q float64) float64 {
+	h := q * float64(len(sorted)-1)
+	i := int(math.Floor(h))
+	f := h - float64(i)
+	if f == 0 || i+1 >= len(sorted) {
+		return sorted[i]
+	}
+	a, b := sorted[i], sorted[i+1]
+	if math.IsInf(b, 1) {
+		return b
+	}
+	return a + f*(b-a)
+}
