@@ -41,8 +41,8 @@ func (x Count) validate() error {
 //
 // The product is summed in log space (log1p) and turned back with expm1, so the result keeps
 // full float64 relative precision even when it is tiny (e.g. n = 4096, c = 1, k = 1) and no
-// binomial coefficient is ever formed. The result is in [0, 1]; it is exactly 0 for c = 0 and
-// exactly 1 when n-c < k. Errors (wrapping ErrInput) for n < 1, c < 0, c > n, k < 1, k > n.
+// binomial coefficient is ever formed. The result is in [0, 1]; it is exactly 0 for c = 0,
+// exactly 1 when n-c < k, and c/n correctly rounded for k = 1. Errors (wrapping ErrInput) for n < 1, c < 0, c > n, k < 1, k > n.
 func PassAtK(n, c, k int) (float64, error) {
 	if err := (Count{n, c}).validate(); err != nil {
 		return 0, fmt.Errorf("pass@%d: %w", k, err)
@@ -50,11 +50,13 @@ func PassAtK(n, c, k int) (float64, error) {
 	if k < 1 || k > n {
 		return 0, fmt.Errorf("pass@%d: %w: need 1 <= k <= n = %d", k, ErrInput, n)
 	}
-	if c == 0 {
+	switch {
+	case c == 0:
 		return 0, nil
-	}
-	if n-c < k {
+	case n-c < k:
 		return 1, nil
+	case k == 1:
+		return float64(c) / float64(n), nil // exact: one rounding
 	}
 	var logq float64
 	fk := float64(k)
@@ -93,6 +95,9 @@ func problemCurve(x Count, dst []float64) {
 			dst[i] = 0
 		case k > n-c:
 			dst[i] = 1
+		case k == 1:
+			logq = math.Log1p(-float64(c) / float64(n))
+			dst[i] = float64(c) / float64(n) // exact: one rounding
 		default:
 			logq += math.Log1p(-float64(c) / float64(n-k+1))
 			dst[i] = -math.Expm1(logq)
