@@ -1,0 +1,514 @@
+// Package sampling draws completions from OpenAI-compatible inference servers
+// (vLLM, SGLang, TGI, Ollama, OpenAI) for the pass@k study of Yue et al. 2025
+// (arXiv 2504.13837): n completions of one prompt per request, a concurrency
+// limit per endpoint, and bounded retries with backoff on transient failures.
+// It also renders the prompt templates the study uses.
+package sampling
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+)
+
+// Style is the API an endpoint is called through.
+type Style string
+
+const (
+	// StyleCompletions posts the rendered prompt as is to /completions: the way
+	// base models are evaluated with a raw prompt template.
+	StyleCompletions Style = "completions"
+	// StyleChat posts the rendered prompt as one user message to
+	// /chat/completions; the server applies the model's chat template.
+	StyleChat Style = "chat"
+)
+
+// Endpoint says where and how to reach one model.
+type Endpoint struct {
+	// BaseURL of the OpenAI-compatible API, e.g. "http://gpu1:8000/v1". A URL
+	// with no path gets "/v1/" appended; any other path is kept and given a
+	// trailing slash.
+	BaseURL string
+	Model   string // model name as the server knows it (vLLM: --served-model-name)
+	APIKey  string // sent as a bearer token when not empty; never logged or put in errors
+	Style   Style  // "" means StyleCompletions
+	// MaxConcurrency caps the requests in flight to this endpoint through one
+	// Client; 0 means 16.
+	MaxConcurrency int
+	// Timeout bounds one attempt (connect to last byte of the response); 0
+	// means 10 minutes, enough for n = 64 long chains of thought on one GPU.
+	Timeout time.Duration
+	Retry   RetryPolicy
+}
+
+// Completion is one sampled text.
+type Completion struct {
+	Text         string
+	FinishReason string // "stop", "length", ... as the server reported it
+	// CompletionTokens is exact when the request asked for one completion.
+	// OpenAI-compatible servers (vLLM included) report usage for the whole
+	// request only, so with n > 1 the request's completion tokens are shared out
+	// in proportion to each text's length in bytes (largest-remainder rounding,
+	// so they sum to the reported total); 0 when the server reports no usage.
+	CompletionTokens int
+}
+
+// Usage is the token count a server reported for one Sample call (summed
+// over requests if it took more than one).
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+}
+
+// Stats are a Client's cumulative counters since New, per attempt.
+type Stats struct {
+	Attempts int64            // HTTP requests sent
+	InFlight int64            // requests under way now
+	Retries  int64            // attempts that were followed by another
+	Errors   map[string]int64 // failed attempts by ErrorKind, retried or not
+}
+
+var kinds = [...]string{KindRateLimit, KindServer, KindTimeout, KindConnection, KindBadRequest, KindAuth, KindOther}
+
+// Client samples from one Endpoint. It is safe for concurrent use, and its
+// concurrency limit holds across all callers: create one Client per endpoint
+// and share it.
+type Client struct {
+	ep          Endpoint // with defaults filled in
+	where       string   // base URL without credentials, for messages
+	timeout     time.Duration
+	retry       RetryPolicy
+	sem         chan struct{}
+	completions openai.CompletionService
+	chat        openai.ChatService
+	models      openai.ModelService
+
+	attempts, inFlight, retries atomic.Int64
+	errs                        [len(kinds)]atomic.Int64
+}
+
+// New checks ep and builds its Client. httpClient may be nil: then a client
+// whose transport keeps MaxConcurrency idle connections to the host is used,
+// so a saturated endpoint does not open a new TCP connection per request. A
+// caller-supplied httpClient should do the same and must not set a Timeout
+// shorter than ep.Timeout.
+//
+// The openai-go SDK's own retries are turned off (this package retries), and
+// none of the OPENAI_* environment variables are read, so a key meant for
+// api.openai.com never reaches a self-hosted server.
+func New(ep Endpoint, httpClient *http.Client) (*Client, error) {
+	base, err := normalizeBaseURL(ep.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(ep.Model) == "" {
+		return nil, errors.New("sampling: endpoint model name is empty")
+	}
+	switch ep.Style {
+	case "":
+		ep.Style = StyleCompletions
+	case StyleCompletions, StyleChat:
+	default:
+		return nil, fmt.Errorf("sampling: endpoint style %q: want %q or %q", ep.Style, StyleCompletions, StyleChat)
+	}
+	if ep.MaxConcurrency <= 0 {
+		ep.MaxConcurrency = 16
+	}
+	if ep.Timeout <= 0 {
+		ep.Timeout = 10 * time.Minute
+	}
+	ep.BaseURL = base.String()
+	if httpClient == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = ep.MaxConcurrency
+		t.MaxIdleConns = max(t.MaxIdleConns, ep.MaxConcurrency)
+		httpClient = &http.Client{Transport: t}
+	}
+	// Services are built from these options alone rather than through
+	// openai.NewClient, whose defaults read OPENAI_API_KEY and friends.
+	opts := []option.RequestOption{
+		option.WithBaseURL(ep.BaseURL),
+		option.WithAPIKey(ep.APIKey),
+		option.WithHTTPClient(httpClient),
+		option.WithMaxRetries(0),
+	}
+	return &Client{
+		ep:          ep,
+		where:       redactURL(base),
+		timeout:     ep.Timeout,
+		retry:       ep.Retry.withDefaults(),
+		sem:         make(chan struct{}, ep.MaxConcurrency),
+		completions: openai.NewCompletionService(opts...),
+		chat:        openai.NewChatService(opts...),
+		models:      openai.NewModelService(opts...),
+	}, nil
+}
+
+// normalizeBaseURL accepts http(s) URLs with a host and gives them the
+// trailing slash the SDK needs ("/v1/" when there is no path at all).
+func normalizeBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("sampling: base URL %q: want http(s)://host[:port]/v1", redactRaw(raw))
+	}
+	switch {
+	case u.Path == "" || u.Path == "/":
+		u.Path = "/v1/"
+	case !strings.HasSuffix(u.Path, "/"):
+		u.Path += "/"
+	}
+	u.RawPath = ""
+	return u, nil
+}
+
+// redactRaw strips user info from a URL string that may not parse.
+func redactRaw(raw string) string {
+	if i := strings.Index(raw, "@"); i >= 0 {
+		if j := strings.Index(raw, "://"); j >= 0 && j < i {
+			return raw[:j+3] + "…" + raw[i:]
+		}
+	}
+	return raw
+}
+
+// Endpoint returns the endpoint as used, defaults filled in.
+func (c *Client) Endpoint() Endpoint { return c.ep }
+
+// Stats returns a snapshot of the Client's counters.
+func (c *Client) Stats() Stats {
+	s := Stats{Attempts: c.attempts.Load(), InFlight: c.inFlight.Load(), Retries: c.retries.Load(), Errors: map[string]int64{}}
+	for i, k := range kinds {
+		if v := c.errs[i].Load(); v > 0 {
+			s.Errors[k] = v
+		}
+	}
+	return s
+}
+
+// Sample asks for p.N completions of prompt in one request (`n`). If the
+// server returns fewer choices than asked (some servers ignore n), it asks for
+// the rest in further requests, with the seed, if any, advanced by the number
+// already received so they are not repeats. Completions come back in choice
+// order.
+//
+// Each request is retried per the endpoint's RetryPolicy on 429, 5xx,
+// timeouts and connection errors. The error is an *Error (see ErrorKind)
+// unless ctx ended, in which case it wraps ctx.Err(). On error, the
+// completions already received (from earlier requests of this call) are
+// returned alongside it.
+func (c *Client) Sample(ctx context.Context, prompt string, p Params) ([]Completion, Usage, error) {
+	if err := p.Validate(); err != nil {
+		return nil, Usage{}, &Error{Kind: KindBadRequest, Message: "invalid sampling parameters: " + err.Error()}
+	}
+	out := make([]Completion, 0, p.N)
+	var usage Usage
+	for len(out) < p.N {
+		req := p
+		req.N = p.N - len(out)
+		if p.Seed != nil && len(out) > 0 {
+			s := *p.Seed + int64(len(out))
+			req.Seed = &s
+		}
+		got, u, err := c.withRetry(ctx, prompt, req)
+		usage.PromptTokens += u.PromptTokens
+		usage.CompletionTokens += u.CompletionTokens
+		if err != nil {
+			return out, usage, err
+		}
+		if len(got) == 0 {
+			return out, usage, &Error{Kind: KindOther, Message: fmt.Sprintf("%s returned no choices for model %q", c.where, c.ep.Model)}
+		}
+		out = append(out, got[:min(len(got), req.N)]...)
+	}
+	return out, usage, nil
+}
+
+func (c *Client) withRetry(ctx context.Context, prompt string, p Params) ([]Completion, Usage, error) {
+	for attempt := 1; ; attempt++ {
+		got, u, err := c.attempt(ctx, prompt, p)
+		if err == nil {
+			return got, u, nil
+		}
+		if ctx.Err() != nil {
+			return nil, Usage{}, fmt.Errorf("sampling from %s: %w", c.where, ctx.Err())
+		}
+		err.Attempts = attempt
+		if !err.Retryable() || attempt >= c.retry.MaxAttempts {
+			return nil, Usage{}, err
+		}
+		wait := c.retry.delay(attempt, err.retryAfter)
+		c.retries.Add(1)
+		slog.Warn("sampling: retrying", "endpoint", c.where, "model", c.ep.Model,
+			"kind", err.Kind, "attempt", attempt, "wait", wait, "error", err.Message)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, Usage{}, fmt.Errorf("sampling from %s: %w", c.where, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// attempt sends one request, holding a concurrency slot for its duration only
+// (never during backoff, so waiting retries do not starve other callers).
+func (c *Client) attempt(ctx context.Context, prompt string, p Params) ([]Completion, Usage, *Error) {
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, Usage{}, &Error{Kind: transportKind(ctx.Err()), Message: ctx.Err().Error()}
+	}
+	c.inFlight.Add(1)
+	c.attempts.Add(1)
+	defer func() {
+		c.inFlight.Add(-1)
+		<-c.sem
+	}()
+
+	actx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var ec errorCapture
+	opts := []option.RequestOption{option.WithMiddleware(ec.middleware)}
+	if p.TopK != 0 {
+		opts = append(opts, option.WithJSONSet("top_k", p.TopK))
+	}
+	if p.MinP != 0 {
+		opts = append(opts, option.WithJSONSet("min_p", p.MinP))
+	}
+
+	var (
+		got   []Completion
+		usage openai.CompletionUsage
+		err   error
+	)
+	if c.ep.Style == StyleChat {
+		var res *openai.ChatCompletion
+		res, err = c.chat.Completions.New(actx, c.chatParams(prompt, p), opts...)
+		if err == nil {
+			got, usage = chatCompletions(res), res.Usage
+		}
+	} else {
+		var res *openai.Completion
+		res, err = c.completions.New(actx, c.completionParams(prompt, p), opts...)
+		if err == nil {
+			got, usage = textCompletions(res), res.Usage
+		}
+	}
+	if err != nil {
+		e := c.classify(ctx, actx, err, &ec)
+		c.errs[slices.Index(kinds[:], e.Kind)].Add(1)
+		return nil, Usage{}, e
+	}
+	apportion(got, int(usage.CompletionTokens))
+	return got, Usage{PromptTokens: int(usage.PromptTokens), CompletionTokens: int(usage.CompletionTokens)}, nil
+}
+
+func (c *Client) completionParams(prompt string, p Params) openai.CompletionNewParams {
+	q := openai.CompletionNewParams{
+		Model:       openai.CompletionNewParamsModel(c.ep.Model),
+		Prompt:      openai.CompletionNewParamsPromptUnion{OfString: openai.String(prompt)},
+		N:           openai.Int(int64(p.N)),
+		Temperature: openai.Float(p.Temperature),
+		MaxTokens:   openai.Int(int64(p.MaxTokens)),
+	}
+	if p.TopP > 0 {
+		q.TopP = openai.Float(p.TopP)
+	}
+	if len(p.Stop) > 0 {
+		q.Stop = openai.CompletionNewParamsStopUnion{OfStringArray: p.Stop}
+	}
+	if p.Seed != nil {
+		q.Seed = openai.Int(*p.Seed)
+	}
+	return q
+}
+
+// chatParams sends max_tokens rather than max_completion_tokens: it is the
+// field vLLM, SGLang, TGI and Ollama all accept.
+func (c *Client) chatParams(prompt string, p Params) openai.ChatCompletionNewParams {
+	q := openai.ChatCompletionNewParams{
+		Model:       c.ep.Model,
+		Messages:    []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)},
+		N:           openai.Int(int64(p.N)),
+		Temperature: openai.Float(p.Temperature),
+		MaxTokens:   openai.Int(int64(p.MaxTokens)),
+	}
+	if p.TopP > 0 {
+		q.TopP = openai.Float(p.TopP)
+	}
+	if len(p.Stop) > 0 {
+		q.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: p.Stop}
+	}
+	if p.Seed != nil {
+		q.Seed = openai.Int(*p.Seed)
+	}
+	return q
+}
+
+func textCompletions(res *openai.Completion) []Completion {
+	choices := slices.Clone(res.Choices)
+	slices.SortStableFunc(choices, func(a, b openai.CompletionChoice) int { return cmp.Compare(a.Index, b.Index) })
+	out := make([]Completion, len(choices))
+	for i, ch := range choices {
+		out[i] = Completion{Text: ch.Text, FinishReason: string(ch.FinishReason)}
+	}
+	return out
+}
+
+// chatCompletions keeps the reasoning a server split off the answer (vLLM's
+// --reasoning-parser puts it in `reasoning_content`, newer versions in
+// `reasoning`) by putting it back in front inside <think> tags, so the stored
+// sample is the whole chain of thought.
+func chatCompletions(res *openai.ChatCompletion) []Completion {
+	choices := slices.Clone(res.Choices)
+	slices.SortStableFunc(choices, func(a, b openai.ChatCompletionChoice) int { return cmp.Compare(a.Index, b.Index) })
+	out := make([]Completion, len(choices))
+	for i, ch := range choices {
+		text := ch.Message.Content
+		if r := reasoningText(ch.Message); r != "" {
+			text = "<think>\n" + r + "\n</think>\n\n" + text
+		}
+		out[i] = Completion{Text: text, FinishReason: ch.FinishReason}
+	}
+	return out
+}
+
+func reasoningText(m openai.ChatCompletionMessage) string {
+	raw := m.RawJSON()
+	if !strings.Contains(raw, `"reasoning`) {
+		return ""
+	}
+	var v struct {
+		ReasoningContent string `json:"reasoning_content"`
+		Reasoning        string `json:"reasoning"`
+	}
+	if json.Unmarshal([]byte(raw), &v) != nil {
+		return ""
+	}
+	return cmp.Or(v.ReasoningContent, v.Reasoning)
+}
+
+// apportion shares total completion tokens among cs in proportion to text
+// length (largest remainder), evenly when every text is empty.
+func apportion(cs []Completion, total int) {
+	if len(cs) == 0 || total <= 0 {
+		return
+	}
+	weights := make([]int, len(cs))
+	sum := 0
+	for i, c := range cs {
+		weights[i] = len(c.Text)
+		sum += weights[i]
+	}
+	if sum == 0 {
+		for i := range weights {
+			weights[i] = 1
+		}
+		sum = len(cs)
+	}
+	type rem struct{ i, r int }
+	rems := make([]rem, len(cs))
+	given := 0
+	for i, w := range weights {
+		share := total * w
+		cs[i].CompletionTokens = share / sum
+		given += cs[i].CompletionTokens
+		rems[i] = rem{i, share % sum}
+	}
+	slices.SortStableFunc(rems, func(a, b rem) int { return cmp.Compare(b.r, a.r) })
+	for k := 0; given < total; k++ {
+		cs[rems[k].i].CompletionTokens++
+		given++
+	}
+}
+
+// errorCapture keeps the status, headers and (first 64 KiB of the) body of an
+// error response, which the SDK's error type does not expose in a form that
+// covers every server (vLLM has sent errors both at the top level and under
+// "error").
+type errorCapture struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (e *errorCapture) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	res, err := next(req)
+	if err != nil || res == nil || res.StatusCode < 400 {
+		return res, err
+	}
+	body, rerr := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	res.Body.Close()
+	if rerr != nil {
+		return nil, rerr
+	}
+	e.status, e.header, e.body = res.StatusCode, res.Header, body
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	return res, nil
+}
+
+// classify turns a failed attempt into an *Error. ctx is the caller's
+// context, actx the attempt's (with the endpoint timeout).
+func (c *Client) classify(ctx, actx context.Context, err error, ec *errorCapture) *Error {
+	switch {
+	case ec.status >= 400:
+		return &Error{
+			Kind:       statusKind(ec.status),
+			Status:     ec.status,
+			Message:    c.statusMessage(ec.status, ec.body),
+			retryAfter: parseRetryAfter(ec.header, time.Now()),
+		}
+	case ctx.Err() != nil:
+		return &Error{Kind: transportKind(ctx.Err()), Message: ctx.Err().Error()}
+	case errors.Is(actx.Err(), context.DeadlineExceeded):
+		return &Error{Kind: KindTimeout, Message: fmt.Sprintf("no response within %s from %s", c.timeout, c.where)}
+	}
+	kind := transportKind(err)
+	if kind == KindOther {
+		return &Error{Kind: KindOther, Message: scrub(fmt.Sprintf("bad response from %s: %v", c.where, err), c.ep.APIKey)}
+	}
+	return &Error{Kind: kind, Message: scrub(transportMessage(err, c.where), c.ep.APIKey)}
+}
+
+// statusMessage renders an HTTP error as "<code> <text>: <server message>",
+// naming the model when the server says it does not know it.
+func (c *Client) statusMessage(status int, body []byte) string {
+	msg := scrub(serverMessage(body), c.ep.APIKey)
+	head := fmt.Sprintf("%d %s", status, http.StatusText(status))
+	if status >= 400 && status < 500 && modelMissing(msg, c.ep.Model) {
+		return fmt.Sprintf("model '%s' not found at %s (%s: %s)", c.ep.Model, c.where, head, msg)
+	}
+	path := "completions"
+	if c.ep.Style == StyleChat {
+		path = "chat/completions"
+	}
+	switch {
+	case status == http.StatusNotFound || status == http.StatusMethodNotAllowed:
+		return fmt.Sprintf("%s at %s%s: %s (check the base URL and the API style)", head, c.where, path, msg)
+	case msg == "":
+		return head
+	}
+	return head + ": " + msg
+}
+
+func modelMissing(msg, model string) bool {
+	m := strings.ToLower(msg)
+	if !strings.Contains(m, "not found") && !strings.Contains(m, "does not exist") && !strings.Contains(m, "not exist") {
+		return false
+	}
+	return strings.Contains(msg, model) || strings.Contains(m, "model")
+}
