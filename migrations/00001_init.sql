@@ -89,6 +89,7 @@ CREATE TABLE run_progress (
     done       bigint NOT NULL DEFAULT 0,
     total      bigint NOT NULL DEFAULT 0,
     unit       text   NOT NULL DEFAULT '',
+    detail     text   NOT NULL DEFAULT '',        -- e.g. "12,000 samples"
     status     text   NOT NULL DEFAULT 'queued', -- queued | running | done | failed
     error      text   NOT NULL DEFAULT '',
     updated_at timestamptz NOT NULL DEFAULT now(),

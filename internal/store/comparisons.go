@@ -258,3 +258,15 @@ func (s *Store) DeleteComparison(ctx context.Context, id int64) error {
 	}
 	return nil
 }
+
+// MarkComparisonReadyIfDone sets a comparison ready when all its runs are.
+// Callers run it after committing their own run's status, so the last run
+// to finish always sees the others.
+func (s *Store) MarkComparisonReadyIfDone(ctx context.Context, id int64) error {
+	_, err := s.db.Exec(ctx, `UPDATE comparisons SET status = 'ready', error = '', updated_at = now()
+		WHERE id = $1 AND status <> 'failed' AND NOT EXISTS (SELECT 1 FROM runs WHERE comparison_id = $1 AND status <> 'ready')`, id)
+	if err != nil {
+		return fmt.Errorf("finish comparison %d: %w", id, err)
+	}
+	return nil
+}

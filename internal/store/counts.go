@@ -72,6 +72,7 @@ type Progress struct {
 	Done      int64
 	Total     int64
 	Unit      string
+	Detail    string
 	Status    string // queued | running | done | failed
 	Error     string
 	UpdatedAt time.Time
@@ -79,11 +80,11 @@ type Progress struct {
 
 // SetProgress upserts the progress of one stage of a run.
 func (s *Store) SetProgress(ctx context.Context, p Progress) error {
-	_, err := s.db.Exec(ctx, `INSERT INTO run_progress (run_id, stage, done, total, unit, status, error, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, now())
-		ON CONFLICT (run_id, stage) DO UPDATE SET done = EXCLUDED.done, total = EXCLUDED.total, unit = EXCLUDED.unit,
+	_, err := s.db.Exec(ctx, `INSERT INTO run_progress (run_id, stage, done, total, unit, status, error, detail, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
+		ON CONFLICT (run_id, stage) DO UPDATE SET done = EXCLUDED.done, total = EXCLUDED.total, unit = EXCLUDED.unit, detail = EXCLUDED.detail,
 			status = EXCLUDED.status, error = EXCLUDED.error, updated_at = now()`,
-		p.RunID, p.Stage, p.Done, p.Total, p.Unit, p.Status, p.Error)
+		p.RunID, p.Stage, p.Done, p.Total, p.Unit, p.Status, p.Error, p.Detail)
 	if err != nil {
 		return fmt.Errorf("set %s progress of run %d: %w", p.Stage, p.RunID, err)
 	}
@@ -92,14 +93,14 @@ func (s *Store) SetProgress(ctx context.Context, p Progress) error {
 
 // ProgressForComparison returns the progress rows of all runs of a comparison.
 func (s *Store) ProgressForComparison(ctx context.Context, comparisonID int64) ([]Progress, error) {
-	rows, err := s.db.Query(ctx, `SELECT p.run_id, p.stage, p.done, p.total, p.unit, p.status, p.error, p.updated_at
+	rows, err := s.db.Query(ctx, `SELECT p.run_id, p.stage, p.done, p.total, p.unit, p.detail, p.status, p.error, p.updated_at
 		FROM run_progress p JOIN runs r ON r.id = p.run_id WHERE r.comparison_id = $1 ORDER BY r.position, p.stage`, comparisonID)
 	if err != nil {
 		return nil, fmt.Errorf("progress of comparison %d: %w", comparisonID, err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Progress, error) {
 		var p Progress
-		err := row.Scan(&p.RunID, &p.Stage, &p.Done, &p.Total, &p.Unit, &p.Status, &p.Error, &p.UpdatedAt)
+		err := row.Scan(&p.RunID, &p.Stage, &p.Done, &p.Total, &p.Unit, &p.Detail, &p.Status, &p.Error, &p.UpdatedAt)
 		return p, err
 	})
 	if err != nil {

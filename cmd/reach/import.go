@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/intake"
+	"github.com/reach-lab/reach/internal/store"
+)
+
+// modelFlags collects --base/--model NAME=FILE in order; --step N applies to
+// the model named just before it.
+type modelFlags struct {
+	models []intake.Model
+	err    error
+}
+
+func (m *modelFlags) add(role string) func(string) error {
+	return func(v string) error {
+		name, path, err := intake.ParseModelFlag(v)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("model %q: %w", name, err)
+		}
+		if role == "base" && len(m.models) > 0 && m.models[0].Role == "base" {
+			return errors.New("only one --base")
+		}
+		mod := intake.Model{Name: name, Role: role, File: intake.LocalFile(path)}
+		if role == "base" {
+			m.models = append([]intake.Model{mod}, m.models...)
+		} else {
+			m.models = append(m.models, mod)
+		}
+		return nil
+	}
+}
+
+func (m *modelFlags) step(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return fmt.Errorf("--step %q: want a non-negative whole number", v)
+	}
+	if len(m.models) == 0 || m.models[len(m.models)-1].Role == "base" {
+		return errors.New("--step goes after the --model it belongs to")
+	}
+	last := &m.models[len(m.models)-1]
+	last.Step, last.Role = &n, "checkpoint"
+	return nil
+}
+
+func runImport(ctx context.Context, args []string, stdout io.Writer) error {
+	fs, dbURL := newFlags("import", os.Stderr)
+	var mf modelFlags
+	dataset := fs.String("dataset", "", "dataset JSONL file (problems with reference answers)")
+	name := fs.String("name", "", "comparison name")
+	note := fs.String("source", "", "where the samples come from (shown on the page)")
+	wait := fs.Bool("wait", false, "work the jobs in this process and wait until the comparison is ready")
+	reverify := fs.Bool("reverify", false, "ignore the files' verdicts and verify every sample with Reach's verifier")
+	fs.Func("base", "base model samples, NAME=FILE", mf.add("base"))
+	fs.Func("model", "other model samples, NAME=FILE (repeatable)", mf.add("rl"))
+	fs.Func("step", "training step of the --model just before (marks it a checkpoint)", mf.step)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dataset == "" || *name == "" || len(mf.models) < 2 || mf.models[0].Role != "base" {
+		fs.Usage()
+		return errors.New("need --dataset, --name, --base and at least one --model")
+	}
+	if _, err := os.Stat(*dataset); err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	st, err := openStore(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	workers := 0
+	if *wait {
+		workers = defaultWorkers()
+	}
+	client, err := newJobs(st, workers)
+	if err != nil {
+		return err
+	}
+	if *wait {
+		if err := client.Start(ctx); err != nil {
+			return fmt.Errorf("start workers: %w", err)
+		}
+		defer stopJobs(client)
+	}
+	id, mapped, err := intake.Create(ctx, st, client, intake.Spec{Name: *name, SourceNote: *note,
+		Dataset: intake.LocalFile(*dataset), Models: mf.models, Reverify: *reverify})
+	if err != nil {
+		return err
+	}
+	for model, m := range mapped {
+		b, _ := json.Marshal(m)
+		fmt.Fprintf(os.Stderr, "model %q: unrecognised layout, read with the guessed field mapping %s\n", model, b)
+	}
+	if *wait {
+		if err := waitReady(ctx, st, id); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(stdout, id)
+	return nil
+}
+
+// waitReady polls until the comparison is ready (nil) or failed (its error).
+func waitReady(ctx context.Context, st *store.Store, id int64) error {
+	tick := time.NewTicker(300 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		c, err := st.GetComparison(ctx, id)
+		if err != nil {
+			return err
+		}
+		switch c.Status {
+		case store.StatusReady:
+			return nil
+		case store.StatusFailed:
+			return fmt.Errorf("comparison %d failed: %s", id, c.Error)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func runReport(ctx context.Context, args []string, stdout io.Writer) error {
+	fs, dbURL := newFlags("report", os.Stderr)
+	asJSON := fs.Bool("json", false, "print the report as JSON (the same as GET /api/v1/comparisons/{id}/report)")
+	var pos []string
+	var flags []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			flags = append(flags, a)
+		} else if len(flags) > 0 && flags[len(flags)-1] == "--database-url" {
+			flags = append(flags, a)
+		} else {
+			pos = append(pos, a)
+		}
+	}
+	if err := fs.Parse(flags); err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return errors.New("usage: reach report ID [--json]")
+	}
+	id, err := strconv.ParseInt(pos[0], 10, 64)
+	if err != nil {
+		return fmt.Errorf("comparison id %q is not a number", pos[0])
+	}
+	st, err := store.Open(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rep, err := analysis.Build(ctx, st, id)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	fmt.Fprintf(stdout, "%s — %s, %d problems, k up to %d\n", rep.Name, rep.Dataset, rep.Problems, rep.KMax)
+	for _, m := range rep.Models {
+		fmt.Fprintf(stdout, "  %-30s pass@1 %6.2f%%  pass@%d %6.2f%%  solved %d\n", m.Name, 100*m.Pass1, rep.KMax,
+			100*m.PassAtK[rep.KMax-1].Value, m.Solved)
+	}
+	for _, p := range rep.Pairs {
+		fmt.Fprintf(stdout, "  %s vs %s: %s; ΔSE %+.2f pts; both %d, base-only %d, other-only %d, neither %d\n",
+			p.Base, p.Other, p.Crossover.Label, 100*p.DeltaSE, p.Solved.Both, p.Solved.BaseOnly, p.Solved.OtherOnly, p.Solved.Neither)
+	}
+	return nil
+}

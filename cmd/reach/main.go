@@ -1,0 +1,100 @@
+// Command reach is Reach's single binary: the web server with in-process
+// River workers, stand-alone workers, migrations, command-line import and
+// reports, the verifier's case runner and the replay endpoint.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `reach — capability-boundary analysis of reasoning models (pass@k, base vs RL)
+
+Usage:
+  reach serve          web dashboard + in-process workers (creates the database, migrates, loads the example)
+  reach worker         River workers only, for more machines on the same Postgres
+  reach migrate        apply database migrations and exit
+  reach import         create a comparison from files: --dataset FILE --base NAME=FILE --model NAME=FILE ... --name NAME [--wait]
+  reach report ID      print a comparison's report (--json for the API's JSON)
+  reach verify         run the math verifier: --cases FILE --json | --bench FILE
+  reach version        print the version
+
+Every command takes --database-url (default $DATABASE_URL, else the local server's "reach" database).
+Run "reach COMMAND -h" for a command's flags.
+`
+
+func main() {
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel()})))
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	cmd, args := os.Args[1], os.Args[2:]
+	var err error
+	switch cmd {
+	case "serve":
+		err = runServe(ctx, args)
+	case "worker":
+		err = runWorker(ctx, args)
+	case "migrate":
+		err = runMigrate(ctx, args)
+	case "import":
+		err = runImport(ctx, args, os.Stdout)
+	case "report":
+		err = runReport(ctx, args, os.Stdout)
+	case "verify":
+		err = runVerify(ctx, args, os.Stdin, os.Stdout)
+	case "version", "--version", "-v":
+		fmt.Println("reach", version)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "reach: unknown command %q\n\n%s", cmd, usage)
+		os.Exit(2)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "reach %s: %v\n", cmd, err)
+		os.Exit(1)
+	}
+}
+
+func logLevel() slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(os.Getenv("REACH_LOG_LEVEL"))); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}
+
+// defaultDatabaseURL is the local Postgres of a developer machine.
+const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/reach?sslmode=disable"
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func newFlags(name string, out io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet("reach "+name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	db := fs.String("database-url", envOr("DATABASE_URL", defaultDatabaseURL), "Postgres URL (env DATABASE_URL)")
+	return fs, db
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"riverqueue.com/riverui"
+
+	"github.com/reach-lab/reach/internal/examples"
+	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/verify/math"
+	"github.com/reach-lab/reach/web"
+)
+
+// openStore makes sure the database exists, connects and migrates.
+func openStore(ctx context.Context, databaseURL string) (*store.Store, error) {
+	if err := store.EnsureDatabase(ctx, databaseURL); err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, databaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+func newJobs(st *store.Store, workers int) (*jobs.Client, error) {
+	return jobs.NewClient(st, jobs.Config{Workers: workers, Verifier: math.New(), Logger: slog.Default()})
+}
+
+func defaultWorkers() int {
+	if n, err := strconv.Atoi(os.Getenv("REACH_WORKERS")); err == nil {
+		return n
+	}
+	return 4
+}
+
+func runServe(ctx context.Context, args []string) error {
+	fs, dbURL := newFlags("serve", os.Stderr)
+	addr := fs.String("addr", envOr("REACH_ADDR", ":8080"), "listen address (env REACH_ADDR)")
+	workers := fs.Int("workers", defaultWorkers(), "River workers in this process; 0 leaves jobs to `reach worker` (env REACH_WORKERS)")
+	example := fs.Bool("example", true, "load the example comparisons into an empty database")
+	maxMiB := fs.Int64("max-upload-mib", 2048, "largest accepted file per upload, MiB")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	st, err := openStore(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	client, err := newJobs(st, *workers)
+	if err != nil {
+		return err
+	}
+	if *workers > 0 {
+		if err := client.Start(ctx); err != nil {
+			return fmt.Errorf("start workers: %w", err)
+		}
+		defer stopJobs(client)
+	}
+	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
+		Endpoints: riverui.NewEndpoints(client, nil), Logger: slog.Default(), Prefix: "/riverui",
+	})
+	if err != nil {
+		return fmt.Errorf("river UI: %w", err)
+	}
+	if err := ui.Start(ctx); err != nil {
+		return fmt.Errorf("river UI: %w", err)
+	}
+	if *example {
+		ids, err := examples.SeedIfEmpty(ctx, st, client)
+		if err != nil {
+			return err
+		}
+		if len(ids) > 0 {
+			slog.Info("loading example comparisons", "ids", ids)
+		}
+	}
+	srv := &http.Server{
+		Addr:              *addr,
+		Handler:           web.New(st, client, web.Config{MaxUploadBytes: *maxMiB << 20, JobsUI: ui}, slog.Default()),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	slog.Info("Reach is up", "url", "http://"+displayAddr(*addr), "workers", *workers)
+	select {
+	case err := <-errc:
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shut down: %w", err)
+	}
+	return nil
+}
+
+func displayAddr(addr string) string {
+	if len(addr) > 0 && addr[0] == ':' {
+		return "localhost" + addr
+	}
+	return addr
+}
+
+func stopJobs(client *jobs.Client) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := client.Stop(ctx); err != nil {
+		slog.Warn("stop workers", "err", err)
+	}
+}
+
+func runWorker(ctx context.Context, args []string) error {
+	fs, dbURL := newFlags("worker", os.Stderr)
+	workers := fs.Int("workers", defaultWorkers(), "jobs worked at once (env REACH_WORKERS)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *workers < 1 {
+		return errors.New("--workers must be at least 1")
+	}
+	st, err := openStore(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	client, err := newJobs(st, *workers)
+	if err != nil {
+		return err
+	}
+	if err := client.Start(ctx); err != nil {
+		return fmt.Errorf("start workers: %w", err)
+	}
+	slog.Info("worker started", "workers", *workers)
+	<-ctx.Done()
+	stopJobs(client)
+	return nil
+}
+
+func runMigrate(ctx context.Context, args []string) error {
+	fs, dbURL := newFlags("migrate", os.Stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	st, err := openStore(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	st.Close()
+	fmt.Println("migrations applied")
+	return nil
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+
+	"github.com/reach-lab/reach/internal/verify/cases"
+	"github.com/reach-lab/reach/internal/verify/math"
+)
+
+func runVerify(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+	fs, _ := newFlags("verify", os.Stderr)
+	casesFile := fs.String("cases", "", "JSONL of {id, gold, pred, input}: print one verdict line per case ('-' = stdin)")
+	_ = fs.Bool("json", true, "print JSON lines (the only output format)")
+	bench := fs.String("bench", "", "samples file: verify every completion and print verdicts/second")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	open := func(path string) (io.ReadCloser, error) {
+		if path == "-" {
+			return io.NopCloser(stdin), nil
+		}
+		return os.Open(path)
+	}
+	v := math.New()
+	switch {
+	case *casesFile != "":
+		f, err := open(*casesFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = cases.RunCases(ctx, f, stdout, v)
+		return err
+	case *bench != "":
+		f, err := open(*bench)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return cases.Bench(ctx, f, stdout, v)
+	}
+	fs.Usage()
+	return errors.New("need --cases FILE or --bench FILE")
+}

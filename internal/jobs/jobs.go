@@ -1,0 +1,94 @@
+// Package jobs holds Reach's River job arguments and workers: ImportJob
+// (uploaded files -> problems, samples or counts), VerifyJob (samples ->
+// verdicts) and AggregateJob (verdicts -> per-problem counts n, c).
+//
+// Every job is idempotent: an import runs in one transaction that first
+// clears what a previous attempt of it may have written; verification only
+// picks samples still pending; aggregation recomputes counts from scratch.
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/verify"
+)
+
+// Client is the River client type Reach uses.
+type Client = river.Client[pgx.Tx]
+
+// Config configures NewClient.
+type Config struct {
+	// Workers is how many jobs run at once in this process; 0 makes an
+	// insert-only client (a web process that leaves work to `reach worker`).
+	Workers int
+	// Verifier grades samples that arrive without a verdict.
+	Verifier verify.Verifier
+	Logger   *slog.Logger
+}
+
+// NewClient builds a River client on the store's pool with Reach's workers
+// registered. Call Start on it to work jobs.
+func NewClient(st *store.Store, cfg Config) (*Client, error) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &ImportWorker{st: st})
+	river.AddWorker(workers, &VerifyWorker{st: st, v: cfg.Verifier})
+	river.AddWorker(workers, &AggregateWorker{st: st})
+	river.AddWorker(workers, &ReverifyWorker{st: st})
+	rc := &river.Config{
+		Workers:              workers,
+		Logger:               cfg.Logger,
+		JobTimeout:           -1, // imports and verification of large runs take as long as they take
+		RescueStuckJobsAfter: 10 * time.Minute,
+	}
+	if cfg.Workers > 0 {
+		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}}
+	}
+	c, err := river.NewClient(riverpgxv5.New(st.Pool()), rc)
+	if err != nil {
+		return nil, fmt.Errorf("river client: %w", err)
+	}
+	return c, nil
+}
+
+// enqueue inserts jobs in the transaction tx belongs to, so that they exist
+// exactly when the work that produced them is committed.
+func enqueue(ctx context.Context, tx *store.Store, args ...river.JobArgs) error {
+	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		return fmt.Errorf("river client: %w", err)
+	}
+	params := make([]river.InsertManyParams, len(args))
+	for i, a := range args {
+		params[i] = river.InsertManyParams{Args: a}
+	}
+	if _, err := client.InsertManyTx(ctx, tx.Tx(), params); err != nil {
+		return fmt.Errorf("enqueue jobs: %w", err)
+	}
+	return nil
+}
+
+// StartImport enqueues the import of a comparison created with
+// store.CreateComparison, inside tx.
+func StartImport(ctx context.Context, client *Client, tx *store.Store, comparisonID int64) error {
+	if _, err := client.InsertTx(ctx, tx.Tx(), ImportArgs{ComparisonID: comparisonID}, nil); err != nil {
+		return fmt.Errorf("enqueue import of comparison %d: %w", comparisonID, err)
+	}
+	return nil
+}
+
+// StartReverify enqueues re-verification of every sample of a comparison
+// with Reach's verifier, ignoring the verdicts the files carried.
+func StartReverify(ctx context.Context, client *Client, comparisonID int64) error {
+	if _, err := client.Insert(ctx, ReverifyArgs{ComparisonID: comparisonID}, nil); err != nil {
+		return fmt.Errorf("enqueue re-verification of comparison %d: %w", comparisonID, err)
+	}
+	return nil
+}

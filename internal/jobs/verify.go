@@ -1,0 +1,205 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/verify"
+)
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// VerifyArgs verifies a run's pending samples.
+type VerifyArgs struct {
+	RunID        int64 `json:"run_id"`
+	ComparisonID int64 `json:"comparison_id"`
+}
+
+// Kind implements river.JobArgs.
+func (VerifyArgs) Kind() string { return "verify" }
+
+// InsertOpts: at most one unfinished verification per run (a finished one
+// does not block a later re-verification).
+func (VerifyArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 10, UniqueOpts: river.UniqueOpts{ByArgs: true,
+		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
+			rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled}}}
+}
+
+// VerifyWorker works VerifyArgs.
+type VerifyWorker struct {
+	river.WorkerDefaults[VerifyArgs]
+	st *store.Store
+	v  verify.Verifier
+}
+
+const verifyBatch = 1000
+
+// Work verifies pending samples batch by batch; each batch's verdicts are
+// committed on their own, so a killed worker resumes where it stopped.
+func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) error {
+	if w.v == nil {
+		return river.JobCancel(fmt.Errorf("no verifier configured"))
+	}
+	runID := job.Args.RunID
+	_, pending, err := w.st.CountSamples(ctx, runID)
+	if err != nil {
+		return err
+	}
+	need := pending
+	prog := store.Progress{RunID: runID, Stage: "verify", Total: need, Unit: "samples", Status: "running"}
+	_ = w.st.SetProgress(ctx, prog)
+	var (
+		afterProblem int64
+		afterIndex   = -1
+		done         int64
+		changed      int64
+		start        = time.Now()
+	)
+	for {
+		batch, err := w.st.PendingSamples(ctx, runID, afterProblem, afterIndex, verifyBatch)
+		if err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			break
+		}
+		verdicts := w.grade(ctx, batch)
+		n, err := w.st.SaveVerdicts(ctx, runID, w.v.Name(), verdicts)
+		if err != nil {
+			return err
+		}
+		changed += n
+		done += int64(len(batch))
+		last := batch[len(batch)-1]
+		afterProblem, afterIndex = last.ProblemID, last.SampleIndex
+		rate := float64(done) / time.Since(start).Seconds()
+		prog.Done, prog.Detail = done, fmt.Sprintf("%d of %d samples, %.0f/s", done, need, rate)
+		_ = w.st.SetProgress(ctx, prog)
+	}
+	prog.Status, prog.Done = "done", need
+	prog.Detail = fmt.Sprintf("%d samples verified by %s", done, w.v.Name())
+	if changed > 0 {
+		prog.Detail += fmt.Sprintf("; %d verdicts differ from the file's", changed)
+	}
+	_ = w.st.SetProgress(ctx, prog)
+	return w.st.WithTx(ctx, func(tx *store.Store) error {
+		if err := tx.SetRunStatus(ctx, runID, "aggregating", ""); err != nil {
+			return err
+		}
+		_ = w.st.SetProgress(ctx, store.Progress{RunID: runID, Stage: "aggregate", Status: "queued"})
+		return enqueue(ctx, tx, AggregateArgs{RunID: runID, ComparisonID: job.Args.ComparisonID})
+	})
+}
+
+// grade runs the verifier over a batch on all cores.
+func (w *VerifyWorker) grade(ctx context.Context, batch []store.PendingSample) []store.Verdict {
+	out := make([]store.Verdict, len(batch))
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for g := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < len(batch); i += workers {
+				s := batch[i]
+				v := w.v.Verify(ctx, verify.Problem{Reference: s.Reference, Kind: s.Kind}, s.Completion)
+				out[i] = store.Verdict{ProblemID: s.ProblemID, SampleIndex: s.SampleIndex, Status: string(v.Status),
+					Extracted: v.Extracted, Rule: v.Rule, Reason: v.Reason}
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// AggregateArgs recomputes a run's per-problem counts.
+type AggregateArgs struct {
+	RunID        int64 `json:"run_id"`
+	ComparisonID int64 `json:"comparison_id"`
+}
+
+// Kind implements river.JobArgs.
+func (AggregateArgs) Kind() string { return "aggregate" }
+
+// AggregateWorker works AggregateArgs.
+type AggregateWorker struct {
+	river.WorkerDefaults[AggregateArgs]
+	st *store.Store
+}
+
+// Work recomputes counts and marks the run (and, when it is the last, the
+// comparison) ready.
+func (w *AggregateWorker) Work(ctx context.Context, job *river.Job[AggregateArgs]) error {
+	runID := job.Args.RunID
+	_ = w.st.SetProgress(ctx, store.Progress{RunID: runID, Stage: "aggregate", Status: "running"})
+	err := w.st.WithTx(ctx, func(tx *store.Store) error {
+		if err := tx.AggregateRun(ctx, runID); err != nil {
+			return err
+		}
+		return tx.SetRunStatus(ctx, runID, store.StatusReady, "")
+	})
+	if err != nil {
+		return err
+	}
+	_ = w.st.SetProgress(ctx, store.Progress{RunID: runID, Stage: "aggregate", Done: 1, Total: 1, Status: "done", Detail: "counts n, c per problem"})
+	return w.st.MarkComparisonReadyIfDone(ctx, job.Args.ComparisonID)
+}
+
+// ReverifyArgs re-verifies every sample of a comparison with Reach's
+// verifier, ignoring the verdicts the uploaded files carried.
+type ReverifyArgs struct {
+	ComparisonID int64 `json:"comparison_id"`
+}
+
+// Kind implements river.JobArgs.
+func (ReverifyArgs) Kind() string { return "reverify" }
+
+// ReverifyWorker works ReverifyArgs.
+type ReverifyWorker struct {
+	river.WorkerDefaults[ReverifyArgs]
+	st *store.Store
+}
+
+// Work resets verdicts and enqueues a VerifyJob per run with texts, in one
+// transaction.
+func (w *ReverifyWorker) Work(ctx context.Context, job *river.Job[ReverifyArgs]) error {
+	c, err := w.st.GetComparison(ctx, job.Args.ComparisonID)
+	if err != nil {
+		return river.JobCancel(err)
+	}
+	return w.st.WithTx(ctx, func(tx *store.Store) error {
+		var follow []river.JobArgs
+		for _, r := range c.Runs {
+			if !r.HasTexts {
+				continue
+			}
+			if err := tx.ResetVerdicts(ctx, r.ID); err != nil {
+				return err
+			}
+			if err := tx.SetRunStatus(ctx, r.ID, store.StatusVerifying, ""); err != nil {
+				return err
+			}
+			_ = w.st.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "verify", Unit: "samples", Status: "queued"})
+			follow = append(follow, VerifyArgs{RunID: r.ID, ComparisonID: c.ID})
+		}
+		if len(follow) == 0 {
+			return nil
+		}
+		if err := tx.SetReverify(ctx, c.ID, true); err != nil {
+			return err
+		}
+		if err := tx.SetComparisonStatus(ctx, c.ID, store.StatusVerifying, ""); err != nil {
+			return err
+		}
+		return enqueue(ctx, tx, follow...)
+	})
+}

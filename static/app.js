@@ -1,0 +1,90 @@
+// Reach front-end glue: no framework, progressive enhancement only.
+(function () {
+  "use strict";
+
+  function onReady(fn) {
+    if (document.readyState !== "loading") fn();
+    else document.addEventListener("DOMContentLoaded", fn);
+  }
+
+  // Math: KaTeX renders $...$ and \(...\) inside text nodes only, so model
+  // text (already HTML-escaped by the server) is never parsed as HTML.
+  function renderMath(root) {
+    if (typeof renderMathInElement !== "function") return;
+    root.querySelectorAll(".math-text").forEach(function (el) {
+      renderMathInElement(el, {
+        delimiters: [
+          { left: "$$", right: "$$", display: true },
+          { left: "\\[", right: "\\]", display: true },
+          { left: "\\(", right: "\\)", display: false },
+          { left: "$", right: "$", display: false }
+        ],
+        throwOnError: false,
+        trust: false,
+        maxSize: 50,
+        maxExpand: 500
+      });
+    });
+  }
+
+  // Code: highlight.js works on textContent, so it cannot run model code.
+  function highlightCode(root) {
+    if (typeof hljs === "undefined") return;
+    root.querySelectorAll("pre code").forEach(function (el) { hljs.highlightElement(el); });
+  }
+
+  // New comparison: add model rows; upload with a progress bar.
+  function setupForm() {
+    var form = document.getElementById("new-comparison");
+    if (!form) return;
+    var add = document.getElementById("add-model");
+    add.addEventListener("click", function () {
+      var rows = form.querySelectorAll(".model-row");
+      var last = rows[rows.length - 1];
+      var copy = last.cloneNode(true);
+      copy.querySelectorAll("input").forEach(function (i) { if (i.type !== "hidden") i.value = ""; });
+      var sel = copy.querySelector("select[name=model_role]");
+      if (sel) sel.value = "checkpoint";
+      last.parentNode.appendChild(copy);
+    });
+    form.addEventListener("submit", function (ev) {
+      if (!window.XMLHttpRequest || !window.FormData) return;
+      ev.preventDefault();
+      var status = document.getElementById("upload-status");
+      var btn = form.querySelector("button[type=submit]");
+      btn.disabled = true;
+      var xhr = new XMLHttpRequest();
+      xhr.open("POST", form.action);
+      xhr.upload.onprogress = function (e) {
+        if (e.lengthComputable) status.textContent = "Uploading… " + Math.round(100 * e.loaded / e.total) + "%";
+      };
+      xhr.onload = function () {
+        if (xhr.status >= 200 && xhr.status < 400 && xhr.responseURL && xhr.responseURL.indexOf("/comparisons/new") < 0) {
+          window.location = xhr.responseURL;
+        } else {
+          document.open(); document.write(xhr.responseText); document.close();
+        }
+      };
+      xhr.onerror = function () { btn.disabled = false; status.textContent = "Upload failed: the server could not be reached."; };
+      xhr.send(new FormData(form));
+    });
+  }
+
+  // Problem page: j / k move to the next / previous problem of the same set.
+  function setupKeys() {
+    document.addEventListener("keydown", function (e) {
+      if (e.target && /INPUT|TEXTAREA|SELECT/.test(e.target.tagName)) return;
+      if (e.metaKey || e.ctrlKey || e.altKey) return;
+      var id = e.key === "j" ? "next-problem" : e.key === "k" ? "prev-problem" : null;
+      var a = id && document.getElementById(id);
+      if (a) window.location = a.href;
+    });
+  }
+
+  onReady(function () {
+    renderMath(document);
+    highlightCode(document);
+    setupForm();
+    setupKeys();
+  });
+})();

@@ -1,0 +1,105 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/store"
+)
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
+	var fe formError
+	switch {
+	case errors.As(err, &fe):
+		writeJSON(w, http.StatusBadRequest, apiError{fe.msg})
+	case errors.Is(err, store.ErrNotFound):
+		writeJSON(w, http.StatusNotFound, apiError{err.Error()})
+	case errors.Is(err, analysis.ErrNotReady):
+		writeJSON(w, http.StatusConflict, apiError{err.Error()})
+	default:
+		s.log.Error("api request failed", "path", r.URL.Path, "err", err)
+		writeJSON(w, http.StatusInternalServerError, apiError{err.Error()})
+	}
+}
+
+func (s *Server) apiComparisons(w http.ResponseWriter, r *http.Request) {
+	cs, err := s.st.ListComparisons(r.Context())
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	type item struct {
+		ID      int64    `json:"id"`
+		Name    string   `json:"name"`
+		Dataset string   `json:"dataset"`
+		Status  string   `json:"status"`
+		Models  []string `json:"models"`
+	}
+	out := make([]item, len(cs))
+	for i, c := range cs {
+		out[i] = item{c.ID, c.Name, c.DatasetName, c.Status, c.Models}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// ComparisonStatus is the API's view of a comparison's state.
+type ComparisonStatus struct {
+	ID     int64  `json:"id"`
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+	URL    string `json:"url"`
+}
+
+func (s *Server) apiComparison(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	c, err := s.st.GetComparison(r.Context(), id)
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ComparisonStatus{ID: c.ID, Name: c.Name, Status: c.Status, Error: c.Error, URL: fmt.Sprintf("/comparisons/%d", c.ID)})
+}
+
+// apiCreateComparison takes the same multipart fields as the browser form.
+func (s *Server) apiCreateComparison(w http.ResponseWriter, r *http.Request) {
+	id, status, err := s.create(r.Context(), r)
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, ComparisonStatus{ID: id, Status: status, URL: fmt.Sprintf("/comparisons/%d", id)})
+}
+
+func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	rep, err := analysis.Build(r.Context(), s.st, id)
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}

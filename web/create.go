@@ -1,0 +1,295 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/reach-lab/reach/internal/ingest"
+	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/web/views"
+)
+
+// formError is a problem with what the user submitted (shown on the form).
+type formError struct{ msg string }
+
+func (e formError) Error() string { return e.msg }
+
+func badForm(format string, args ...any) error { return formError{fmt.Sprintf(format, args...)} }
+
+type modelPart struct {
+	name, role, file string
+	step             *int
+	uploadID         int64
+}
+
+// received is a streamed "new comparison" submission.
+type received struct {
+	name            string
+	datasetID       int64
+	datasetUploadID int64
+	datasetFile     string
+	reverify        bool
+	models          []*modelPart
+}
+
+func (rc *received) uploads() []int64 {
+	var ids []int64
+	if rc.datasetUploadID != 0 {
+		ids = append(ids, rc.datasetUploadID)
+	}
+	for _, m := range rc.models {
+		if m.uploadID != 0 {
+			ids = append(ids, m.uploadID)
+		}
+	}
+	return ids
+}
+
+// receive streams a multipart submission part by part: files go straight
+// into upload chunks, so no file is ever held whole in memory. Fields are
+// read in form order: each model_role starts a new model, and the
+// model_name, model_step and model_file after it belong to that model.
+func (s *Server) receive(ctx context.Context, r *http.Request) (*received, error) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, badForm("expected a multipart/form-data upload: %v", err)
+	}
+	rc := &received{}
+	last := func(field string) (*modelPart, error) {
+		if len(rc.models) == 0 {
+			return nil, badForm("field %s comes before any model_role field", field)
+		}
+		return rc.models[len(rc.models)-1], nil
+	}
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return rc, badForm("reading the upload: %v", err)
+		}
+		field := part.FormName()
+		if part.FileName() != "" || field == "dataset_file" || field == "model_file" {
+			if err := s.receiveFile(ctx, rc, field, part, last); err != nil {
+				return rc, err
+			}
+			continue
+		}
+		b, err := io.ReadAll(io.LimitReader(part, 4096))
+		if err != nil {
+			return rc, badForm("reading field %s: %v", field, err)
+		}
+		v := strings.TrimSpace(string(b))
+		switch field {
+		case "name":
+			rc.name = v
+		case "dataset_id":
+			if v != "" {
+				if rc.datasetID, err = strconv.ParseInt(v, 10, 64); err != nil {
+					return rc, badForm("dataset_id %q is not a number", v)
+				}
+			}
+		case "reverify":
+			rc.reverify = v != "" && v != "0" && v != "false"
+		case "model_role":
+			switch v {
+			case "base", "rl", "checkpoint", "distilled":
+			default:
+				return rc, badForm("model role %q: use base, rl, checkpoint or distilled", v)
+			}
+			rc.models = append(rc.models, &modelPart{role: v})
+		case "model_name":
+			m, err := last(field)
+			if err != nil {
+				return rc, err
+			}
+			m.name = v
+		case "model_step":
+			m, err := last(field)
+			if err != nil {
+				return rc, err
+			}
+			if v != "" {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 0 {
+					return rc, badForm("model %q: step %q is not a non-negative whole number", m.name, v)
+				}
+				m.step = &n
+			}
+		}
+	}
+	return rc, nil
+}
+
+func (s *Server) receiveFile(ctx context.Context, rc *received, field string, part *multipart.Part, last func(string) (*modelPart, error)) error {
+	fname := filepath.Base(part.FileName())
+	if part.FileName() == "" {
+		_, _ = io.Copy(io.Discard, part) // an empty file input
+		return nil
+	}
+	switch field {
+	case "dataset_file":
+		id, _, err := s.st.SaveUpload(ctx, fname, part, s.cfg.MaxUploadBytes)
+		if err != nil {
+			return uploadErr(err)
+		}
+		rc.datasetUploadID, rc.datasetFile = id, fname
+	case "model_file":
+		m, err := last(field)
+		if err != nil {
+			return err
+		}
+		id, _, err := s.st.SaveUpload(ctx, fname, part, s.cfg.MaxUploadBytes)
+		if err != nil {
+			return uploadErr(err)
+		}
+		m.uploadID, m.file = id, fname
+	default:
+		return badForm("unexpected file field %q", field)
+	}
+	return nil
+}
+
+func uploadErr(err error) error {
+	if errors.Is(err, store.ErrTooLarge) {
+		return formError{err.Error()}
+	}
+	return err
+}
+
+// validate checks a submission and sniffs each samples file's format.
+// It returns the comparison to create.
+func (s *Server) validate(ctx context.Context, rc *received) (store.NewComparison, error) {
+	nc := store.NewComparison{Name: rc.name, Reverify: rc.reverify, Status: store.StatusPending}
+	if rc.name == "" {
+		return nc, badForm("give the comparison a name")
+	}
+	switch {
+	case rc.datasetUploadID != 0:
+		nc.DatasetUploadID = rc.datasetUploadID
+		nc.DatasetID = 0
+	case rc.datasetID != 0:
+		if _, err := s.st.GetDataset(ctx, rc.datasetID); err != nil {
+			return nc, badForm("dataset %d does not exist", rc.datasetID)
+		}
+		nc.DatasetID = rc.datasetID
+	default:
+		return nc, badForm("choose a loaded dataset or upload a dataset file")
+	}
+	if len(rc.models) < 2 {
+		return nc, badForm("a comparison needs a base model and at least one other model (got %d)", len(rc.models))
+	}
+	seen := map[string]bool{}
+	for i, m := range rc.models {
+		if (i == 0) != (m.role == "base") {
+			return nc, badForm("the first model must be the base model, and only the first")
+		}
+		if m.name == "" {
+			return nc, badForm("model %d has no name", i+1)
+		}
+		if seen[m.name] {
+			return nc, badForm("two models are named %q", m.name)
+		}
+		seen[m.name] = true
+		if m.uploadID == 0 {
+			return nc, badForm("model %q has no samples file", m.name)
+		}
+		head, err := s.st.UploadHead(ctx, m.uploadID, 64<<10)
+		if err != nil {
+			return nc, err
+		}
+		format, mapping, err := ingest.Sniff(head, m.file)
+		if err != nil {
+			return nc, badForm("model %q: %v", m.name, err)
+		}
+		run := store.NewRun{ModelName: m.name, Role: m.role, Step: m.step, UploadID: m.uploadID, SourceFile: m.file}
+		if format == ingest.FormatMapped {
+			nc.Status = store.StatusNeedsMapping
+			run.Mapping = mapping
+		} else {
+			run.Format = string(format)
+		}
+		nc.Runs = append(nc.Runs, run)
+	}
+	return nc, nil
+}
+
+// create receives, validates and stores a submission and enqueues its
+// import (unless a field mapping must be confirmed first). On any error the
+// files received so far are deleted.
+func (s *Server) create(ctx context.Context, r *http.Request) (int64, string, error) {
+	rc, err := s.receive(ctx, r)
+	cleanup := func() {
+		if rc == nil {
+			return
+		}
+		for _, id := range rc.uploads() {
+			_ = s.st.DeleteUpload(context.WithoutCancel(ctx), id)
+		}
+	}
+	if err != nil {
+		cleanup()
+		return 0, "", err
+	}
+	nc, err := s.validate(ctx, rc)
+	if err != nil {
+		cleanup()
+		return 0, "", err
+	}
+	var id int64
+	err = s.st.WithTx(ctx, func(tx *store.Store) error {
+		var err error
+		if id, err = tx.CreateComparison(ctx, nc); err != nil {
+			return err
+		}
+		if nc.Status == store.StatusPending {
+			return jobs.StartImport(ctx, s.jobs, tx, id)
+		}
+		return nil
+	})
+	if err != nil {
+		cleanup()
+		return 0, "", err
+	}
+	return id, nc.Status, nil
+}
+
+func (s *Server) newComparison(w http.ResponseWriter, r *http.Request) {
+	s.renderNewForm(w, r, http.StatusOK, "")
+}
+
+func (s *Server) renderNewForm(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	ds, err := s.st.ListDatasets(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, status, views.NewComparison(views.NewForm{Datasets: ds, Error: msg, MaxMiB: s.cfg.MaxUploadBytes >> 20}))
+}
+
+func (s *Server) createComparison(w http.ResponseWriter, r *http.Request) {
+	id, status, err := s.create(r.Context(), r)
+	var fe formError
+	if errors.As(err, &fe) {
+		s.renderNewForm(w, r, http.StatusBadRequest, fe.msg)
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	target := fmt.Sprintf("/comparisons/%d", id)
+	if status == store.StatusNeedsMapping {
+		target += "/mapping"
+	}
+	http.Redirect(w, r, target, http.StatusSeeOther)
+}

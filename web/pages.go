@@ -1,0 +1,443 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/ingest"
+	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/passk"
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/web/views"
+)
+
+func idParam(r *http.Request, name string) (int64, error) {
+	id, err := strconv.ParseInt(chi.URLParam(r, name), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, fmt.Errorf("%s %q: %w", name, chi.URLParam(r, name), store.ErrNotFound)
+	}
+	return id, nil
+}
+
+func (s *Server) home(w http.ResponseWriter, r *http.Request) {
+	cs, err := s.st.ListComparisons(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, views.Home(cs))
+}
+
+// comparison shows the report when the comparison is ready, and its live
+// progress (or the mapping to confirm) before that.
+func (s *Server) comparison(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	c, err := s.st.GetComparison(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	switch c.Status {
+	case store.StatusNeedsMapping:
+		http.Redirect(w, r, fmt.Sprintf("/comparisons/%d/mapping", id), http.StatusSeeOther)
+		return
+	case store.StatusReady:
+	default:
+		v, err := s.progressView(r, c)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		s.render(w, r, http.StatusOK, views.ProgressPage(v))
+		return
+	}
+	rep, err := analysis.Build(r.Context(), s.st, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v, err := reportView(c, rep, r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, views.ReportPage(v))
+}
+
+func (s *Server) progressView(r *http.Request, c store.Comparison) (views.ProgressView, error) {
+	ps, err := s.st.ProgressForComparison(r.Context(), c.ID)
+	if err != nil {
+		return views.ProgressView{}, err
+	}
+	v := views.ProgressView{C: c, Stages: map[int64][]store.Progress{}}
+	for _, p := range ps {
+		v.Stages[p.RunID] = append(v.Stages[p.RunID], p)
+	}
+	return v, nil
+}
+
+func (s *Server) progress(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	c, err := s.st.GetComparison(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v, err := s.progressView(r, c)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if c.Status == store.StatusReady && r.Header.Get("HX-Request") == "true" {
+		w.Header().Set("HX-Redirect", fmt.Sprintf("/comparisons/%d", id))
+	}
+	s.render(w, r, http.StatusOK, views.ProgressFragment(v))
+}
+
+// regionOf names a problem's solved-set region for a base/other pair.
+func regionOf(base, other passk.Count) string {
+	b, o := base.C >= 1, other.C >= 1
+	switch {
+	case b && o:
+		return "both"
+	case b:
+		return "base-only"
+	case o:
+		return "other-only"
+	}
+	return "neither"
+}
+
+var regionOrder = map[string]int{"base-only": 0, "other-only": 1, "both": 2, "neither": 3}
+
+func reportView(c store.Comparison, rep *analysis.Report, r *http.Request) (views.ReportView, error) {
+	q := r.URL.Query()
+	f := views.ProblemFilter{Region: q.Get("region"), Subject: q.Get("subject"), Level: q.Get("level"), Pair: 1}
+	if p, err := strconv.Atoi(q.Get("pair")); err == nil && p >= 1 && p < len(rep.Models) {
+		f.Pair = p
+	}
+	if _, ok := regionOrder[f.Region]; !ok {
+		f.Region = ""
+	}
+	v := views.ReportView{C: c, R: rep, Filter: f, Regions: map[string]int{}}
+	subjects, levels := map[string]bool{}, map[string]bool{}
+	for _, row := range rep.Rows {
+		row.Region = regionOf(row.Counts[0], row.Counts[f.Pair])
+		v.Regions[row.Region]++
+		if row.Subject != "" {
+			subjects[row.Subject] = true
+		}
+		if row.Level != "" {
+			levels[row.Level] = true
+		}
+		if (f.Region != "" && row.Region != f.Region) || (f.Subject != "" && row.Subject != f.Subject) ||
+			(f.Level != "" && row.Level != f.Level) {
+			continue
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	slices.SortStableFunc(v.Rows, func(a, b analysis.ProblemRow) int { return regionOrder[a.Region] - regionOrder[b.Region] })
+	for s := range subjects {
+		v.Subjects = append(v.Subjects, s)
+	}
+	for l := range levels {
+		v.Levels = append(v.Levels, l)
+	}
+	slices.Sort(v.Subjects)
+	slices.SortFunc(v.Levels, func(a, b string) int {
+		ai, aerr := strconv.Atoi(a)
+		bi, berr := strconv.Atoi(b)
+		if aerr == nil && berr == nil {
+			return ai - bi
+		}
+		return strings.Compare(a, b)
+	})
+	var err error
+	v.Crossover, v.Venns, v.Histogram, err = reportCharts(c.ID, rep)
+	return v, err
+}
+
+func (s *Server) mappingRuns(r *http.Request, c store.Comparison) ([]views.MappingRun, error) {
+	var out []views.MappingRun
+	for _, run := range c.Runs {
+		if run.Format != "" || run.UploadID == nil {
+			continue
+		}
+		head, err := s.st.UploadHead(r.Context(), *run.UploadID, 64<<10)
+		if err != nil {
+			return nil, err
+		}
+		mr := views.MappingRun{Run: run}
+		if len(run.Mapping) > 0 {
+			_ = json.Unmarshal(run.Mapping, &mr.Mapping)
+		}
+		mr.Fields, mr.Items = fieldNames(head)
+		line := head
+		if i := strings.IndexByte(string(head), '\n'); i >= 0 {
+			line = head[:i]
+		}
+		mr.Preview = truncate(string(line), 2000)
+		out = append(out, mr)
+	}
+	return out, nil
+}
+
+// fieldNames lists the keys of the first JSON line and of the items of its
+// first list of objects, for the mapping form's choices.
+func fieldNames(head []byte) (top, items []string) {
+	line := string(head)
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(line), &obj) != nil {
+		return nil, nil
+	}
+	for k, v := range obj {
+		top = append(top, k)
+		var list []map[string]json.RawMessage
+		if items == nil && json.Unmarshal(v, &list) == nil && len(list) > 0 {
+			for ik := range list[0] {
+				items = append(items, ik)
+			}
+		}
+	}
+	slices.Sort(top)
+	slices.Sort(items)
+	return top, items
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + " …"
+}
+
+func (s *Server) mapping(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	c, err := s.st.GetComparison(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if c.Status != store.StatusNeedsMapping {
+		http.Redirect(w, r, fmt.Sprintf("/comparisons/%d", id), http.StatusSeeOther)
+		return
+	}
+	runs, err := s.mappingRuns(r, c)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, views.MappingPage(c, runs, ""))
+}
+
+func (s *Server) confirmMapping(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	c, err := s.st.GetComparison(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if c.Status != store.StatusNeedsMapping {
+		http.Redirect(w, r, fmt.Sprintf("/comparisons/%d", id), http.StatusSeeOther)
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	get := func(runID int64, f string) string {
+		return strings.TrimSpace(r.PostForm.Get(fmt.Sprintf("run%d_%s", runID, f)))
+	}
+	err = s.st.WithTx(r.Context(), func(tx *store.Store) error {
+		for _, run := range c.Runs {
+			if run.Format != "" {
+				continue
+			}
+			m := ingest.Mapping{ProblemID: get(run.ID, "problem_id"), List: get(run.ID, "list"), Completion: get(run.ID, "completion"),
+				Correct: get(run.ID, "correct"), Extracted: get(run.ID, "extracted"), SampleIndex: get(run.ID, "sample_index"),
+				FinishReason: get(run.ID, "finish_reason"), Tokens: get(run.ID, "tokens")}
+			if m.Completion == "" && m.Correct == "" {
+				return badForm("%s: choose at least the completion text or the verdict field", run.ModelName)
+			}
+			if err := tx.SetRunMapping(r.Context(), run.ID, string(ingest.FormatMapped), m); err != nil {
+				return err
+			}
+		}
+		if err := tx.SetComparisonStatus(r.Context(), id, store.StatusPending, ""); err != nil {
+			return err
+		}
+		return jobs.StartImport(r.Context(), s.jobs, tx, id)
+	})
+	var fe formError
+	if errors.As(err, &fe) {
+		runs, rerr := s.mappingRuns(r, c)
+		if rerr != nil {
+			s.fail(w, r, rerr)
+			return
+		}
+		s.render(w, r, http.StatusBadRequest, views.MappingPage(c, runs, fe.msg))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d", id), http.StatusSeeOther)
+}
+
+func (s *Server) reverify(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	c, err := s.st.GetComparison(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if c.Status != store.StatusReady {
+		s.render(w, r, http.StatusConflict, views.ErrorPage(409, "Not ready", "This comparison is still "+c.Status+"; re-verify once it is ready."))
+		return
+	}
+	if err := s.st.SetComparisonStatus(r.Context(), id, store.StatusVerifying, ""); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := jobs.StartReverify(r.Context(), s.jobs, id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d", id), http.StatusSeeOther)
+}
+
+func (s *Server) deleteComparison(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.st.DeleteComparison(r.Context(), id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// samplesShown is how many samples per model the problem page shows before
+// "show more".
+const samplesShown = 16
+
+func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	pid, err := idParam(r, "pid")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	c, err := s.st.GetComparison(ctx, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	p, err := s.st.GetProblem(ctx, pid)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if c.DatasetID == nil || p.DatasetID != *c.DatasetID {
+		s.fail(w, r, fmt.Errorf("problem %d is not in comparison %d: %w", pid, id, store.ErrNotFound))
+		return
+	}
+	v := views.ProblemView{C: c, P: p, ShowAll: r.URL.Query().Get("all") == "1"}
+	limit := samplesShown
+	if v.ShowAll {
+		limit = 4096
+	}
+	counts, err := s.st.CountsForComparison(ctx, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for _, run := range c.Runs {
+		pm := views.ProblemModel{Run: run}
+		for _, x := range counts[run.ID] {
+			if x.ProblemID == pid {
+				pm.N, pm.C = x.N, x.C
+			}
+		}
+		if run.HasTexts {
+			if pm.Samples, err = s.st.SamplesForProblem(ctx, run.ID, pid, limit); err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			pm.More = pm.N - len(pm.Samples)
+		}
+		v.Models = append(v.Models, pm)
+	}
+	if c.Status == store.StatusReady {
+		if rep, err := analysis.Build(ctx, s.st, id); err == nil {
+			v.Region, v.Prev, v.Next = neighbours(rep, pid)
+		}
+	}
+	s.render(w, r, http.StatusOK, views.ProblemPage(v))
+}
+
+// neighbours finds a problem's region and the previous and next problems of
+// the same region, in dataset order.
+func neighbours(rep *analysis.Report, pid int64) (region string, prev, next int64) {
+	at := -1
+	for i, row := range rep.Rows {
+		if row.ProblemID == pid {
+			at, region = i, row.Region
+		}
+	}
+	if at < 0 {
+		return "", 0, 0
+	}
+	for i := at - 1; i >= 0; i-- {
+		if rep.Rows[i].Region == region {
+			prev = rep.Rows[i].ProblemID
+			break
+		}
+	}
+	for i := at + 1; i < len(rep.Rows); i++ {
+		if rep.Rows[i].Region == region {
+			next = rep.Rows[i].ProblemID
+			break
+		}
+	}
+	return region, prev, next
+}
