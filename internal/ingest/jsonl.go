@@ -11,6 +11,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // maxLineBytes bounds one JSONL line (256 MiB). A variable so tests can lower it.
@@ -72,14 +75,22 @@ type lineDec struct {
 	index int // 0-based among non-blank lines (the Qwen evaluator's idx)
 }
 
-// eachObject calls fn once per non-blank line of r, in order, with a decoder whose first token (the
-// line's '{') has been read; fn must consume the rest of that object. Blank lines are skipped but
-// counted for line numbers; a UTF-8 BOM is dropped. A file with no JSON line is an *Error.
-func eachObject(r io.Reader, file string, fn func(d *lineDec) error) error {
+// newLineBuffer buffers r for line reading and drops a leading UTF-8 BOM.
+func newLineBuffer(r io.Reader) *bufio.Reader {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
 		_, _ = br.Discard(len(utf8BOM))
 	}
+	return br
+}
+
+var errEmptyJSONL = "empty file: no JSON lines"
+
+// eachObject calls fn once per non-blank line of r, in order, with a decoder whose first token (the
+// line's '{') has been read; fn must consume the rest of that object. Lines are streamed, never held
+// whole. Blank lines are skipped but counted for line numbers. A file with no JSON line is an *Error.
+func eachObject(r io.Reader, file string, fn func(d *lineDec) error) error {
+	br := newLineBuffer(r)
 	line, index := 0, 0
 	for {
 		if _, err := br.Peek(1); err != nil {
@@ -89,33 +100,176 @@ func eachObject(r io.Reader, file string, fn func(d *lineDec) error) error {
 			return fmt.Errorf("ingest: read %s: %w", file, err)
 		}
 		line++
-		lr := &lineReader{br: br}
-		d := &lineDec{Decoder: json.NewDecoder(lr), lr: lr, file: file, line: line, index: index}
-		tok, err := d.Token()
-		if err == io.EOF && lr.err == nil {
-			continue // blank line
-		}
+		d := &lineDec{file: file, line: line, index: index}
+		blank, err := d.stream(br, fn)
 		if err != nil {
-			return d.jsonErr("", err)
-		}
-		if tok != json.Delim('{') {
-			return d.errorf("", "want one JSON object per line, got %s", tokenKind(tok))
-		}
-		if err := fn(d); err != nil {
 			return err
 		}
-		if tok, err := d.Token(); err != io.EOF {
-			if err != nil {
-				return d.jsonErr("", err)
-			}
-			return d.errorf("", "more than one JSON value on the line (next is %s)", tokenKind(tok))
+		if !blank {
+			index++
 		}
-		index++
 	}
 	if index == 0 {
-		return &Error{File: file, Msg: "empty file: no JSON lines"}
+		return &Error{File: file, Msg: errEmptyJSONL}
 	}
 	return nil
+}
+
+// stream decodes the line at the head of br as one JSON object, handing it to fn after its '{'.
+func (d *lineDec) stream(br *bufio.Reader, fn func(d *lineDec) error) (blank bool, err error) {
+	d.lr = &lineReader{br: br}
+	d.Decoder = json.NewDecoder(d.lr)
+	tok, err := d.Token()
+	if err == io.EOF && d.lr.err == nil {
+		return true, nil
+	}
+	if err != nil {
+		return false, d.jsonErr("", err)
+	}
+	if tok != json.Delim('{') {
+		return false, d.errorf("", "want one JSON object per line, got %s", tokenKind(tok))
+	}
+	if err := fn(d); err != nil {
+		return false, err
+	}
+	if tok, err := d.Token(); err != io.EOF {
+		if err != nil {
+			return false, d.jsonErr("", err)
+		}
+		return false, d.errorf("", "more than one JSON value on the line (next is %s)", tokenKind(tok))
+	}
+	return false, nil
+}
+
+// eachLine is eachObject for files of short lines: it reads each line whole into a reused buffer
+// and calls fn with the line if it is a valid JSON object (fast: no decoder, no tokens). Any other
+// non-blank line goes through the streaming decoder and fallback, which finds what is wrong with it.
+func eachLine(r io.Reader, file string, fn func(d *lineDec, obj []byte) error, fallback func(d *lineDec) error) error {
+	br := newLineBuffer(r)
+	var buf []byte
+	line, index := 0, 0
+	for {
+		var err error
+		if buf, err = readLine(br, buf[:0]); err != nil && err != io.EOF {
+			if err == errLineTooLong {
+				return &Error{File: file, Line: line + 1, Msg: fmt.Sprintf("line longer than %d bytes", maxLineBytes)}
+			}
+			return fmt.Errorf("ingest: read %s: %w", file, err)
+		}
+		if len(buf) == 0 && err == io.EOF {
+			break
+		}
+		line++
+		obj := bytes.TrimSpace(buf)
+		if len(obj) == 0 {
+			continue
+		}
+		d := &lineDec{file: file, line: line, index: index}
+		if obj[0] == '{' && json.Valid(obj) {
+			err = fn(d, obj)
+		} else {
+			_, err = d.stream(bufio.NewReader(bytes.NewReader(obj)), fallback)
+		}
+		if err != nil {
+			return err
+		}
+		index++
+		if cap(buf) > 4<<20 {
+			buf = nil // do not keep one huge line's buffer for the rest of the file
+		}
+	}
+	if index == 0 {
+		return &Error{File: file, Msg: errEmptyJSONL}
+	}
+	return nil
+}
+
+// readLine appends the next line of br (with its '\n', if any) to buf. At the end of input it
+// returns what is left and io.EOF.
+func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(buf)+len(chunk) > maxLineBytes {
+			return buf, errLineTooLong
+		}
+		buf = append(buf, chunk...)
+		if err != bufio.ErrBufferFull {
+			return buf, err
+		}
+	}
+}
+
+// scanObject calls fn with each top-level field of obj, which must be a valid JSON object (checked
+// with json.Valid first, so the scan can trust the syntax). key is the raw key between its quotes.
+func scanObject(obj []byte, fn func(key, val []byte) error) error {
+	i := skipSpace(obj, 0) + 1 // past '{'
+	for {
+		i = skipSpace(obj, i)
+		switch obj[i] {
+		case '}':
+			return nil
+		case ',':
+			i = skipSpace(obj, i+1)
+		}
+		end := stringEnd(obj, i)
+		key := obj[i+1 : end-1]
+		i = skipSpace(obj, skipSpace(obj, end)+1) // past ':'
+		vend := valueEnd(obj, i)
+		if err := fn(key, obj[i:vend]); err != nil {
+			return err
+		}
+		i = vend
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the closing quote of the string starting at b[i].
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; ; {
+		j += bytes.IndexAny(b[j:], `"\`)
+		if b[j] == '\\' {
+			j += 2
+			continue
+		}
+		return j + 1
+	}
+}
+
+// valueEnd returns the index just past the value starting at b[i].
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; ; j++ {
+			switch b[j] {
+			case '"':
+				j = stringEnd(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+	}
+	j := i
+	for j < len(b) {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return j
+		}
+		j++
+	}
+	return j
 }
 
 func (d *lineDec) errorf(field, format string, args ...any) error {
@@ -286,17 +440,100 @@ func joinField(prefix, key string) string {
 
 // str reads a JSON string; null reads as "".
 func (d *lineDec) str(field string, raw json.RawMessage) (string, error) {
-	switch kindOf(raw) {
+	switch k := kindOf(raw); k {
 	case "null":
 		return "", nil
 	case "string":
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", d.errorf(field, "invalid JSON string: %v", err)
-		}
-		return s, nil
+		return unquote(bytes.TrimSpace(raw)), nil
+	default:
+		return "", d.errorf(field, "want a string, got %s", k)
 	}
-	return "", d.errorf(field, "want a string, got %s", kindOf(raw))
+}
+
+// unquote decodes a JSON string literal that a decoder or json.Valid has already checked, in one
+// pass (json.Unmarshal would validate it again). Like encoding/json, it turns invalid UTF-8 and
+// unpaired surrogates into U+FFFD.
+func unquote(lit []byte) string {
+	in := lit[1 : len(lit)-1]
+	if bytes.IndexByte(in, '\\') < 0 {
+		if utf8.Valid(in) {
+			return string(in)
+		}
+		return fixUTF8(in)
+	}
+	out := make([]byte, 0, len(in))
+	for {
+		i := bytes.IndexByte(in, '\\')
+		if i < 0 {
+			out = append(out, in...)
+			break
+		}
+		out = append(out, in[:i]...)
+		c := in[i+1]
+		in = in[i+2:]
+		switch c {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r := hex4(in)
+			in = in[4:]
+			if utf16.IsSurrogate(r) {
+				r2 := unicode.ReplacementChar
+				if len(in) >= 6 && in[0] == '\\' && in[1] == 'u' {
+					r2 = hex4(in[2:])
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
+					r = dec
+					in = in[6:]
+				} else {
+					r = unicode.ReplacementChar
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default: // '"', '\\', '/'
+			out = append(out, c)
+		}
+	}
+	if !utf8.Valid(out) {
+		return fixUTF8(out)
+	}
+	return string(out)
+}
+
+// fixUTF8 replaces each invalid byte with U+FFFD, as encoding/json does.
+func fixUTF8(b []byte) string {
+	out := make([]byte, 0, len(b)+8)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		out = utf8.AppendRune(out, r) // RuneError for an invalid byte (n == 1)
+		b = b[n:]
+	}
+	return string(out)
+}
+
+// hex4 reads the 4 hex digits of a \u escape (already validated).
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // text reads a string, or a number or bool as its text (numbers normalised, see normNumber); null is "".

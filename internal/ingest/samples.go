@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -190,13 +191,22 @@ func ReadSamples(r io.Reader, file string, f Format, m *Mapping, onSample func(S
 			sr.want[head] = true
 		}
 	}
+	if s.list == "" { // one short line per sample: read lines whole
+		sr.wantKey = map[string]string{}
+		for k := range sr.want {
+			sr.wantKey[k] = k
+		}
+		return eachLine(r, file, sr.wholeLine, sr.line)
+	}
 	return eachObject(r, file, sr.line)
 }
 
 type sampleReader struct {
 	spec
 	onSample func(Sample) error
-	want     map[string]bool // top-level fields to keep
+	want     map[string]bool   // top-level fields to keep
+	wantKey  map[string]string // the same, mapping to itself (to store a scanned key without allocating)
+	keys     [][]byte          // the current line's keys, for the duplicate check
 	probs    map[string]*probState
 	top      map[string]json.RawMessage // the current line's kept fields (reused)
 	pend     []pending                  // the current line's samples (reused)
@@ -239,6 +249,40 @@ func (sr *sampleReader) line(d *lineDec) error {
 	if err != nil {
 		return err
 	}
+	return sr.finish(d, listSeen)
+}
+
+// wholeLine reads a one-sample line that json.Valid accepted, by scanning its top-level fields.
+func (sr *sampleReader) wholeLine(d *lineDec, obj []byte) error {
+	clear(sr.top)
+	sr.keys = sr.keys[:0]
+	err := scanObject(obj, func(key, val []byte) error {
+		for _, k := range sr.keys {
+			if bytes.Equal(k, key) {
+				return d.errorf(string(key), "field appears twice in the object")
+			}
+		}
+		sr.keys = append(sr.keys, key)
+		if bytes.IndexByte(key, '\\') >= 0 { // an escaped key: rare, unquote it properly
+			var k string
+			if err := json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &k); err != nil {
+				return d.errorf("", "invalid JSON key: %v", err)
+			}
+			key = []byte(k)
+		}
+		if k, ok := sr.wantKey[string(key)]; ok {
+			sr.top[k] = val
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return sr.finish(d, false)
+}
+
+// finish turns the line's kept fields and list items into samples and delivers them.
+func (sr *sampleReader) finish(d *lineDec, listSeen bool) error {
 	defer func() { clear(sr.pend); sr.pend = sr.pend[:0] }()
 
 	key := strconv.Itoa(d.index)

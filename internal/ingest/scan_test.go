@@ -1,0 +1,69 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+var unquoteSeeds = []string{
+	`""`, `"plain"`, `"a\nb\tc\\d\"e\/f\bg\fh\ri"`, `"caf\u00e9 \u4e2d"`, `"\ud83d\ude00 smile"`,
+	`"lone \ud83d high"`, `"lone \ude00 low"`, `"\ud83d\u0041 bad pair"`, "\"raw \xff byte\"", `"end \\"`,
+	`"\u00"`, // not valid JSON: skipped by the fuzz check
+}
+
+// FuzzUnquote checks unquote against encoding/json on every valid JSON string literal.
+func FuzzUnquote(f *testing.F) {
+	for _, s := range unquoteSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, lit []byte) {
+		lit = bytes.TrimSpace(lit) // as str does
+		if len(lit) < 2 || lit[0] != '"' || !json.Valid(lit) {
+			return
+		}
+		var want string
+		if err := json.Unmarshal(lit, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := unquote(lit); got != want {
+			t.Errorf("unquote(%q) = %q, want %q", lit, got, want)
+		}
+	})
+}
+
+// FuzzScanObject checks the fast field scanner against encoding/json on valid objects.
+func FuzzScanObject(f *testing.F) {
+	for _, s := range []string{`{}`, ` { "a" : 1 , "b":[1,{"c":"}"}], "d\"e": "x\\", "f": null, "g": -1.5e3, "h": {"i": [[]]}} `,
+		`{"k":"v"}`, `{"a":true,"b":false}`, `{"s":"[{\"x"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, obj []byte) {
+		obj = bytes.TrimSpace(obj)
+		if len(obj) == 0 || obj[0] != '{' || !json.Valid(obj) {
+			return
+		}
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal(obj, &want); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]json.RawMessage{}
+		n := 0
+		err := scanObject(obj, func(key, val []byte) error {
+			n++
+			got[unquote(append(append([]byte{'"'}, key...), '"'))] = val
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != len(want) { // duplicate keys: encoding/json keeps one, the scanner sees all
+			return
+		}
+		for k, v := range want {
+			if !bytes.Equal(got[k], v) {
+				t.Errorf("field %q: scanned %q, want %q", k, got[k], v)
+			}
+		}
+	})
+}
