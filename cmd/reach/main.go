@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -27,6 +29,7 @@ Usage:
   reach import         create a comparison from files: --dataset FILE --base NAME=FILE --model NAME=FILE ... --name NAME [--wait]
   reach report ID      print a comparison's report (--json for the API's JSON)
   reach verify         run the math verifier: --cases FILE --json | --bench FILE
+  reach healthcheck    exit 0 when the server's /healthz answers ok (for container health checks)
   reach version        print the version
 
 Every command takes --database-url (default $DATABASE_URL, else the local server's "reach" database).
@@ -57,6 +60,8 @@ func main() {
 		err = runReport(ctx, args, os.Stdout)
 	case "verify":
 		err = runVerify(ctx, args, os.Stdin, os.Stdout)
+	case "healthcheck":
+		err = runHealthcheck(ctx, args)
 	case "version", "--version", "-v":
 		fmt.Println("reach", version)
 	case "help", "-h", "--help":
@@ -97,4 +102,29 @@ func newFlags(name string, out io.Writer) (*flag.FlagSet, *string) {
 	fs.SetOutput(out)
 	db := fs.String("database-url", envOr("DATABASE_URL", defaultDatabaseURL), "Postgres URL (env DATABASE_URL)")
 	return fs, db
+}
+
+// runHealthcheck asks a running server's /healthz; distroless images have
+// no curl, so the container health check uses the binary itself.
+func runHealthcheck(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("reach healthcheck", flag.ContinueOnError)
+	url := fs.String("url", "http://127.0.0.1"+envOr("REACH_ADDR", ":8080")+"/healthz", "health URL")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, *url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", *url, resp.Status)
+	}
+	return nil
 }

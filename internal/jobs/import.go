@@ -295,7 +295,7 @@ func (w *ImportWorker) importRun(ctx context.Context, tx *store.Store, c store.C
 		if s.Correct != nil {
 			fileLabel = true
 			if !c.Reverify {
-				row.Status, row.Extracted, row.VerdictSource = store.SampleIncorrect, s.Extracted, "file"
+				row.Status, row.Extracted, row.Reason, row.VerdictSource = store.SampleIncorrect, s.Extracted, s.Reason, "file"
 				if *s.Correct {
 					row.Status = store.SampleCorrect
 				}

@@ -25,7 +25,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return fmt.Errorf("river migrations: %w", err)
 	}
 	for _, v := range res.Versions {
-		slog.Info("applied river migration", "version", v.Version)
+		slog.Debug("applied river migration", "version", v.Version)
 	}
 
 	db := stdlib.OpenDBFromPool(s.pool)
@@ -39,7 +39,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return fmt.Errorf("reach migrations: %w", err)
 	}
 	for _, r := range results {
-		slog.Info("applied migration", "source", r.Source.Path, "duration", r.Duration)
+		slog.Debug("applied migration", "source", r.Source.Path, "duration", r.Duration)
 	}
 	return nil
 }

@@ -1,0 +1,45 @@
+# Reach — the two commands that matter:
+#   make run    build, make sure Postgres is up, start the dashboard on :8080 with the example comparison
+#   make test   every test: unit, integration (real Postgres + River), browser (headless Chromium)
+
+GO      ?= go
+BIN     ?= bin/reach
+ADDR    ?= :8080
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: run build test check generate postgres bench clean
+
+build:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/reach
+
+## run: the dashboard with in-process workers; uses DATABASE_URL if set, else the local Postgres.
+run: build postgres
+	$(BIN) serve --addr $(ADDR)
+
+## postgres: start the local Postgres cluster if it is not answering (no-op with DATABASE_URL set).
+postgres:
+	@if [ -z "$$DATABASE_URL" ] && ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then \
+		echo "starting local PostgreSQL"; \
+		pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start; \
+		for i in $$(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done; \
+	fi
+
+## test: the whole suite against the real Postgres (started if down) and River.
+test: postgres
+	$(GO) test -count=1 -timeout 30m ./...
+
+## check: formatting, vet and generated templ code in sync (CI runs it before the tests).
+check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) tool templ generate -path web/views >/dev/null
+	@git diff --exit-code -- 'web/views/*_templ.go' || { echo "generated templ code is stale: run make generate and commit"; exit 1; }
+
+generate:
+	$(GO) tool templ generate -path web/views
+
+bench:
+	$(GO) test -run XXX -bench . -benchmem ./internal/...
+
+clean:
+	rm -rf bin

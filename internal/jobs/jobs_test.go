@@ -1,0 +1,275 @@
+package jobs_test
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/intake"
+	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/testdb"
+	vmath "github.com/reach-lab/reach/internal/verify/math"
+)
+
+// sharedData is ../shared/data relative to the repository root.
+func sharedData(t *testing.T, rel string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	p := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "data", rel)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("test data %s: %v", p, err)
+	}
+	return p
+}
+
+type env struct {
+	st     *store.Store
+	client *jobs.Client
+}
+
+func start(t *testing.T) env {
+	t.Helper()
+	st, _ := testdb.New(t)
+	client, err := jobs.NewClient(st, jobs.Config{Workers: 4, Verifier: vmath.New(),
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := client.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = client.Stop(ctx)
+	})
+	return env{st, client}
+}
+
+// wait polls until the comparison leaves the import/verify states.
+func (e env) wait(t *testing.T, id int64) store.Comparison {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		c, err := e.st.GetComparison(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Status == store.StatusReady || c.Status == store.StatusFailed {
+			return c
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("comparison %d not done after 2 minutes", id)
+	return store.Comparison{}
+}
+
+func (e env) importReady(t *testing.T, spec intake.Spec) *analysis.Report {
+	t.Helper()
+	id, _, err := intake.Create(context.Background(), e.st, e.client, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := e.wait(t, id); c.Status != store.StatusReady {
+		t.Fatalf("comparison failed: %s", c.Error)
+	}
+	rep, err := analysis.Build(context.Background(), e.st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func pct(v float64) float64 { return math.Round(v*10000) / 100 }
+
+// The one public base-vs-RL pair at the paper's scale: the figures are the
+// audited reproduction's README headline (Qwen2.5-7B vs SimpleRL-Zoo, n = 128).
+func TestMATH500CountsPair(t *testing.T) {
+	e := start(t)
+	dir := sharedData(t, "generations/math500-qwen25-7b-base-vs-simplerl-counts")
+	rep := e.importReady(t, intake.Spec{
+		Name:    "math500",
+		Dataset: intake.LocalFile(sharedData(t, "math500/test.jsonl")),
+		Models: []intake.Model{
+			{Name: "Qwen2.5-7B", File: intake.LocalFile(filepath.Join(dir, "qwen2.5-7b-base.csv"))},
+			{Name: "SimpleRL-Zoo", File: intake.LocalFile(filepath.Join(dir, "qwen2.5-7b-simplerl-zoo.csv"))},
+		},
+	})
+	if rep.Problems != 500 || rep.KMax != 128 {
+		t.Fatalf("problems %d, kmax %d; want 500, 128", rep.Problems, rep.KMax)
+	}
+	b, r := rep.Models[0], rep.Models[1]
+	if pct(b.Pass1) != 61.39 || pct(r.Pass1) != 77.93 {
+		t.Errorf("pass@1 %.2f vs %.2f; want 61.39 vs 77.93", 100*b.Pass1, 100*r.Pass1)
+	}
+	if pct(b.PassN) != 96.20 || pct(r.PassN) != 93.00 {
+		t.Errorf("pass@128 %.2f vs %.2f; want 96.20 vs 93.00", 100*b.PassN, 100*r.PassN)
+	}
+	s := rep.Pairs[0].Solved
+	if s != (analysis.Solved{Both: 462, BaseOnly: 19, OtherOnly: 3, Neither: 16}) {
+		t.Errorf("solved sets %+v; want both 462 / base-only 19 / RL-only 3 / neither 16", s)
+	}
+	if len(rep.BaseOnly) != 19 || len(b.PassAtK) != 128 || len(b.Counts) != 500 {
+		t.Errorf("base-only ids %d, curve points %d, counts %d", len(rep.BaseOnly), len(b.PassAtK), len(b.Counts))
+	}
+	if cr := rep.Pairs[0].Crossover; !cr.Found || cr.K < 8 || cr.K > 32 {
+		t.Errorf("crossover %+v; want one between k = 8 and 32", cr)
+	}
+}
+
+// A real pair with completion texts and human-eval verdicts.
+func TestHumanEvalPair(t *testing.T) {
+	e := start(t)
+	dir := sharedData(t, "humaneval/samples-mistral-vs-zephyr")
+	rep := e.importReady(t, intake.Spec{
+		Name:    "humaneval",
+		Dataset: intake.LocalFile(sharedData(t, "humaneval/HumanEval.jsonl")),
+		Models: []intake.Model{
+			{Name: "mistral", File: intake.LocalFile(filepath.Join(dir, "mistral_samples.jsonl_results.jsonl"))},
+			{Name: "zephyr", File: intake.LocalFile(filepath.Join(dir, "zephyr_samples.jsonl_results.jsonl"))},
+		},
+	})
+	if rep.Problems != 164 || rep.KMax != 10 {
+		t.Fatalf("problems %d, kmax %d; want 164, 10", rep.Problems, rep.KMax)
+	}
+	if rep.Models[0].Solved != 71 || rep.Models[1].Solved != 82 {
+		t.Errorf("solved %d vs %d; want 71 vs 82", rep.Models[0].Solved, rep.Models[1].Solved)
+	}
+	if pct(rep.Models[0].Pass1) != 32.50 || pct(rep.Models[1].PassN) != 50.00 {
+		t.Errorf("mistral pass@1 %.2f, zephyr pass@10 %.2f; want 32.50, 50.00", 100*rep.Models[0].Pass1, 100*rep.Models[1].PassN)
+	}
+	// Completions are stored with their file verdicts.
+	row := rep.Rows[0]
+	ss, err := e.st.SamplesForProblem(context.Background(), rep.Models[0].RunID, row.ProblemID, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 10 || ss[0].Completion == "" || ss[0].VerdictSource != "file" {
+		t.Fatalf("HumanEval/0: %d samples, first %+v", len(ss), ss[0])
+	}
+}
+
+func gsm8kSpec(t *testing.T, reverify bool) intake.Spec {
+	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+	return intake.Spec{
+		Name:     "gsm8k",
+		Reverify: reverify,
+		Dataset:  intake.LocalFile(filepath.Join(dir, "data/gsm8k_subset.jsonl")),
+		Models: []intake.Model{
+			{Name: "SFT", File: intake.LocalFile(filepath.Join(dir, "results_1024_cuda/sft_raw.jsonl"))},
+			{Name: "PPO", File: intake.LocalFile(filepath.Join(dir, "results_1024_cuda/rl_raw.jsonl"))},
+		},
+	}
+}
+
+// The GSM8K SFT-vs-PPO rollouts (a layout Reach reads through a guessed
+// field mapping), with the files' own labels and then re-verified.
+func TestGSM8KRollouts(t *testing.T) {
+	e := start(t)
+	for _, reverify := range []bool{false, true} {
+		rep := e.importReady(t, gsm8kSpec(t, reverify))
+		s := rep.Pairs[0].Solved
+		if s != (analysis.Solved{Both: 26, BaseOnly: 2, OtherOnly: 1, Neither: 1}) {
+			t.Errorf("reverify=%v: solved sets %+v; want both 26 / base-only 2 / RL-only 1 / neither 1", reverify, s)
+		}
+		if !slices.Equal(rep.BaseOnly, []string{"22", "23"}) {
+			t.Errorf("reverify=%v: base-only %v; want [22 23]", reverify, rep.BaseOnly)
+		}
+		want := "file"
+		if reverify {
+			want = vmath.New().Name()
+		}
+		if got := rep.Models[0].VerdictSource; !strings.HasPrefix(got, strings.Split(want, "/")[0]) && got != "verifier" {
+			t.Errorf("reverify=%v: verdict source %q", reverify, got)
+		}
+		if rep.KMax != 8 || rep.Problems != 30 {
+			t.Errorf("kmax %d problems %d; want 8, 30", rep.KMax, rep.Problems)
+		}
+	}
+}
+
+// A bad line anywhere fails the whole import with file, line and field,
+// keeps nothing of it, and leaves other comparisons alone.
+func TestBadInputRollsBack(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	good := e.importReady(t, gsm8kSpec(t, false))
+
+	dir := t.TempDir()
+	ds := filepath.Join(dir, "ds.jsonl")
+	os.WriteFile(ds, []byte(`{"id":"a","problem":"1+1?","answer":"2"}`+"\n"+`{"id":"b","problem":"2+2?","answer":"4"}`+"\n"), 0o644)
+	cases := map[string]struct{ base, other, want string }{
+		"broken json": {`{"problem_id":"a","sample_index":0,"completion":"\\boxed{2}","correct":true}`,
+			`{"problem_id":"a","sample_index":0,"completion":"x","correct":false}` + "\n" + `{"problem_id":"b","sample_index":0,"completion":"x","correct":false}` + "\n" + `{"problem_id":"b", "sample_index":1, "completion": "oops`,
+			"other.jsonl:3"},
+		"unknown problem": {`{"problem_id":"a","sample_index":0,"completion":"\\boxed{2}","correct":true}`,
+			`{"problem_id":"a","sample_index":0,"completion":"x","correct":false}` + "\n" + `{"problem_id":"zzz","sample_index":0,"completion":"x","correct":false}`,
+			`other.jsonl:2: problem id`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			os.WriteFile(filepath.Join(dir, "base.jsonl"), []byte(tc.base+"\n"), 0o644)
+			os.WriteFile(filepath.Join(dir, "other.jsonl"), []byte(tc.other+"\n"), 0o644)
+			id, _, err := intake.Create(ctx, e.st, e.client, intake.Spec{Name: "bad", Dataset: intake.LocalFile(ds),
+				Models: []intake.Model{{Name: "b", File: intake.LocalFile(filepath.Join(dir, "base.jsonl"))},
+					{Name: "o", File: intake.LocalFile(filepath.Join(dir, "other.jsonl"))}}})
+			if err != nil { // caught while sniffing the file's first lines, before anything is stored
+				if !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("error %q does not name %q", err, tc.want)
+				}
+				return
+			}
+			c := e.wait(t, id)
+			if c.Status != store.StatusFailed || !strings.Contains(c.Error, tc.want) {
+				t.Fatalf("status %s, error %q; want failed naming %q", c.Status, c.Error, tc.want)
+			}
+			for _, r := range c.Runs {
+				n, _, err := e.st.CountSamples(ctx, r.ID)
+				if err != nil || n != 0 {
+					t.Errorf("run %s kept %d samples (err %v)", r.ModelName, n, err)
+				}
+			}
+			if c.DatasetID != nil {
+				t.Errorf("the failed import kept its dataset %d", *c.DatasetID)
+			}
+		})
+	}
+	again, err := analysis.Build(ctx, e.st, good.ComparisonID)
+	if err != nil || again.Pairs[0].Solved != good.Pairs[0].Solved {
+		t.Fatalf("the earlier comparison changed: %v", err)
+	}
+}
+
+// Re-running verification and aggregation never duplicates or loses samples.
+func TestJobsAreIdempotent(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	rep := e.importReady(t, gsm8kSpec(t, true))
+	run := rep.Models[1].RunID
+	before, _, _ := e.st.CountSamples(ctx, run)
+	for range 2 {
+		if _, err := e.client.Insert(ctx, jobs.VerifyArgs{RunID: run, ComparisonID: rep.ComparisonID}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2 * time.Second)
+	e.wait(t, rep.ComparisonID)
+	after, pending, _ := e.st.CountSamples(ctx, run)
+	if before != 240 || after != before || pending != 0 {
+		t.Fatalf("samples before %d after %d pending %d; want 240, 240, 0", before, after, pending)
+	}
+	again, err := analysis.Build(ctx, e.st, rep.ComparisonID)
+	if err != nil || again.Pairs[0].Solved != rep.Pairs[0].Solved {
+		t.Fatalf("counts changed after re-running jobs: %v", err)
+	}
+}
