@@ -55,7 +55,7 @@ var (
 func ReadDataset(r io.Reader, file string, fn func(Problem) error) error {
 	keyField, first := "", true
 	seen := map[string]int{} // key -> line, to report duplicates
-	return eachObject(r, file, func(d *lineDec) error {
+	return eachLine(r, file, nil, func(d *lineDec) error {
 		obj := map[string]json.RawMessage{}
 		err := d.object("", func(k string) error {
 			raw, err := d.raw(k)

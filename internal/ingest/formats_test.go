@@ -275,9 +275,47 @@ func TestLongLines(t *testing.T) {
 		t.Errorf("%d samples", len(got))
 	}
 
-	// Lines past the limit are an error naming the line (the limit is lowered for the test).
-	defer func(n int) { maxLineBytes = n }(maxLineBytes)
+	// Lines past the limit are an error naming the line (limits lowered for the test), whether the
+	// line is read whole or streamed.
+	defer func(n, w int) { maxLineBytes, wholeLineMax = n, w }(maxLineBytes, wholeLineMax)
 	maxLineBytes = 64 << 10
-	_, err = collect(t, `{"problem_id": "q", "completions": ["short"]}`+"\n"+b.String(), FormatReachProblem, nil)
+	in := `{"problem_id": "q", "completions": ["short"]}` + "\n" + b.String()
+	_, err = collect(t, in, FormatReachProblem, nil)
+	wantError(t, err, 2, "", "line longer than 65536 bytes")
+	wholeLineMax = 0
+	_, err = collect(t, in, FormatReachProblem, nil)
 	wantError(t, err, 2, "completions[0]", "line longer than 65536 bytes")
+}
+
+// TestStreamingMatchesWholeLine reads every real samples file twice: lines read whole (the fast
+// path) and every line token-streamed (the path for lines over wholeLineMax). Both must agree.
+func TestStreamingMatchesWholeLine(t *testing.T) {
+	files := []struct {
+		rel string
+		f   Format
+		m   *Mapping
+	}{
+		{"generations/math500-qwen3-4b-base-greedy/qwen25-math-cot__test_qwen25-math-cot_-1_seed0_t0.0_s0_e-1.jsonl", FormatQwenEval, nil},
+		{"generations/math100-qwen25-math-instruct-maj8-example/math_cot_100.jsonl", FormatQwenEval, nil},
+		{"generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo/results_1024_cuda/sft_raw.jsonl", FormatMapped, &gsm8kRollouts},
+		{"generations/gsm8k-openai-gpt3-example-solutions/example_model_solutions.jsonl", FormatMapped,
+			&Mapping{Completion: "175b_verification.solution", Correct: "175b_verification.is_correct"}},
+		{"humaneval/samples-mistral-vs-zephyr/zephyr_samples.jsonl_results.jsonl", FormatHumanEvalResults, nil},
+	}
+	defer func(w int) { wholeLineMax = w }(wholeLineMax)
+	for _, tc := range files {
+		read := func(max int) []Sample {
+			wholeLineMax = max
+			var out []Sample
+			if err := ReadSamples(open(t, tc.rel), tc.rel, tc.f, tc.m, func(s Sample) error { out = append(out, s); return nil }, nil); err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
+		whole, streamed := read(4<<20), read(0)
+		if len(whole) == 0 {
+			t.Fatalf("%s: no samples", tc.rel)
+		}
+		sameSamples(t, streamed, whole)
+	}
 }

@@ -86,11 +86,24 @@ func newLineBuffer(r io.Reader) *bufio.Reader {
 
 var errEmptyJSONL = "empty file: no JSON lines"
 
-// eachObject calls fn once per non-blank line of r, in order, with a decoder whose first token (the
-// line's '{') has been read; fn must consume the rest of that object. Lines are streamed, never held
-// whole. Blank lines are skipped but counted for line numbers. A file with no JSON line is an *Error.
-func eachObject(r io.Reader, file string, fn func(d *lineDec) error) error {
+// wholeLineMax is the longest line read whole into memory (the fast path); longer lines are
+// token-streamed so their raw text is never held next to what is decoded from it. A variable so
+// tests can lower it.
+var wholeLineMax = 4 << 20
+
+// eachLine calls, once per non-blank line of r in order, either whole(d, obj) with the line's bytes,
+// when the line is at most wholeLineMax bytes and a valid JSON object, or stream(d) with a decoder on
+// the line whose '{' has been read (stream must consume the object): for longer lines, and for
+// invalid ones, where the decoder finds exactly what is wrong. With whole == nil every line is
+// streamed. Blank lines are skipped but counted for line numbers; a UTF-8 BOM is dropped; a file with
+// no JSON line is an *Error.
+func eachLine(r io.Reader, file string, whole func(d *lineDec, obj []byte) error, stream func(d *lineDec) error) error {
 	br := newLineBuffer(r)
+	limit := wholeLineMax
+	if whole == nil {
+		limit = 0
+	}
+	var buf []byte
 	line, index := 0, 0
 	for {
 		if _, err := br.Peek(1); err != nil {
@@ -101,7 +114,28 @@ func eachObject(r io.Reader, file string, fn func(d *lineDec) error) error {
 		}
 		line++
 		d := &lineDec{file: file, line: line, index: index}
-		blank, err := d.stream(br, fn)
+		var complete, blank bool
+		var err error
+		if buf, complete, err = readLine(br, buf[:0], limit); err != nil {
+			if err == errLineTooLong {
+				return d.errorf("", "line longer than %d bytes", maxLineBytes)
+			}
+			return fmt.Errorf("ingest: read %s: %w", file, err)
+		}
+		if complete {
+			obj := bytes.TrimSpace(buf)
+			switch {
+			case len(obj) == 0:
+				blank = true
+			case obj[0] == '{' && json.Valid(obj):
+				err = whole(d, obj)
+			default:
+				blank, err = d.stream(bytes.NewReader(obj), nil, stream)
+			}
+		} else { // a long line: decode what was read, then the rest of the line from br
+			lr := &lineReader{br: br, n: len(buf)}
+			blank, err = d.stream(io.MultiReader(bytes.NewReader(buf), lr), lr, stream)
+		}
 		if err != nil {
 			return err
 		}
@@ -115,12 +149,34 @@ func eachObject(r io.Reader, file string, fn func(d *lineDec) error) error {
 	return nil
 }
 
-// stream decodes the line at the head of br as one JSON object, handing it to fn after its '{'.
-func (d *lineDec) stream(br *bufio.Reader, fn func(d *lineDec) error) (blank bool, err error) {
-	d.lr = &lineReader{br: br}
-	d.Decoder = json.NewDecoder(d.lr)
+// readLine appends the next line of br (with its '\n') to buf until the line ends (complete) or
+// buf holds limit bytes or more (not complete; the rest of the line is still in br).
+func readLine(br *bufio.Reader, buf []byte, limit int) (_ []byte, complete bool, _ error) {
+	for len(buf) < limit {
+		chunk, err := br.ReadSlice('\n')
+		if len(buf)+len(chunk) > maxLineBytes {
+			return buf, false, errLineTooLong
+		}
+		buf = append(buf, chunk...)
+		switch err {
+		case bufio.ErrBufferFull:
+			continue
+		case nil, io.EOF:
+			return buf, true, nil
+		default:
+			return buf, false, err
+		}
+	}
+	return buf, false, nil
+}
+
+// stream decodes one line from rd as one JSON object, handing it to fn after its '{'. lr, if not
+// nil, is the reader of the line's rest, whose read errors are reported as such.
+func (d *lineDec) stream(rd io.Reader, lr *lineReader, fn func(d *lineDec) error) (blank bool, err error) {
+	d.lr = lr
+	d.Decoder = json.NewDecoder(rd)
 	tok, err := d.Token()
-	if err == io.EOF && d.lr.err == nil {
+	if err == io.EOF && (lr == nil || lr.err == nil) {
 		return true, nil
 	}
 	if err != nil {
@@ -139,64 +195,6 @@ func (d *lineDec) stream(br *bufio.Reader, fn func(d *lineDec) error) (blank boo
 		return false, d.errorf("", "more than one JSON value on the line (next is %s)", tokenKind(tok))
 	}
 	return false, nil
-}
-
-// eachLine is eachObject for files of short lines: it reads each line whole into a reused buffer
-// and calls fn with the line if it is a valid JSON object (fast: no decoder, no tokens). Any other
-// non-blank line goes through the streaming decoder and fallback, which finds what is wrong with it.
-func eachLine(r io.Reader, file string, fn func(d *lineDec, obj []byte) error, fallback func(d *lineDec) error) error {
-	br := newLineBuffer(r)
-	var buf []byte
-	line, index := 0, 0
-	for {
-		var err error
-		if buf, err = readLine(br, buf[:0]); err != nil && err != io.EOF {
-			if err == errLineTooLong {
-				return &Error{File: file, Line: line + 1, Msg: fmt.Sprintf("line longer than %d bytes", maxLineBytes)}
-			}
-			return fmt.Errorf("ingest: read %s: %w", file, err)
-		}
-		if len(buf) == 0 && err == io.EOF {
-			break
-		}
-		line++
-		obj := bytes.TrimSpace(buf)
-		if len(obj) == 0 {
-			continue
-		}
-		d := &lineDec{file: file, line: line, index: index}
-		if obj[0] == '{' && json.Valid(obj) {
-			err = fn(d, obj)
-		} else {
-			_, err = d.stream(bufio.NewReader(bytes.NewReader(obj)), fallback)
-		}
-		if err != nil {
-			return err
-		}
-		index++
-		if cap(buf) > 4<<20 {
-			buf = nil // do not keep one huge line's buffer for the rest of the file
-		}
-	}
-	if index == 0 {
-		return &Error{File: file, Msg: errEmptyJSONL}
-	}
-	return nil
-}
-
-// readLine appends the next line of br (with its '\n', if any) to buf. At the end of input it
-// returns what is left and io.EOF.
-func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(buf)+len(chunk) > maxLineBytes {
-			return buf, errLineTooLong
-		}
-		buf = append(buf, chunk...)
-		if err != bufio.ErrBufferFull {
-			return buf, err
-		}
-	}
 }
 
 // scanObject calls fn with each top-level field of obj, which must be a valid JSON object (checked
@@ -220,6 +218,21 @@ func scanObject(obj []byte, fn func(key, val []byte) error) error {
 		}
 		i = vend
 	}
+}
+
+// scanArray calls fn with each element of arr, a list from a valid JSON object.
+func scanArray(arr []byte, fn func(i int, val []byte) error) error {
+	i := skipSpace(arr, 1)
+	for n := 0; arr[i] != ']'; n++ {
+		end := valueEnd(arr, i)
+		if err := fn(n, arr[i:end]); err != nil {
+			return err
+		}
+		if i = skipSpace(arr, end); arr[i] == ',' {
+			i = skipSpace(arr, i+1)
+		}
+	}
+	return nil
 }
 
 func skipSpace(b []byte, i int) int {
@@ -281,11 +294,15 @@ func (d *lineDec) errorf(field, format string, args ...any) error {
 func (d *lineDec) jsonErr(field string, err error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
+	var readErr error
+	if d.lr != nil {
+		readErr = d.lr.err
+	}
 	switch {
-	case errors.Is(d.lr.err, errLineTooLong):
+	case errors.Is(readErr, errLineTooLong):
 		return d.errorf(field, "line longer than %d bytes", maxLineBytes)
-	case d.lr.err != nil:
-		return fmt.Errorf("ingest: read %s: %w", d.file, d.lr.err)
+	case readErr != nil:
+		return fmt.Errorf("ingest: read %s: %w", d.file, readErr)
 	case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
 		return d.errorf(field, "truncated JSON: the line ends inside a value")
 	case errors.As(err, &syn):

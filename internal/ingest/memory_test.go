@@ -172,7 +172,8 @@ func BenchmarkReadSamplesQwenLine(b *testing.B) {
 	}
 }
 
-// BenchmarkReadSamplesReal reads the largest real files from memory (throughput of the parser alone).
+// BenchmarkReadSamplesReal reads the largest real files from memory (throughput of the parser
+// alone); peak-heap-B is the most the heap grew during one read (garbage included).
 func BenchmarkReadSamplesReal(b *testing.B) {
 	for _, tc := range []struct {
 		name, rel string
@@ -193,11 +194,23 @@ func BenchmarkReadSamplesReal(b *testing.B) {
 			}
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
+			var ms runtime.MemStats
+			var peak int64
 			for b.Loop() {
-				if err := ReadSamples(bytes.NewReader(data), tc.name, tc.f, tc.m, func(Sample) error { return nil }, nil); err != nil {
+				runtime.ReadMemStats(&ms)
+				base, n := int64(ms.HeapAlloc), 0
+				err := ReadSamples(bytes.NewReader(data), tc.name, tc.f, tc.m, func(Sample) error {
+					if n++; n%64 == 0 {
+						runtime.ReadMemStats(&ms)
+						peak = max(peak, int64(ms.HeapAlloc)-base)
+					}
+					return nil
+				}, nil)
+				if err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(peak), "peak-heap-B")
 		})
 	}
 }

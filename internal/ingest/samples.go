@@ -191,14 +191,11 @@ func ReadSamples(r io.Reader, file string, f Format, m *Mapping, onSample func(S
 			sr.want[head] = true
 		}
 	}
-	if s.list == "" { // one short line per sample: read lines whole
-		sr.wantKey = map[string]string{}
-		for k := range sr.want {
-			sr.wantKey[k] = k
-		}
-		return eachLine(r, file, sr.wholeLine, sr.line)
+	sr.wantKey = map[string]string{}
+	for k := range sr.want {
+		sr.wantKey[k] = k
 	}
-	return eachObject(r, file, sr.line)
+	return eachLine(r, file, sr.wholeLine, sr.line)
 }
 
 type sampleReader struct {
@@ -252,10 +249,11 @@ func (sr *sampleReader) line(d *lineDec) error {
 	return sr.finish(d, listSeen)
 }
 
-// wholeLine reads a one-sample line that json.Valid accepted, by scanning its top-level fields.
+// wholeLine reads a line that json.Valid accepted, by scanning its fields (the fast path).
 func (sr *sampleReader) wholeLine(d *lineDec, obj []byte) error {
 	clear(sr.top)
 	sr.keys = sr.keys[:0]
+	listSeen := false
 	err := scanObject(obj, func(key, val []byte) error {
 		for _, k := range sr.keys {
 			if bytes.Equal(k, key) {
@@ -270,6 +268,15 @@ func (sr *sampleReader) wholeLine(d *lineDec, obj []byte) error {
 			}
 			key = []byte(k)
 		}
+		if sr.list != "" && string(key) == sr.list {
+			listSeen = true
+			if k := kindOf(val); k != "list" {
+				return d.errorf(sr.list, "want a list, got %s", k)
+			}
+			return scanArray(val, func(i int, item []byte) error {
+				return sr.item(d, item, fmt.Sprintf("%s[%d]", sr.list, i))
+			})
+		}
 		if k, ok := sr.wantKey[string(key)]; ok {
 			sr.top[k] = val
 		}
@@ -278,7 +285,7 @@ func (sr *sampleReader) wholeLine(d *lineDec, obj []byte) error {
 	if err != nil {
 		return err
 	}
-	return sr.finish(d, false)
+	return sr.finish(d, listSeen)
 }
 
 // finish turns the line's kept fields and list items into samples and delivers them.
