@@ -1,0 +1,520 @@
+package math
+
+import (
+	"strings"
+)
+
+// Extraction rules, recorded in verify.Verdict.Rule.
+const (
+	RuleAnswer      = "answer"          // the input was already a final answer
+	RuleAnswerTag   = "answer-tag"      // <answer>...</answer>
+	RuleBoxed       = "boxed"           // last \boxed{} / \fbox{}
+	RuleBoxedJoined = "boxed-joined"    // several boxes on the last line, joined as a list
+	RuleFinalAnswer = "final-answer-is" // "final answer is ...", "Answer: ..."
+	RuleHashes      = "gsm8k-hashes"    // "#### 42"
+	RuleAnswerLine  = "answer-line"     // a last line "A: 42"
+	RuleLastMath    = "last-math"       // last $...$ / \[...\] / \(...\) span
+	RuleLastNumber  = "last-number"     // last number (or short formula) in the text
+	RuleChoice      = "choice-letter"   // multiple-choice letter
+)
+
+// extraction is the final answer found in a completion.
+type extraction struct {
+	answer string
+	rule   string
+	// fallback answers tried when answer is prose (the snippet after
+	// "final answer is" may be a sentence): in order of preference.
+	fallbacks []string
+}
+
+// stopMarkers end a completion: what follows is a hallucinated next turn.
+var stopMarkers = []string{
+	"<|im_start|>", "<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|user|>", "</s>",
+	"\n\nProblem:", "\nProblem:", "\n\nQuestion:", "\nHuman:", "\nUser:", "\n\nQ:",
+}
+
+// prepareCompletion normalises a completion and keeps the part where the
+// final answer is: before any hallucinated next turn, after the last
+// </think> if the text after it holds anything, and at most the last
+// maxCompletionTail bytes.
+func prepareCompletion(s string) string {
+	for _, m := range stopMarkers {
+		if i := strings.Index(s, m); i > 0 {
+			s = s[:i]
+		}
+	}
+	if i := strings.LastIndex(s, "</think>"); i >= 0 {
+		if rest := s[i+len("</think>"):]; strings.TrimSpace(rest) != "" {
+			s = rest
+		}
+	}
+	if len(s) > maxCompletionTail {
+		cut := len(s) - maxCompletionTail
+		for cut < len(s) && s[cut]&0xC0 == 0x80 { // rune boundary
+			cut++
+		}
+		s = s[cut:]
+	}
+	return normalizeText(s)
+}
+
+type span struct{ start, end, cstart, cend int } // whole [start,end), content [cstart,cend)
+
+// findBoxes returns the top-level \boxed{...} and \fbox{...} spans of s, in
+// order. A box without braces (\boxed 5) extends to the next space or $.
+func findBoxes(s string) []span {
+	var out []span
+	for i := 0; i < len(s); {
+		j := strings.IndexByte(s[i:], '\\')
+		if j < 0 {
+			break
+		}
+		i += j
+		var name string
+		switch {
+		case strings.HasPrefix(s[i:], `\boxed`):
+			name = `\boxed`
+		case strings.HasPrefix(s[i:], `\fbox`):
+			name = `\fbox`
+		default:
+			i++
+			continue
+		}
+		k := i + len(name)
+		if k < len(s) && isLetter(s[k]) {
+			i = k
+			continue
+		}
+		for k < len(s) && s[k] == ' ' {
+			k++
+		}
+		if k < len(s) && s[k] == '{' {
+			e := matchBrace(s, k)
+			if e >= len(s) {
+				// Unbalanced (truncated): take the rest.
+				out = append(out, span{i, len(s), k + 1, len(s)})
+				break
+			}
+			out = append(out, span{i, e + 1, k + 1, e})
+			i = e + 1
+			continue
+		}
+		e := k
+		for e < len(s) && s[e] != ' ' && s[e] != '$' && s[e] != '\n' {
+			e++
+		}
+		if e > k {
+			out = append(out, span{i, e, k, e})
+		}
+		i = e
+		if len(out) > 4096 {
+			break
+		}
+	}
+	return out
+}
+
+// joinableGap reports whether the text between two boxes says they are
+// parts of one answer: nothing but punctuation, spacing, math delimiters,
+// and a connector ("and", "or"), optionally followed by a label ("y_2 =").
+func joinableGap(gap string) bool {
+	if len(gap) > 80 || strings.Contains(gap, "\n\n") {
+		return false
+	}
+	var b strings.Builder
+	for i := 0; i < len(gap); i++ {
+		c := gap[i]
+		switch c {
+		case '$', '{', '}', ',', ';', '.', ' ', '\n', '~', '(', ')', '[', ']':
+			if (c == '(' || c == ')') && (i == 0 || gap[i-1] != '\\') {
+				b.WriteByte(c) // a literal parenthesis is content ("part (a)")
+			} else {
+				b.WriteByte(' ')
+			}
+			continue
+		case '\\':
+			j := i + 1
+			for j < len(gap) && isLetter(gap[j]) {
+				j++
+			}
+			name := gap[i+1 : j]
+			switch name {
+			case "quad", "qquad", "text", "textbf", "mbox", "mathrm", "":
+				if name == "" && j < len(gap) {
+					j++ // \( \) \[ \] \, \;
+				}
+				i = j - 1
+				b.WriteByte(' ')
+				continue
+			}
+			b.WriteString(gap[i:j])
+			i = j - 1
+			continue
+		}
+		b.WriteByte(c | 0x20*boolByte(c >= 'A' && c <= 'Z'))
+	}
+	fields := strings.Fields(b.String())
+	if len(fields) == 0 {
+		return true
+	}
+	last := fields[len(fields)-1]
+	if last == "and" || last == "or" || last == "&" {
+		return true
+	}
+	if strings.HasSuffix(last, "=") || last == "=" {
+		for _, f := range fields {
+			if f == "and" || f == "or" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// boxedAnswer returns the content of the last box, or of the last boxes on
+// the last line joined as a list ("\boxed{2} and \boxed{3}" -> "2, 3").
+func boxedAnswer(s string, boxes []span) (string, string) {
+	last := boxes[len(boxes)-1]
+	parts := []string{s[last.cstart:last.cend]}
+	for k := len(boxes) - 2; k >= 0 && len(parts) < maxBoxes; k-- {
+		if !joinableGap(s[boxes[k].end:boxes[k+1].start]) {
+			break
+		}
+		parts = append(parts, s[boxes[k].cstart:boxes[k].cend])
+	}
+	if len(parts) == 1 {
+		return parts[0], RuleBoxed
+	}
+	// Reverse into reading order, dropping repeats of the same content.
+	seen := map[string]bool{}
+	var out []string
+	for k := len(parts) - 1; k >= 0; k-- {
+		key := compactKey(parts[k])
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, parts[k])
+	}
+	if len(out) == 1 {
+		return out[0], RuleBoxed
+	}
+	return strings.Join(out, ", "), RuleBoxedJoined
+}
+
+// answerPhrases introduce a final answer; matched case-insensitively.
+var answerPhrases = []string{
+	"the final answer is", "final answer is", "final answer:", "the answer is", "answer is",
+	"answer:", "答案是", "答案:", "答案为", "réponse:", "réponse :", "respuesta:",
+}
+
+// phraseAnswer finds the last answer phrase; it returns the text after it
+// up to the end of the sentence, and the phrase position.
+func phraseAnswer(s, low string) (string, int) {
+	best, bestEnd := -1, -1
+	for _, p := range answerPhrases {
+		if i := strings.LastIndex(low, p); i >= 0 && i+len(p) > bestEnd {
+			best, bestEnd = i, i+len(p)
+		}
+	}
+	if best < 0 {
+		return "", -1
+	}
+	rest := s[bestEnd:]
+	rest = strings.TrimLeft(rest, " :*\n")
+	return sentence(rest), best
+}
+
+// sentence cuts s at the end of its first sentence: "I hope it is
+// correct", a blank line, a newline outside display math, or ". ".
+func sentence(s string) string {
+	if i := strings.Index(s, "I hope it is correct"); i >= 0 {
+		s = s[:i]
+	}
+	inMath := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '$':
+			if i+1 < len(s) && s[i+1] == '$' {
+				i++
+			}
+			inMath = !inMath
+		case c == '\\' && i+1 < len(s) && (s[i+1] == '[' || s[i+1] == '('):
+			inMath = true
+			i++
+		case c == '\\' && i+1 < len(s) && (s[i+1] == ']' || s[i+1] == ')'):
+			inMath = false
+			i++
+		case c == '\n' && !inMath:
+			return s[:i]
+		case c == '.' && !inMath && (i+1 == len(s) || s[i+1] == ' ' || s[i+1] == '\n'):
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// lastMathSpan returns the content and end offset of the last $...$,
+// $$...$$, \(...\) or \[...\] span ($...$ may not cross a newline).
+func lastMathSpan(s string) (string, int) {
+	content, end := "", -1
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var closer string
+		open := 0
+		switch {
+		case c == '$' && i+1 < len(s) && s[i+1] == '$':
+			closer, open = "$$", 2
+		case c == '$' && (i == 0 || s[i-1] != '\\'):
+			closer, open = "$", 1
+		case c == '\\' && i+1 < len(s) && s[i+1] == '(':
+			closer, open = `\)`, 2
+		case c == '\\' && i+1 < len(s) && s[i+1] == '[':
+			closer, open = `\]`, 2
+		default:
+			continue
+		}
+		j := strings.Index(s[i+open:], closer)
+		if j < 0 {
+			continue
+		}
+		body := s[i+open : i+open+j]
+		if closer == "$" && strings.IndexByte(body, '\n') >= 0 {
+			continue
+		}
+		if strings.TrimSpace(body) != "" {
+			content, end = body, i+open+j+len(closer)
+		}
+		i += open + j + len(closer) - 1
+	}
+	return content, end
+}
+
+func isRunChar(c byte) bool {
+	return isDigit(c) || c == '.' || c == ',' || c == '/' || c == '^' || c == '{' || c == '}' ||
+		c == '(' || c == ')' || c == '%' || c == '\\'
+}
+
+// lastNumber returns the last number in s with the short formula around it
+// ("2/3", "\frac{2}{5}", "1,000.99", "-5", "25%"), and its end offset.
+func lastNumber(s string) (string, int) {
+	i := len(s) - 1
+	for {
+		for i >= 0 && !isDigit(s[i]) {
+			i--
+		}
+		if i < 0 {
+			return "", -1
+		}
+		j := i
+		for j > 0 && isDigit(s[j-1]) {
+			j--
+		}
+		// Skip exponents (m^2) and digits glued to a word (AZYUK2A, x2).
+		if j > 0 && (s[j-1] == '^' || s[j-1] == '_' || isLetter(s[j-1]) && !isCommandEnd(s, j-1)) {
+			i = j - 1
+			continue
+		}
+		break
+	}
+	end := i + 1
+	for end < len(s) && isRunChar(s[end]) {
+		end++
+	}
+	start := i
+	for start > 0 {
+		c := s[start-1]
+		if isRunChar(c) {
+			start--
+			continue
+		}
+		if isLetter(c) {
+			// Letters belong to the run only as a command name (\frac).
+			j := start - 1
+			for j > 0 && isLetter(s[j-1]) {
+				j--
+			}
+			if j > 0 && s[j-1] == '\\' {
+				start = j - 1
+				continue
+			}
+		}
+		break
+	}
+	if start > 0 && s[start-1] == '-' && (start == 1 || !isDigit(s[start-2]) && !isLetter(s[start-2])) {
+		start--
+	}
+	run := balanceRun(s[start:end])
+	if run == "" {
+		// Fall back to the bare digits.
+		j := i
+		for j > 0 && (isDigit(s[j-1]) || s[j-1] == '.') {
+			j--
+		}
+		return s[j : i+1], i + 1
+	}
+	return run, end
+}
+
+// balanceRun trims unmatched brackets and punctuation from the ends of a
+// run; it returns "" if the braces cannot be balanced.
+func balanceRun(r string) string {
+	for changed := true; changed && r != ""; {
+		changed = false
+		r = strings.Trim(r, ",.")
+		open := strings.Count(r, "(") - strings.Count(r, ")")
+		if open > 0 && strings.HasPrefix(r, "(") {
+			r, changed = r[1:], true
+		} else if open < 0 && strings.HasSuffix(r, ")") {
+			r, changed = r[:len(r)-1], true
+		}
+	}
+	if strings.Count(r, "{") != strings.Count(r, "}") || strings.Count(r, "(") != strings.Count(r, ")") {
+		return ""
+	}
+	for strings.HasSuffix(r, `\`) {
+		r = r[:len(r)-1]
+	}
+	return r
+}
+
+// lastAnswerLine finds a final line "A: 42" (GSM8K few-shot format).
+func lastAnswerLine(s string) (string, int) {
+	t := strings.TrimRight(s, " \n")
+	i := strings.LastIndexByte(t, '\n')
+	line := t[i+1:]
+	if strings.HasPrefix(line, "A:") {
+		return strings.TrimSpace(line[2:]), i + 1
+	}
+	return "", -1
+}
+
+// extractFromCompletion finds the final answer in a model completion (or a
+// reference solution). Explicit markers win over heuristics; among explicit
+// markers the last one in the text wins, so "Final Answer: 12" after an
+// earlier \boxed{11} is 12.
+func extractFromCompletion(text string) (extraction, bool) {
+	s := prepareCompletion(text)
+	if strings.TrimSpace(s) == "" {
+		return extraction{}, false
+	}
+	// <answer>...</answer>
+	if i := strings.LastIndex(s, "<answer>"); i >= 0 {
+		body := s[i+len("<answer>"):]
+		if j := strings.Index(body, "</answer>"); j >= 0 {
+			body = body[:j]
+		}
+		if boxes := findBoxes(body); len(boxes) > 0 {
+			a, _ := boxedAnswer(body, boxes)
+			return extraction{answer: a, rule: RuleAnswerTag}, true
+		}
+		if strings.TrimSpace(body) != "" {
+			return extraction{answer: body, rule: RuleAnswerTag}, true
+		}
+	}
+	low := asciiLower(s)
+	type cand struct {
+		pos  int
+		ex   extraction
+		used bool
+	}
+	var best cand
+	consider := func(pos int, ex extraction) {
+		if pos >= 0 && (!best.used || pos > best.pos) {
+			best = cand{pos, ex, true}
+		}
+	}
+	if boxes := findBoxes(s); len(boxes) > 0 {
+		a, rule := boxedAnswer(s, boxes)
+		consider(boxes[len(boxes)-1].start, extraction{answer: a, rule: rule})
+	}
+	if snip, pos := phraseAnswer(s, low); pos >= 0 && strings.TrimSpace(snip) != "" {
+		consider(pos, extraction{answer: snip, rule: RuleFinalAnswer, fallbacks: snippetFallbacks(snip)})
+	}
+	if i := strings.LastIndex(s, "####"); i >= 0 {
+		rest := strings.TrimSpace(s[i+4:])
+		if j := strings.IndexByte(rest, '\n'); j >= 0 {
+			rest = rest[:j]
+		}
+		if rest != "" {
+			consider(i, extraction{answer: rest, rule: RuleHashes, fallbacks: snippetFallbacks(rest)})
+		}
+	}
+	if a, pos := lastAnswerLine(s); pos >= 0 && a != "" {
+		consider(pos, extraction{answer: a, rule: RuleAnswerLine, fallbacks: snippetFallbacks(a)})
+	}
+	if best.used {
+		return best.ex, true
+	}
+	mathBody, mathEnd := lastMathSpan(s)
+	num, numEnd := lastNumber(s)
+	if mathEnd >= 0 && mathEnd >= numEnd {
+		return extraction{answer: mathBody, rule: RuleLastMath, fallbacks: snippetFallbacks(mathBody)}, true
+	}
+	if numEnd >= 0 {
+		return extraction{answer: num, rule: RuleLastNumber}, true
+	}
+	return extraction{}, false
+}
+
+// snippetFallbacks lists readings of a sentence-like answer: the part after
+// its last " is ", its last math span, its last number.
+func snippetFallbacks(s string) []string {
+	var out []string
+	if i := strings.LastIndex(s, " is "); i >= 0 {
+		out = append(out, s[i+4:])
+	}
+	if m, end := lastMathSpan(s); end >= 0 {
+		out = append(out, m)
+	}
+	if n, end := lastNumber(s); end >= 0 {
+		out = append(out, n)
+	}
+	return out
+}
+
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 'A' && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// unwrapBoxes returns the boxed content of an answer that still carries
+// \boxed (inputs marked "answer" often do), or the answer itself.
+func unwrapBoxes(s string) (string, bool) {
+	if !strings.Contains(s, `\boxed`) && !strings.Contains(s, `\fbox`) {
+		return s, false
+	}
+	boxes := findBoxes(s)
+	if len(boxes) == 0 {
+		return s, false
+	}
+	a, _ := boxedAnswer(s, boxes)
+	return a, true
+}
+
+// isCommandEnd reports whether the letter at s[i] ends a LaTeX command
+// name (\frac2 is not a glued word).
+func isCommandEnd(s string, i int) bool {
+	for i >= 0 && isLetter(s[i]) {
+		i--
+	}
+	return i >= 0 && s[i] == '\\'
+}

@@ -1,0 +1,251 @@
+package math
+
+import (
+	"context"
+	"strings"
+
+	"github.com/reach-lab/reach/internal/verify"
+)
+
+// Name identifies this verifier and its rules version in stored verdicts.
+const Name = "reach-math/1"
+
+// Options tunes one comparison. The zero value is Reach's default policy.
+type Options struct {
+	// PredIsCompletion: pred is free text (a model completion) and the
+	// final answer must be extracted first. Otherwise pred is already an
+	// answer (it may still carry $...$, \boxed{} or units).
+	PredIsCompletion bool
+	// GoldIsCompletion: gold is a full reference solution; its final
+	// answer (normally the last \boxed{}) is extracted first.
+	GoldIsCompletion bool
+	// Choice forces multiple-choice grading (gold is an option letter).
+	// Without it, a gold that reads as an option letter A-E also selects it.
+	Choice bool
+	// FloatRounding > 0 compares numbers after rounding to this many
+	// decimals (Math-Verify's float_rounding), instead of the default
+	// exact / seven-significant-digit policy.
+	FloatRounding int
+}
+
+// Verifier implements verify.Verifier for math and multiple-choice
+// problems. It is stateless and safe for concurrent use.
+type Verifier struct{}
+
+// New returns Reach's math answer verifier.
+func New() verify.Verifier { return Verifier{} }
+
+// Name returns "reach-math/1".
+func (Verifier) Name() string { return Name }
+
+// Verify grades a completion against p.Reference. Kind "choice" grades an
+// option letter; "code" is not handled here and is reported unparseable.
+// A Reference holding a full solution (\boxed{}, "####") has its final
+// answer extracted first.
+func (Verifier) Verify(ctx context.Context, p verify.Problem, completion string) verify.Verdict {
+	if err := ctx.Err(); err != nil {
+		return verify.Verdict{Status: verify.Unparseable, Reason: "cancelled: " + err.Error()}
+	}
+	switch p.Kind {
+	case "code":
+		return verify.Verdict{Status: verify.Unparseable, Reason: "code problems need the code verifier"}
+	}
+	opt := Options{PredIsCompletion: true, Choice: p.Kind == "choice"}
+	ref := p.Reference
+	if strings.Contains(ref, `\boxed`) || strings.Contains(ref, `\fbox`) || strings.Contains(ref, "####") {
+		opt.GoldIsCompletion = true
+	}
+	return Check(p.Reference, completion, opt)
+}
+
+// VerifyAnswer grades pred against the reference answer gold. With
+// predIsCompletion the final answer is extracted from pred first.
+func VerifyAnswer(gold, pred string, predIsCompletion bool) verify.Verdict {
+	return Check(gold, pred, Options{PredIsCompletion: predIsCompletion})
+}
+
+// Check grades pred against gold under opt. It never panics; the verdict
+// is Correct, Incorrect, or Unparseable with a reason.
+func Check(gold, pred string, opt Options) (v verify.Verdict) {
+	defer func() {
+		if r := recover(); r != nil {
+			// A bug, not an input problem: report it rather than crash a worker.
+			v = verify.Verdict{Status: verify.Unparseable, Extracted: v.Extracted, Rule: v.Rule, Reason: "internal error while grading"}
+		}
+	}()
+	g, ok := goldAnswer(gold, opt.GoldIsCompletion)
+	if !ok {
+		return verify.Verdict{Status: verify.Unparseable, Reason: "empty reference answer"}
+	}
+	maxLetter := byte('E')
+	if letter, isChoice := choiceLetter(g, 'J'); isChoice && (opt.Choice || letter <= 'E') {
+		if letter > maxLetter {
+			maxLetter = letter
+		}
+		return checkChoice(letter, pred, opt, maxLetter)
+	}
+	gp, gerr := parseAnswer(g)
+	if gerr != nil || gp.prose {
+		// "Alina and the answer is (C) Cecile": a choice hidden in prose.
+		if snip, pos := phraseAnswer(g, asciiLower(g)); pos >= 0 {
+			if letter, ok := choiceLetter(snip, 'E'); ok {
+				return checkChoice(letter, pred, opt, 'E')
+			}
+		}
+	}
+	if opt.Choice {
+		return verify.Verdict{Status: verify.Unparseable, Reason: "reference is not an option letter"}
+	}
+	var goldNode *node
+	switch {
+	case gerr != nil:
+		// Unreadable reference: only an identical answer can match.
+	case gp.prose:
+		goldNode = &node{op: opText, name: textKey(g)}
+	default:
+		goldNode = gp.root
+	}
+
+	cands, rule := predCandidates(pred, opt.PredIsCompletion)
+	if len(cands) == 0 {
+		return verify.Verdict{Status: verify.Unparseable, Reason: "no final answer found"}
+	}
+	j := newJudge(opt.FloatRounding)
+	firstErr := ""
+	for i, raw := range cands {
+		a := cleanAnswer(normalizeText(raw))
+		if a == "" {
+			continue
+		}
+		r := rule
+		if i > 0 && opt.PredIsCompletion {
+			r = rule + "+fallback"
+		}
+		if compactKey(a) == compactKey(g) {
+			return verify.Verdict{Status: verify.Correct, Extracted: a, Rule: r, Reason: "identical to the reference"}
+		}
+		if goldNode == nil {
+			if firstErr == "" {
+				firstErr = "reference unreadable (" + gerr.Error() + ") and answer differs"
+			}
+			continue
+		}
+		pp, perr := parseAnswer(a)
+		if perr != nil {
+			if firstErr == "" {
+				firstErr = "answer " + quote(a) + " unreadable: " + perr.Error()
+			}
+			continue
+		}
+		var predNode *node
+		if pp.prose {
+			if goldNode.op != opText {
+				if firstErr == "" {
+					firstErr = "answer " + quote(a) + " is text, reference is math"
+				}
+				continue
+			}
+			predNode = &node{op: opText, name: textKey(a)}
+		} else {
+			predNode = pp.root
+		}
+		if j.equal(goldNode, predNode, 0) {
+			return verify.Verdict{Status: verify.Correct, Extracted: a, Rule: r, Reason: "equivalent to the reference"}
+		}
+		reason := "differs from the reference"
+		if j.budget <= 0 {
+			reason = "comparison exceeded its work budget"
+			return verify.Verdict{Status: verify.Unparseable, Extracted: a, Rule: r, Reason: reason}
+		}
+		return verify.Verdict{Status: verify.Incorrect, Extracted: a, Rule: r, Reason: reason}
+	}
+	last := cleanAnswer(normalizeText(cands[0]))
+	if firstErr == "" {
+		firstErr = "no readable answer"
+	}
+	return verify.Verdict{Status: verify.Unparseable, Extracted: last, Rule: rule, Reason: firstErr}
+}
+
+func quote(s string) string {
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return `"` + s + `"`
+}
+
+// goldAnswer returns the cleaned reference answer.
+func goldAnswer(gold string, isCompletion bool) (string, bool) {
+	if strings.TrimSpace(gold) == "" {
+		return "", false
+	}
+	g := gold
+	if isCompletion {
+		if ex, ok := extractFromCompletion(gold); ok {
+			g = ex.answer
+		}
+	} else {
+		g = normalizeText(g)
+		if a, ok := unwrapBoxes(g); ok {
+			g = a
+		}
+	}
+	g = cleanAnswer(normalizeText(g))
+	return g, g != ""
+}
+
+// predCandidates lists the answers to try for pred, best first, and the
+// extraction rule.
+func predCandidates(pred string, isCompletion bool) ([]string, string) {
+	if strings.TrimSpace(pred) == "" {
+		return nil, ""
+	}
+	if isCompletion {
+		ex, ok := extractFromCompletion(pred)
+		if !ok {
+			return nil, ""
+		}
+		return append([]string{ex.answer}, ex.fallbacks...), ex.rule
+	}
+	a := normalizeText(pred)
+	if len(a) > maxAnswerLen*4 {
+		a = a[len(a)-maxAnswerLen*4:]
+	}
+	rule := RuleAnswer
+	if b, ok := unwrapBoxes(a); ok {
+		a = b
+		rule = RuleBoxed
+	}
+	out := []string{a}
+	// An "answer" that turns out to be a sentence: extract from it.
+	if ex, ok := extractFromCompletion(pred); ok {
+		out = append(out, ex.answer)
+		out = append(out, ex.fallbacks...)
+	}
+	return out, rule
+}
+
+func checkChoice(letter byte, pred string, opt Options, maxLetter byte) verify.Verdict {
+	var got byte
+	var rule string
+	var ok bool
+	if opt.PredIsCompletion {
+		got, rule, ok = extractChoice(pred, maxLetter)
+	} else {
+		a := cleanAnswer(normalizeText(pred))
+		if b, boxed := unwrapBoxes(a); boxed {
+			a = b
+		}
+		got, ok = choiceLetter(a, maxLetter)
+		rule = RuleAnswer
+		if !ok {
+			return verify.Verdict{Status: verify.Incorrect, Extracted: a, Rule: rule, Reason: "answer is not option " + string(letter)}
+		}
+	}
+	if !ok {
+		return verify.Verdict{Status: verify.Unparseable, Reason: "no option letter found"}
+	}
+	if got == letter {
+		return verify.Verdict{Status: verify.Correct, Extracted: string(got), Rule: rule, Reason: "same option letter"}
+	}
+	return verify.Verdict{Status: verify.Incorrect, Extracted: string(got), Rule: rule, Reason: "chose option " + string(got) + ", reference is " + string(letter)}
+}
