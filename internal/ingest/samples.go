@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -130,29 +131,20 @@ func mappedSpec(m *Mapping) (spec, error) {
 		if p == "" {
 			continue
 		}
-		if parts := strings.Split(p, "."); len(parts) > 2 || slicesHasEmpty(parts) {
+		if parts := strings.Split(p, "."); len(parts) > 2 || slices.Contains(parts, "") {
 			return s, fmt.Errorf("mapping path %q: want a field name or one dotted level (a.b)", p)
 		}
 	}
 	return s, nil
 }
 
-func slicesHasEmpty(ss []string) bool {
-	for _, s := range ss {
-		if s == "" {
-			return true
-		}
-	}
-	return false
-}
-
 // ReadSamples streams a samples file of format f (m is used only for FormatMapped). FormatCountsCSV
 // calls onCount once per row; every other format calls onSample once per sample, in file order (a
 // per-problem line's samples are delivered after the whole line is read).
 //
-// Memory: one line's decoded samples plus the decoder's buffer for the largest single JSON value,
-// plus per problem a counter and a bitset of sample indices; never the whole file. Lines may be up
-// to 256 MiB.
+// Memory: one line's decoded samples, plus a line buffer of at most 4 MiB (longer lines are
+// token-streamed: then the decoder's buffer for the largest single JSON value), plus per problem a
+// counter and a bitset of sample indices; never the whole file. Lines may be up to 256 MiB.
 //
 // Errors: bad JSON, a missing or wrongly typed field, an empty file, a C > N or negative count, a
 // duplicate sample index within a problem (or duplicate problem in a CSV) stop the read with an
@@ -178,9 +170,10 @@ func ReadSamples(r io.Reader, file string, f Format, m *Mapping, onSample func(S
 		return fmt.Errorf("ingest: %s needs onSample", f)
 	}
 	sr := &sampleReader{spec: s, onSample: onSample, probs: map[string]*probState{}, top: map[string]json.RawMessage{}}
-	sr.want = map[string]bool{}
+	sr.want = map[string]string{}
 	if s.id != "" {
-		sr.want[strings.SplitN(s.id, ".", 2)[0]] = true
+		head, _, _ := strings.Cut(s.id, ".")
+		sr.want[head] = head
 	}
 	for _, p := range s.paths {
 		if p == "" {
@@ -188,12 +181,8 @@ func ReadSamples(r io.Reader, file string, f Format, m *Mapping, onSample func(S
 		}
 		head, _, dotted := strings.Cut(p, ".")
 		if s.list == "" || !dotted { // with a list, only undotted paths can be parallel lists
-			sr.want[head] = true
+			sr.want[head] = head
 		}
-	}
-	sr.wantKey = map[string]string{}
-	for k := range sr.want {
-		sr.wantKey[k] = k
 	}
 	return eachLine(r, file, sr.wholeLine, sr.line)
 }
@@ -201,8 +190,7 @@ func ReadSamples(r io.Reader, file string, f Format, m *Mapping, onSample func(S
 type sampleReader struct {
 	spec
 	onSample func(Sample) error
-	want     map[string]bool   // top-level fields to keep
-	wantKey  map[string]string // the same, mapping to itself (to store a scanned key without allocating)
+	want     map[string]string // top-level fields to keep, each mapped to itself (so a scanned key is stored without allocating)
 	keys     [][]byte          // the current line's keys, for the duplicate check
 	probs    map[string]*probState
 	top      map[string]json.RawMessage // the current line's kept fields (reused)
@@ -236,7 +224,7 @@ func (sr *sampleReader) line(d *lineDec) error {
 				}
 				return sr.item(d, raw, field)
 			})
-		case sr.want[key]:
+		case sr.want[key] != "":
 			raw, err := d.raw(key)
 			sr.top[key] = raw
 			return err
@@ -277,7 +265,7 @@ func (sr *sampleReader) wholeLine(d *lineDec, obj []byte) error {
 				return sr.item(d, item, fmt.Sprintf("%s[%d]", sr.list, i))
 			})
 		}
-		if k, ok := sr.wantKey[string(key)]; ok {
+		if k, ok := sr.want[string(key)]; ok {
 			sr.top[k] = val
 		}
 		return nil

@@ -35,7 +35,7 @@ func FuzzUnquote(f *testing.F) {
 // FuzzScanObject checks the fast field scanner against encoding/json on valid objects.
 func FuzzScanObject(f *testing.F) {
 	for _, s := range []string{`{}`, ` { "a" : 1 , "b":[1,{"c":"}"}], "d\"e": "x\\", "f": null, "g": -1.5e3, "h": {"i": [[]]}} `,
-		`{"k":"v"}`, `{"a":true,"b":false}`, `{"s":"[{\"x"}`} {
+		`{"k":"v"}`, `{"a":true,"b":false}`, `{"s":"[{\"x"}`, `{"l": [ 1 , "a]" ,{"b":[2]}, [] ,null ]}`, `{"e":[]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, obj []byte) {
@@ -63,6 +63,23 @@ func FuzzScanObject(f *testing.F) {
 		for k, v := range want {
 			if !bytes.Equal(got[k], v) {
 				t.Errorf("field %q: scanned %q, want %q", k, got[k], v)
+			}
+			if kindOf(v) != "list" {
+				continue
+			}
+			var elems []json.RawMessage
+			if err := json.Unmarshal(v, &elems); err != nil {
+				t.Fatal(err)
+			}
+			var scanned [][]byte
+			_ = scanArray(v, func(i int, e []byte) error { scanned = append(scanned, e); return nil })
+			if len(scanned) != len(elems) {
+				t.Fatalf("list %q: scanned %d elements, want %d", v, len(scanned), len(elems))
+			}
+			for i := range elems {
+				if !bytes.Equal(scanned[i], elems[i]) {
+					t.Errorf("list %q element %d: scanned %q, want %q", v, i, scanned[i], elems[i])
+				}
 			}
 		}
 	})
