@@ -3,8 +3,9 @@
 // format an upload is from its first bytes (Sniff).
 //
 // Nothing here does I/O beyond the io.Reader it is given, and no reader holds a whole file: JSONL is
-// read one line at a time, and a per-problem line (a Qwen evaluator line with 1,024 completions can be
-// tens of MB) is token-streamed so its raw text is never held next to the decoded completions.
+// read one line at a time; a line up to 4 MiB is read whole and scanned (fast), a longer one (a Qwen
+// evaluator line with 1,024 completions can be tens of MB) is token-streamed so its raw text is never
+// held next to the decoded completions. Lines may be up to 256 MiB.
 // Every malformed input comes back as *Error naming file, line and field; errors returned by the
 // caller's callbacks come back wrapped (errors.Is/As see them) and are never *Error.
 package ingest
