@@ -108,7 +108,8 @@ func TestSnippetsInBrowser(t *testing.T) {
 		t.Errorf("tooltip rendered the name as HTML: [not pwned, imgs] = %s", got)
 	}
 
-	// Swap the Venn in again, as htmx does: same id, scripts re-run.
+	// Swap the Venn in again, as htmx does: same id, scripts re-run; the old instance goes.
+	eval(`window.__old = document.getElementById('` + venn.ID + `'); true`)
 	script := venn.HTML[strings.Index(string(venn.HTML), "<script>")+len("<script>") : strings.LastIndex(string(venn.HTML), "</script>")]
 	js, _ := json.Marshal(string(script))
 	div, _ := json.Marshal(string(venn.HTML[:strings.Index(string(venn.HTML), "<script>")]))
@@ -116,6 +117,10 @@ func TestSnippetsInBrowser(t *testing.T) {
 var s = document.createElement('script'); s.textContent = ` + string(js) + `; v.appendChild(s); return true; })()`)
 	if got := eval(`[window.__errs, ` + drawn + `('` + venn.ID + `')]`); got != `[[],true]` {
 		t.Errorf("second swap: [errors, drawn] = %s", got)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`echarts.getInstanceByDom(window.__old) === undefined`,
+		chromedp.WithPollingTimeout(5*time.Second))); err != nil {
+		t.Errorf("swapped-out chart not disposed: %v", err)
 	}
 
 	// Click each region half-way between the centre line and its edge, away from the count

@@ -162,6 +162,13 @@ func TestRenderDemo(t *testing.T) {
 	add(Venn("inside", VennInput{Title: "B inside A", A: "A", B: "B", Both: 40, AOnly: 60, Neither: 5, Options: small}))
 	add(Venn("apart", VennInput{Title: "no overlap", A: "A", B: "B", AOnly: 30, BOnly: 12, Neither: 5, Options: small}))
 	add(Venn("same", VennInput{Title: "identical", A: "A", B: "B", Both: 50, Neither: 5, Options: small}))
+	add(Venn("partial", VennInput{Title: "partial overlap", A: "A", B: "B", Both: 30, AOnly: 70, BOnly: 30, Neither: 5, Options: small}))
+	add(Venn("thin", VennInput{Title: "thin lens", A: "A", B: "B", Both: 1, AOnly: 100, BOnly: 100, Neither: 5, Options: small}))
+	ten := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	add(Crossover("n10", CrossoverInput{Title: "n = 10 (HumanEval-like, synthetic)", Options: Options{Height: 300},
+		Series: []CurveSeries{{Name: "base", Ks: ten, Values: []float64{.30, .40, .46, .50, .53, .55, .57, .58, .59, .60}},
+			{Name: "rl", Ks: ten, Values: []float64{.42, .47, .50, .52, .535, .545, .55, .555, .56, .565}}},
+		CrossoverK: 5.2, CrossoverLabel: "k* ≈ 5.2"}))
 	add(Venn("empty", VennInput{Title: "A empty", A: "A", B: "</script><script>alert(1)</script>", BOnly: 20, Neither: 5, Options: small}))
 	add(Crossover("xss", CrossoverInput{Title: "</script><script>document.title='pwned'</script>",
 		Series:  []CurveSeries{{Name: "<img src=x onerror=alert(1)>", Ks: powers, Values: curves[0].Values[:len(powers)]}},

@@ -3,8 +3,9 @@
 //
 // Page contract: load /static/echarts.min.js (ECharts 6, see static/VENDOR.md) before any snippet;
 // embed Snippet.HTML as is (templ.Raw). Each snippet draws into its own div, resizes with its
-// container and keeps its instance in a block scope, so the same snippet can be swapped in twice
-// by htmx; get the instance with echarts.getInstanceByDom(document.getElementById(snippet.ID)).
+// container, keeps its variables in a block scope (so htmx can swap the same snippet in again)
+// and disposes of its ECharts instance once its div leaves the document. Get the instance with
+// echarts.getInstanceByDom(document.getElementById(snippet.ID)).
 //
 // Every string a caller passes (model names, titles, labels) ends up only inside JSON strings
 // with <, > and & escaped, so it cannot leave the <script> element; custom tooltip formatters
@@ -136,9 +137,15 @@ func setup(bc *charts.BaseConfiguration, id, title string, o Options, defaultHei
 			"pixelRatio": 2, "backgroundColor": "#ffffff"}}},
 	}
 	deepMerge(base, overlay)
-	// Keep the instance in a block scope and follow the container's width.
-	bc.AddJSFuncStrs(opts.FuncOpts(`new ResizeObserver(function () { ` +
-		render.EchartsInstancePlaceholder + `.resize(); }).observe(document.getElementById('` + id + `'));`))
+	// Follow the container's width; when htmx swaps the chart out (the observer fires with the
+	// element detached), dispose of the instance so ECharts' registry does not keep it.
+	inst := render.EchartsInstancePlaceholder
+	bc.AddJSFuncStrs(opts.FuncOpts(`const el_` + id + ` = document.getElementById('` + id + `');
+const ro_` + id + ` = new ResizeObserver(function () {
+  if (!el_` + id + `.isConnected) { ro_` + id + `.disconnect(); ` + inst + `.dispose(); return; }
+  ` + inst + `.resize();
+});
+ro_` + id + `.observe(el_` + id + `);`))
 	bc.Accept(finisher{overlay: base})
 	return nil
 }
