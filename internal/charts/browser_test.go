@@ -81,7 +81,7 @@ func TestSnippetsInBrowser(t *testing.T) {
 		}
 		return string(v)
 	}
-	drawn := `(function (id) { var c = echarts.getInstanceByDom(document.getElementById(id)); return !!c && c.getOption().series !== undefined; })`
+	drawn := `(function (id) { if (typeof echarts === 'undefined') { return false; } var c = echarts.getInstanceByDom(document.getElementById(id)); return !!c && c.getOption().series !== undefined; })`
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/page"),
 		chromedp.Poll[chromedp.Void](drawn+`('`+venn.ID+`') && `+drawn+`('`+cross.ID+`')`, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		t.Fatalf("charts not drawn: %v (errors: %s)", err, eval(`window.__errs`))
@@ -151,7 +151,19 @@ var s = document.createElement('script'); s.textContent = ` + string(js) + `; v.
 				t.Errorf("click on %s went to region %q", c.region, got)
 			}
 		case <-time.After(10 * time.Second):
-			t.Errorf("click on %s did not navigate", c.region)
+			t.Fatalf("click on %s did not navigate", c.region)
+		}
+		// The server has the request; let the navigation finish before the next one starts.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname + ' ' + document.readyState`))
+			if err == nil && v == "/picked complete" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after clicking %s: page %q, %v", c.region, v, err)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	}
 }
