@@ -1,0 +1,384 @@
+// Package replay is an OpenAI-compatible inference server that answers from a
+// real samples file instead of a model: each prompt gets the recorded
+// completions of the problem whose statement it contains, in recorded order,
+// with optional latency and injected 429/500 errors. Tests and demos sample a
+// whole comparison through it (issue 4's `reach replay-server`).
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options tune a replay server. The zero value answers at once, never fails,
+// and accepts any model name.
+type Options struct {
+	Latency   time.Duration // added to every request that is not rejected with 429
+	ErrorRate float64       // in [0, 1]: share of requests answered 429 (half) or 500 (half)
+	Seed      int64         // seeds the error draws, so a run's error pattern repeats
+	// ModelName is the one model /v1/models lists and requests must name
+	// (others get 404 as from vLLM); "" accepts any name and lists "replay".
+	ModelName string
+}
+
+// maxN bounds `n` per request, as a real server bounds its batch.
+const maxN = 4096
+
+// server is the http.Handler New returns.
+type server struct {
+	opts  Options
+	index *index
+	mux   *http.ServeMux
+	ids   atomic.Int64
+
+	mu  sync.Mutex // guards rng
+	rng *rand.Rand
+}
+
+// New returns the replay handler for samples (problem statement -> recorded
+// completion texts, as Load builds it). It serves:
+//
+//   - POST /v1/completions: the prompt (one string) is matched to a problem;
+//   - POST /v1/chat/completions: the messages' texts, joined by newlines, are;
+//   - GET /v1/models and GET /health.
+//
+// Matching: the problem whose statement (whitespace runs collapsed to one
+// space) is the longest one contained in the prompt (same collapsing), so any
+// prompt template works. A prompt containing no statement gets 400.
+//
+// Each problem hands out its completions in order from a cursor shared by all
+// requests, wrapping to the first after the last, so asking for more than were
+// recorded cycles; `n` (default 1) completions per request. Only answered
+// requests move the cursor: injected errors and requests abandoned by the
+// client during the latency take nothing. Every choice has finish_reason
+// "stop"; max_tokens, temperature and the like are ignored. Usage counts
+// tokens as whitespace-separated words, an approximation good enough for the
+// progress page's tokens in/out.
+//
+// Streaming requests get 400.
+func New(samples map[string][]string, opts Options) http.Handler {
+	s := &server{
+		opts:  opts,
+		index: newIndex(samples),
+		mux:   http.NewServeMux(),
+		rng:   rand.New(rand.NewPCG(uint64(opts.Seed), 0x9e3779b97f4a7c15)),
+	}
+	s.mux.HandleFunc("POST /v1/completions", s.completions)
+	s.mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
+	s.mux.HandleFunc("GET /v1/models", s.models)
+	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	return s
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *server) modelName() string {
+	if s.opts.ModelName == "" {
+		return "replay"
+	}
+	return s.opts.ModelName
+}
+
+type request struct {
+	Model    string          `json:"model"`
+	Prompt   json.RawMessage `json:"prompt"`
+	Messages []struct {
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	N      *int `json:"n"`
+	Stream bool `json:"stream"`
+}
+
+func (s *server) completions(w http.ResponseWriter, r *http.Request) {
+	req, ok := s.decode(w, r)
+	if !ok {
+		return
+	}
+	prompt, err := promptText(req.Prompt)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	texts, usage, ok := s.answer(w, r, req, prompt)
+	if !ok {
+		return
+	}
+	choices := make([]completionChoice, len(texts))
+	for i, t := range texts {
+		choices[i] = completionChoice{Index: i, Text: t, FinishReason: "stop"}
+	}
+	writeJSON(w, http.StatusOK, completionResponse{
+		ID: fmt.Sprintf("cmpl-replay-%d", s.ids.Add(1)), Object: "text_completion",
+		Created: time.Now().Unix(), Model: req.Model, Choices: choices, Usage: usage,
+	})
+}
+
+func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) {
+	req, ok := s.decode(w, r)
+	if !ok {
+		return
+	}
+	if len(req.Messages) == 0 {
+		writeError(w, http.StatusBadRequest, "messages is empty")
+		return
+	}
+	parts := make([]string, 0, len(req.Messages))
+	for i, m := range req.Messages {
+		t, err := contentText(m.Content)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("messages[%d].content: %v", i, err))
+			return
+		}
+		parts = append(parts, t)
+	}
+	texts, usage, ok := s.answer(w, r, req, strings.Join(parts, "\n"))
+	if !ok {
+		return
+	}
+	choices := make([]chatChoice, len(texts))
+	for i, t := range texts {
+		choices[i] = chatChoice{Index: i, Message: chatMessage{Role: "assistant", Content: t}, FinishReason: "stop"}
+	}
+	writeJSON(w, http.StatusOK, chatResponse{
+		ID: fmt.Sprintf("chatcmpl-replay-%d", s.ids.Add(1)), Object: "chat.completion",
+		Created: time.Now().Unix(), Model: req.Model, Choices: choices, Usage: usage,
+	})
+}
+
+// decode reads and checks the parts of a request common to both endpoints;
+// on failure it has written the error response.
+func (s *server) decode(w http.ResponseWriter, r *http.Request) (request, bool) {
+	var req request
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<20)).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return req, false
+	}
+	switch {
+	case req.Model == "":
+		writeError(w, http.StatusBadRequest, "model is required")
+		return req, false
+	case s.opts.ModelName != "" && req.Model != s.opts.ModelName:
+		writeErrorType(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.Model))
+		return req, false
+	case req.Stream:
+		writeError(w, http.StatusBadRequest, "the replay server does not stream; send stream: false")
+		return req, false
+	case req.N != nil && (*req.N < 1 || *req.N > maxN):
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("n must be in [1, %d], got %d", maxN, *req.N))
+		return req, false
+	}
+	return req, true
+}
+
+// answer matches prompt, applies injected errors and latency, and takes n
+// completions; on failure (or a client gone) it has written the response.
+func (s *server) answer(w http.ResponseWriter, r *http.Request, req request, prompt string) ([]string, usage, bool) {
+	p := s.index.lookup(prompt)
+	if p == nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("replay: no recorded problem's statement occurs in the prompt (prompt starts %q)", head(prompt, 80)))
+		return nil, usage{}, false
+	}
+	fail := s.drawError()
+	if fail == http.StatusTooManyRequests {
+		writeErrorType(w, fail, "RateLimitError", "replay: injected rate limit")
+		return nil, usage{}, false
+	}
+	if s.opts.Latency > 0 {
+		t := time.NewTimer(s.opts.Latency)
+		select {
+		case <-r.Context().Done():
+			t.Stop()
+			return nil, usage{}, false
+		case <-t.C:
+		}
+	}
+	if fail == http.StatusInternalServerError {
+		writeErrorType(w, fail, "InternalServerError", "replay: injected server error")
+		return nil, usage{}, false
+	}
+	n := 1
+	if req.N != nil {
+		n = *req.N
+	}
+	texts := p.take(n)
+	u := usage{PromptTokens: words(prompt)}
+	for _, t := range texts {
+		u.CompletionTokens += words(t)
+	}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	return texts, u, true
+}
+
+// drawError returns 429, 500 or 0 (no error) for the next request.
+func (s *server) drawError() int {
+	if s.opts.ErrorRate <= 0 {
+		return 0
+	}
+	s.mu.Lock()
+	x := s.rng.Float64()
+	s.mu.Unlock()
+	switch {
+	case x < s.opts.ErrorRate/2:
+		return http.StatusTooManyRequests
+	case x < s.opts.ErrorRate:
+		return http.StatusInternalServerError
+	}
+	return 0
+}
+
+func (s *server) models(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"object": "list",
+		"data":   []any{map[string]any{"id": s.modelName(), "object": "model", "created": 0, "owned_by": "reach-replay"}},
+	})
+}
+
+// promptText accepts a string or a one-element array of strings.
+func promptText(raw json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err == nil && len(list) == 1 {
+		return list[0], nil
+	}
+	return "", errors.New("prompt must be one string (the replay server takes one prompt per request)")
+}
+
+// contentText accepts a string or a list of parts, keeping the text parts.
+func contentText(raw json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil {
+		return s, nil
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", errors.New("want a string or a list of content parts")
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String(), nil
+}
+
+func words(s string) int { return len(strings.Fields(s)) }
+
+func head(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+type usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+type completionChoice struct {
+	Index        int    `json:"index"`
+	Text         string `json:"text"`
+	Logprobs     any    `json:"logprobs"`
+	FinishReason string `json:"finish_reason"`
+}
+
+type completionResponse struct {
+	ID      string             `json:"id"`
+	Object  string             `json:"object"`
+	Created int64              `json:"created"`
+	Model   string             `json:"model"`
+	Choices []completionChoice `json:"choices"`
+	Usage   usage              `json:"usage"`
+}
+
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type chatChoice struct {
+	Index        int         `json:"index"`
+	Message      chatMessage `json:"message"`
+	Logprobs     any         `json:"logprobs"`
+	FinishReason string      `json:"finish_reason"`
+}
+
+type chatResponse struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"`
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []chatChoice `json:"choices"`
+	Usage   usage        `json:"usage"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(v); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeErrorType(w, status, "BadRequestError", msg)
+}
+
+// writeErrorType answers in OpenAI's error shape, which vLLM also uses.
+func writeErrorType(w http.ResponseWriter, status int, typ, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": status}})
+}
+
+// ListenAndServe serves h on addr until ctx ends, then shuts down gracefully
+// (in-flight requests get up to 5 s). It returns nil after a shutdown caused by
+// ctx, or the error that stopped the server.
+func ListenAndServe(ctx context.Context, addr string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("replay: listen on %s: %w", addr, err)
+	}
+	return Serve(ctx, ln, h)
+}
+
+// Serve is ListenAndServe on an existing listener (e.g. one on port 0 whose
+// address the caller wants to print first). It closes ln.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	slog.Info("replay server listening", "addr", ln.Addr().String())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("replay: serve: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("replay: shutdown: %w", err)
+	}
+	<-done
+	return nil
+}
