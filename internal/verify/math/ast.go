@@ -8,35 +8,35 @@ import (
 type opKind uint8
 
 const (
-	opNum     opKind = iota + 1 // num (exact); dec: written as a decimal
-	opSym                       // variable; name
-	opConst                     // name: "pi", "e", "i", "inf"
-	opAdd                       // n-ary sum
-	opMul                       // n-ary product
-	opNeg                       // -x
-	opDiv                       // kids[0] / kids[1]
-	opPow                       // kids[0] ^ kids[1]
-	opRoot                      // kids[0] radicand, kids[1] index (may be nil: square root)
-	opFunc                      // name(kids...)
-	opFact                      // kids[0]!
-	opAbs                       // |kids[0]|
-	opFloor                     // floor
-	opCeil                      // ceil
-	opBinom                     // binom(kids[0], kids[1])
-	opPM                        // kids[0] ± kids[1]
-	opPercent                   // kids[0] %
-	opDegree                    // kids[0] °
-	opSub                       // kids[0]_{kids[1]}: indexed name
-	opSum                       // name: "sum"/"prod"; kids: var, lo, hi, body
-	opTuple                     // ordered; left/right brackets
-	opSet                       // \{...\}
-	opList                      // bare list "a, b, c" (and braces {a,b})
-	opUnion                     // union of intervals / sets (name "cup"), or "cap"/"setminus"
-	opMatrix                    // rows x cols, kids row-major
-	opRel                       // chain: kids members, rels[i] between kids[i] and kids[i+1]
-	opText                      // name: normalized prose
-	opEllipsis                  // \ldots
-	opRatio                     // kids[0] : kids[1]
+	opNum      opKind = iota + 1 // num (exact); dec: written as a decimal
+	opSym                        // variable; name
+	opConst                      // name: "pi", "e", "i", "inf"
+	opAdd                        // n-ary sum
+	opMul                        // n-ary product
+	opNeg                        // -x
+	opDiv                        // kids[0] / kids[1]
+	opPow                        // kids[0] ^ kids[1]
+	opRoot                       // kids[0] radicand, kids[1] index (may be nil: square root)
+	opFunc                       // name(kids...)
+	opFact                       // kids[0]!
+	opAbs                        // |kids[0]|
+	opFloor                      // floor
+	opCeil                       // ceil
+	opBinom                      // binom(kids[0], kids[1])
+	opPM                         // kids[0] ± kids[1]
+	opPercent                    // kids[0] %
+	opDegree                     // kids[0] °
+	opSub                        // kids[0]_{kids[1]}: indexed name
+	opSum                        // name: "sum"/"prod"; kids: var, lo, hi, body
+	opTuple                      // ordered; left/right brackets
+	opSet                        // \{...\}
+	opList                       // bare list "a, b, c" (and braces {a,b})
+	opUnion                      // union of intervals / sets (name "cup"), or "cap"/"setminus"
+	opMatrix                     // rows x cols, kids row-major
+	opRel                        // chain: kids members, rels[i] between kids[i] and kids[i+1]
+	opText                       // name: normalized prose
+	opEllipsis                   // \ldots
+	opRatio                      // kids[0] : kids[1]
 )
 
 type node struct {

@@ -139,17 +139,9 @@ func cleanAnswer(s string) string {
 			} else {
 				b.WriteByte(c)
 			}
-		case c == ',' && i > 0 && isDigit(s[i-1]) && strings.HasPrefix(s[i+1:], `\!`):
-			// 11,\!111: thousands separator with negative thin space.
-			j := i + 3
-			for j < len(s) && s[j] == ' ' {
-				j++
-			}
-			if j+2 < len(s) && isDigit(s[j]) && isDigit(s[j+1]) && isDigit(s[j+2]) {
-				i = j - 1
-			} else {
-				b.WriteByte(',')
-			}
+		case (c == ',' || c == '\\') && i > 0 && isDigit(s[i-1]) && thinSeparator(s, i) > 0:
+			// 11,\!111, 15,\,400, 15\,400: thousands separators.
+			i = thinSeparator(s, i) - 1
 		case c == '\n':
 			b.WriteByte(' ')
 		default:
@@ -263,4 +255,29 @@ func skipBlank(s string, i int) int {
 		i++
 	}
 	return i
+}
+
+// thinSeparator matches a thousands separator made of a comma and/or a
+// LaTeX thin space (",\!", ",\,", "\,", ",\ ") at s[i], followed by
+// exactly three digits; it returns the offset of those digits, or 0.
+func thinSeparator(s string, i int) int {
+	j := i
+	comma := false
+	if s[j] == ',' {
+		comma = true
+		j++
+	}
+	thin := false
+	if j+1 < len(s) && s[j] == '\\' && (s[j+1] == '!' || s[j+1] == ',' || s[j+1] == ' ') {
+		thin = true
+		j += 2
+	}
+	if !thin || !comma && s[i+1] == '!' {
+		return 0
+	}
+	j = skipBlank(s, j)
+	if j+2 < len(s) && isDigit(s[j]) && isDigit(s[j+1]) && isDigit(s[j+2]) && (j+3 == len(s) || !isDigit(s[j+3])) {
+		return j
+	}
+	return 0
 }

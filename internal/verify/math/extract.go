@@ -1,6 +1,7 @@
 package math
 
 import (
+	"sort"
 	"strings"
 )
 
@@ -41,11 +42,6 @@ func prepareCompletion(s string) string {
 	for _, m := range stopMarkers {
 		if i := strings.Index(s, m); i > 0 {
 			s = s[:i]
-		}
-	}
-	if i := strings.LastIndex(s, "</think>"); i >= 0 {
-		if rest := s[i+len("</think>"):]; strings.TrimSpace(rest) != "" {
-			s = rest
 		}
 	}
 	if len(s) > maxCompletionTail {
@@ -319,7 +315,7 @@ func lastNumber(s string) (string, int) {
 			j--
 		}
 		// Skip exponents (m^2) and digits glued to a word (AZYUK2A, x2).
-		if j > 0 && (s[j-1] == '^' || s[j-1] == '_' || isLetter(s[j-1]) && !isCommandEnd(s, j-1)) {
+		if j > 0 && (s[j-1] == '^' || s[j-1] == '_' || isLetter(s[j-1]) && !isCommandEnd(s, j-1)) || inScript(s, j) {
 			i = j - 1
 			continue
 		}
@@ -403,6 +399,26 @@ func lastAnswerLine(s string) (string, int) {
 // earlier \boxed{11} is 12.
 func extractFromCompletion(text string) (extraction, bool) {
 	s := prepareCompletion(text)
+	// After </think> is the answer proper; if it has no explicit answer
+	// (a truncated summary), the reasoning may still state one.
+	if i := strings.LastIndex(s, "</think>"); i >= 0 {
+		if rest := s[i+len("</think>"):]; strings.TrimSpace(rest) != "" {
+			if ex, ok := extractFrom(rest); ok && ex.explicit() {
+				return ex, true
+			}
+			if ex, ok := extractFrom(s[:i]); ok && ex.explicit() {
+				return ex, true
+			}
+			return extractFrom(rest)
+		}
+		s = s[:i]
+	}
+	return extractFrom(s)
+}
+
+func (e extraction) explicit() bool { return e.rule != RuleLastMath && e.rule != RuleLastNumber }
+
+func extractFrom(s string) (extraction, bool) {
 	if strings.TrimSpace(s) == "" {
 		return extraction{}, false
 	}
@@ -422,15 +438,12 @@ func extractFromCompletion(text string) (extraction, bool) {
 	}
 	low := asciiLower(s)
 	type cand struct {
-		pos  int
-		ex   extraction
-		used bool
+		pos int
+		ex  extraction
 	}
-	var best cand
+	var found []cand
 	consider := func(pos int, ex extraction) {
-		if pos >= 0 && (!best.used || pos > best.pos) {
-			best = cand{pos, ex, true}
-		}
+		found = append(found, cand{pos, ex})
 	}
 	if boxes := findBoxes(s); len(boxes) > 0 {
 		a, rule := boxedAnswer(s, boxes)
@@ -439,20 +452,22 @@ func extractFromCompletion(text string) (extraction, bool) {
 	if snip, pos := phraseAnswer(s, low); pos >= 0 && strings.TrimSpace(snip) != "" {
 		consider(pos, extraction{answer: snip, rule: RuleFinalAnswer, fallbacks: snippetFallbacks(snip)})
 	}
-	if i := strings.LastIndex(s, "####"); i >= 0 {
-		rest := strings.TrimSpace(s[i+4:])
-		if j := strings.IndexByte(rest, '\n'); j >= 0 {
-			rest = rest[:j]
-		}
-		if rest != "" {
-			consider(i, extraction{answer: rest, rule: RuleHashes, fallbacks: snippetFallbacks(rest)})
-		}
+	if i, rest := gsm8kHashes(s); i >= 0 {
+		consider(i, extraction{answer: rest, rule: RuleHashes, fallbacks: snippetFallbacks(rest)})
 	}
 	if a, pos := lastAnswerLine(s); pos >= 0 && a != "" {
 		consider(pos, extraction{answer: a, rule: RuleAnswerLine, fallbacks: snippetFallbacks(a)})
 	}
-	if best.used {
-		return best.ex, true
+	if len(found) > 0 {
+		// The last marker wins; earlier ones are fallbacks for when its
+		// answer cannot be read.
+		sort.SliceStable(found, func(a, b int) bool { return found[a].pos > found[b].pos })
+		best := found[0].ex
+		for _, c := range found[1:] {
+			best.fallbacks = append(best.fallbacks, c.ex.answer)
+			best.fallbacks = append(best.fallbacks, c.ex.fallbacks...)
+		}
+		return best, true
 	}
 	mathBody, mathEnd := lastMathSpan(s)
 	num, numEnd := lastNumber(s)
@@ -517,4 +532,51 @@ func isCommandEnd(s string, i int) bool {
 		i--
 	}
 	return i >= 0 && s[i] == '\\'
+}
+
+// gsm8kHashes finds the last GSM8K answer line "#### 42". A markdown
+// heading ("#### Step 2") or a run of more than four '#' is not one.
+func gsm8kHashes(s string) (int, string) {
+	for end := len(s); end > 0; {
+		i := strings.LastIndex(s[:end], "####")
+		if i < 0 {
+			return -1, ""
+		}
+		end = i
+		if i > 0 && s[i-1] == '#' || i+4 < len(s) && s[i+4] == '#' {
+			continue
+		}
+		rest := strings.TrimLeft(s[i+4:], " ")
+		if j := strings.IndexByte(rest, '\n'); j >= 0 {
+			rest = rest[:j]
+		}
+		rest = strings.TrimSpace(rest)
+		if rest == "" {
+			continue
+		}
+		if c := rest[0]; isDigit(c) || c == '-' || c == '$' || c == '\\' || c == '.' || c == '(' {
+			return i, rest
+		}
+	}
+	return -1, ""
+}
+
+// inScript reports whether offset i lies inside a _{...} or ^{...} group
+// (an index or exponent, not an answer), looking back at most 64 bytes.
+func inScript(s string, i int) bool {
+	depth := 0
+	for k := i - 1; k >= 0 && k >= i-64; k-- {
+		switch s[k] {
+		case '}':
+			depth++
+		case '{':
+			if depth == 0 {
+				return k > 0 && (s[k-1] == '_' || s[k-1] == '^')
+			}
+			depth--
+		case '\n':
+			return false
+		}
+	}
+	return false
 }

@@ -32,16 +32,16 @@ type token struct {
 type cmdClass uint8
 
 const (
-	cSkip     cmdClass = iota + 1 // sizing, spacing: ignore
-	cSkipArg                      // ignore together with one braced argument
-	cText                         // \text{...}: prose or units inside
-	cFont                         // \mathrm{...}: a name inside
-	cRel                          // relation
-	cOp                           // binary operator / marker
-	cFunc                         // named function
-	cConst                        // constant
-	cGreek                        // Greek letter used as a variable
-	cStruct                       // handled by the parser
+	cSkip    cmdClass = iota + 1 // sizing, spacing: ignore
+	cSkipArg                     // ignore together with one braced argument
+	cText                        // \text{...}: prose or units inside
+	cFont                        // \mathrm{...}: a name inside
+	cRel                         // relation
+	cOp                          // binary operator / marker
+	cFunc                        // named function
+	cConst                       // constant
+	cGreek                       // Greek letter used as a variable
+	cStruct                      // handled by the parser
 )
 
 var commands = map[string]cmdClass{

@@ -494,6 +494,14 @@ func (p *parser) consumeTail() (percent, degree bool) {
 					return
 				}
 				p.next()
+				if t.text == "^" {
+					// cm^2, cm^{3}
+					if nx := p.peek(); nx.kind == tNum {
+						p.next()
+					} else if nx.kind == tOp && nx.text == "{" {
+						p.parseBraced()
+					}
+				}
 			case "%":
 				percent = true
 				p.next()
@@ -674,6 +682,9 @@ func (p *parser) parsePower() *node {
 				base = &node{op: opSym, name: base.name + "'"}
 			}
 			continue
+		}
+		if p.ordinalSuffix() {
+			continue // 12^{th}: an ordinal, the number itself
 		}
 		e := p.parseExponent()
 		base = &node{op: opPow, kids: []*node{base, e}}
@@ -875,6 +886,9 @@ func (p *parser) parsePrimary() *node {
 	case tNum:
 		p.next()
 		n := p.number(t)
+		if nx := p.peek(); nx.kind == tWord && !nx.space && isOrdinal(nx.text) {
+			p.next() // 12th
+		}
 		return p.repeating(n, t)
 	case tIdent:
 		p.next()
@@ -1282,4 +1296,32 @@ func (p *parser) environment() *node {
 		m.kids = append(m.kids, r...)
 	}
 	return m
+}
+
+func isOrdinal(w string) bool {
+	switch w {
+	case "th", "st", "nd", "rd":
+		return true
+	}
+	return false
+}
+
+// ordinalSuffix consumes an ordinal exponent (^{th}, ^\text{th}, ^{\mathrm{nd}})
+// after '^' and reports whether there was one.
+func (p *parser) ordinalSuffix() bool {
+	t := p.peek()
+	if t.kind == tWord && isOrdinal(t.text) {
+		p.next()
+		return true
+	}
+	if t.kind == tOp && t.text == "{" {
+		a, b := p.peekAt(1), p.peekAt(2)
+		if a.kind == tWord && isOrdinal(a.text) && b.kind == tOp && b.text == "}" {
+			p.next()
+			p.next()
+			p.next()
+			return true
+		}
+	}
+	return false
 }
