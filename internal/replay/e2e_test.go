@@ -20,11 +20,16 @@ import (
 	"github.com/reach-lab/reach/internal/sampling"
 )
 
-// gsmDir is the real GSM8K SFT-vs-RLVR pair, relative to this file.
+// gsmPath is the real GSM8K SFT-vs-RLVR pair's folder, relative to this file.
+func gsmPath() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "../../../shared/data/generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+}
+
+// gsmDir is gsmPath, skipping t when the data is absent.
 func gsmDir(t testing.TB) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "../../../shared/data/generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+	dir := gsmPath()
 	if _, err := os.Stat(dir); err != nil {
 		t.Skipf("real data not present: %v", err)
 	}
