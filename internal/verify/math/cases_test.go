@@ -29,12 +29,39 @@ type equivalenceCase struct {
 
 // sharedDir is /work/shared, located from this file.
 func sharedDir(t testing.TB) string {
+	dir := sharedDirOrEmpty()
+	if dir == "" {
+		t.Skip("shared data folder absent")
+	}
+	return dir
+}
+
+func sharedDirOrEmpty() string {
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared")
 	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("shared data folder absent (%s)", dir)
+		return ""
 	}
 	return dir
+}
+
+// readCasesQuiet reads a cases file, returning nothing on any error.
+func readCasesQuiet(path string) []equivalenceCase {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []equivalenceCase
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var c equivalenceCase
+		if json.Unmarshal(sc.Bytes(), &c) == nil {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func readCases(t testing.TB, path string) []equivalenceCase {

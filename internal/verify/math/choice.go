@@ -94,7 +94,7 @@ func extractChoice(text string, maxLetter byte) (byte, string, bool) {
 			return c, RuleBoxed, true
 		}
 	}
-	if snip, pos := phraseAnswer(s, asciiLower(s)); pos >= 0 {
+	if snip, pos := phraseAnswer(s); pos >= 0 {
 		if c, ok := choiceLetter(snip, maxLetter); ok {
 			return c, RuleFinalAnswer, true
 		}

@@ -76,10 +76,16 @@ func normalizeText(s string) string {
 		if c < utf8.RuneSelf {
 			if c == '\t' || c == '\r' {
 				b.WriteByte(' ')
-			} else {
-				b.WriteByte(c)
+				i++
+				continue
 			}
-			i++
+			// Copy the run of plain ASCII up to the next special byte.
+			j := i + 1
+			for j < len(s) && s[j] < utf8.RuneSelf && s[j] != '\\' && s[j] != '\t' && s[j] != '\r' {
+				j++
+			}
+			b.WriteString(s[i:j])
+			i = j
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])

@@ -205,26 +205,48 @@ func boxedAnswer(s string, boxes []span) (string, string) {
 	return strings.Join(out, ", "), RuleBoxedJoined
 }
 
-// answerPhrases introduce a final answer; matched case-insensitively.
-var answerPhrases = []string{
-	"the final answer is", "final answer is", "final answer:", "the answer is", "answer is",
-	"answer:", "答案是", "答案:", "答案为", "réponse:", "réponse :", "respuesta:",
-}
-
-// phraseAnswer finds the last answer phrase; it returns the text after it
-// up to the end of the sentence, and the phrase position.
-func phraseAnswer(s, low string) (string, int) {
+// phraseAnswer finds the last phrase introducing a final answer ("the
+// final answer is", "Answer:", "the answer is", "答案是", "Réponse :") and
+// returns the text after it up to the end of the sentence, and the phrase
+// position (-1 if none). It scans forward with strings.Index (fast) and
+// matches case-insensitively without copying s.
+func phraseAnswer(s string) (string, int) {
 	best, bestEnd := -1, -1
-	for _, p := range answerPhrases {
-		if i := strings.LastIndex(low, p); i >= 0 && i+len(p) > bestEnd {
+	for i := 0; ; {
+		k := strings.Index(s[i:], "nswer")
+		if k < 0 {
+			break
+		}
+		k += i
+		i = k + 5
+		if k == 0 || s[k-1]|0x20 != 'a' {
+			continue
+		}
+		start, end := k-1, k+5
+		rest := s[end:]
+		switch {
+		case strings.HasPrefix(rest, ":"):
+			end++
+		case strings.HasPrefix(rest, " is") && (len(rest) == 3 || !isLetter(rest[3])):
+			end += 3
+		case strings.HasPrefix(rest, " :"):
+			end += 2
+		default:
+			continue
+		}
+		if end > bestEnd {
+			best, bestEnd = start, end
+		}
+	}
+	for _, p := range [...]string{"答案是", "答案:", "答案为", "Réponse :", "Réponse:", "réponse:", "Respuesta:", "respuesta:"} {
+		if i := lastIndex(s, p); i >= 0 && i+len(p) > bestEnd {
 			best, bestEnd = i, i+len(p)
 		}
 	}
 	if best < 0 {
 		return "", -1
 	}
-	rest := s[bestEnd:]
-	rest = strings.TrimLeft(rest, " :*\n")
+	rest := strings.TrimLeft(s[bestEnd:], " :*\n")
 	return sentence(rest), best
 }
 
@@ -401,7 +423,7 @@ func extractFromCompletion(text string) (extraction, bool) {
 	s := prepareCompletion(text)
 	// After </think> is the answer proper; if it has no explicit answer
 	// (a truncated summary), the reasoning may still state one.
-	if i := strings.LastIndex(s, "</think>"); i >= 0 {
+	if i := lastIndex(s, "</think>"); i >= 0 {
 		if rest := s[i+len("</think>"):]; strings.TrimSpace(rest) != "" {
 			if ex, ok := extractFrom(rest); ok && ex.explicit() {
 				return ex, true
@@ -423,7 +445,7 @@ func extractFrom(s string) (extraction, bool) {
 		return extraction{}, false
 	}
 	// <answer>...</answer>
-	if i := strings.LastIndex(s, "<answer>"); i >= 0 {
+	if i := lastIndex(s, "<answer>"); i >= 0 {
 		body := s[i+len("<answer>"):]
 		if j := strings.Index(body, "</answer>"); j >= 0 {
 			body = body[:j]
@@ -436,7 +458,6 @@ func extractFrom(s string) (extraction, bool) {
 			return extraction{answer: body, rule: RuleAnswerTag}, true
 		}
 	}
-	low := asciiLower(s)
 	type cand struct {
 		pos int
 		ex  extraction
@@ -449,7 +470,7 @@ func extractFrom(s string) (extraction, bool) {
 		a, rule := boxedAnswer(s, boxes)
 		consider(boxes[len(boxes)-1].start, extraction{answer: a, rule: rule})
 	}
-	if snip, pos := phraseAnswer(s, low); pos >= 0 && strings.TrimSpace(snip) != "" {
+	if snip, pos := phraseAnswer(s); pos >= 0 && strings.TrimSpace(snip) != "" {
 		consider(pos, extraction{answer: snip, rule: RuleFinalAnswer, fallbacks: snippetFallbacks(snip)})
 	}
 	if i, rest := gsm8kHashes(s); i >= 0 {
@@ -484,7 +505,7 @@ func extractFrom(s string) (extraction, bool) {
 // its last " is ", its last math span, its last number.
 func snippetFallbacks(s string) []string {
 	var out []string
-	if i := strings.LastIndex(s, " is "); i >= 0 {
+	if i := lastIndex(s, " is "); i >= 0 {
 		out = append(out, s[i+4:])
 	}
 	if m, end := lastMathSpan(s); end >= 0 {
@@ -496,20 +517,6 @@ func snippetFallbacks(s string) []string {
 	return out
 }
 
-func asciiLower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if b[j] >= 'A' && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
-}
 
 // unwrapBoxes returns the boxed content of an answer that still carries
 // \boxed (inputs marked "answer" often do), or the answer itself.
@@ -537,8 +544,11 @@ func isCommandEnd(s string, i int) bool {
 // gsm8kHashes finds the last GSM8K answer line "#### 42". A markdown
 // heading ("#### Step 2") or a run of more than four '#' is not one.
 func gsm8kHashes(s string) (int, string) {
+	if !strings.Contains(s, "####") {
+		return -1, ""
+	}
 	for end := len(s); end > 0; {
-		i := strings.LastIndex(s[:end], "####")
+		i := lastIndex(s[:end], "####")
 		if i < 0 {
 			return -1, ""
 		}
@@ -579,4 +589,17 @@ func inScript(s string, i int) bool {
 		}
 	}
 	return false
+}
+
+// lastIndex is strings.LastIndex, guarded by the much faster forward
+// strings.Index (SIMD) for the common case where sub does not occur.
+func lastIndex(s, sub string) int {
+	i := strings.Index(s, sub)
+	if i < 0 {
+		return -1
+	}
+	if j := strings.LastIndex(s[i+1:], sub); j >= 0 {
+		return i + 1 + j
+	}
+	return i
 }

@@ -69,10 +69,15 @@ func VerifyAnswer(gold, pred string, predIsCompletion bool) verify.Verdict {
 func Check(gold, pred string, opt Options) (v verify.Verdict) {
 	defer func() {
 		if r := recover(); r != nil {
-			// A bug, not an input problem: report it rather than crash a worker.
-			v = verify.Verdict{Status: verify.Unparseable, Extracted: v.Extracted, Rule: v.Rule, Reason: "internal error while grading"}
+			// A bug, not an input problem (the fuzz targets call check
+			// directly to find these): report it rather than crash a worker.
+			v = verify.Verdict{Status: verify.Unparseable, Reason: "internal error while grading"}
 		}
 	}()
+	return check(gold, pred, opt)
+}
+
+func check(gold, pred string, opt Options) verify.Verdict {
 	g, ok := goldAnswer(gold, opt.GoldIsCompletion)
 	if !ok {
 		return verify.Verdict{Status: verify.Unparseable, Reason: "empty reference answer"}
@@ -87,7 +92,7 @@ func Check(gold, pred string, opt Options) (v verify.Verdict) {
 	gp, gerr := parseAnswer(g)
 	if gerr != nil || gp.prose {
 		// "Alina and the answer is (C) Cecile": a choice hidden in prose.
-		if snip, pos := phraseAnswer(g, asciiLower(g)); pos >= 0 {
+		if snip, pos := phraseAnswer(g); pos >= 0 {
 			if letter, ok := choiceLetter(snip, 'E'); ok {
 				return checkChoice(letter, pred, opt, 'E')
 			}
@@ -248,4 +253,11 @@ func checkChoice(letter byte, pred string, opt Options, maxLetter byte) verify.V
 		return verify.Verdict{Status: verify.Correct, Extracted: string(got), Rule: rule, Reason: "same option letter"}
 	}
 	return verify.Verdict{Status: verify.Incorrect, Extracted: string(got), Rule: rule, Reason: "chose option " + string(got) + ", reference is " + string(letter)}
+}
+
+// CheckCase grades one verifier-cases line (see package cases): pred may be
+// an answer or a completion, gold an answer or a full solution, and
+// floatRounding > 0 selects Math-Verify's rounding comparison.
+func (Verifier) CheckCase(gold, pred string, predIsAnswer, goldIsSolution bool, floatRounding int) verify.Verdict {
+	return Check(gold, pred, Options{PredIsCompletion: !predIsAnswer, GoldIsCompletion: goldIsSolution, FloatRounding: floatRounding})
 }
