@@ -174,9 +174,10 @@ func normalizeBaseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// redactRaw strips user info from a URL string that may not parse.
+// redactRaw strips user info and query from a URL string that may not parse.
 func redactRaw(raw string) string {
-	if i := strings.Index(raw, "@"); i >= 0 {
+	raw, _, _ = strings.Cut(raw, "?")
+	if i := strings.LastIndex(raw, "@"); i >= 0 {
 		if j := strings.Index(raw, "://"); j >= 0 && j < i {
 			return raw[:j+3] + "…" + raw[i:]
 		}

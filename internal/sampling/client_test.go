@@ -564,3 +564,28 @@ func closedAddr(t *testing.T) string {
 	ln.Close()
 	return addr
 }
+
+func TestRegistrySharesOneClientPerEndpoint(t *testing.T) {
+	var r Registry
+	ep := Endpoint{BaseURL: "http://gpu1:8000/v1", Model: "m", APIKey: "k1", MaxConcurrency: 4}
+	a, err := r.Get(ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := r.Get(ep)
+	ep.APIKey = "k2"
+	c, _ := r.Get(ep)
+	if a != b || a == c {
+		t.Errorf("same endpoint shared: %v, changed key separate: %v", a == b, a != c)
+	}
+	if _, err := r.Get(Endpoint{BaseURL: "nope", Model: "m"}); err == nil {
+		t.Error("bad endpoint accepted")
+	}
+}
+
+func TestNewErrorHidesCredentials(t *testing.T) {
+	_, err := New(Endpoint{BaseURL: "gpu1://user:sk-abcdef@host:x/v1?key=sk-abcdef", Model: "m"}, nil)
+	if err == nil || strings.Contains(err.Error(), "sk-abcdef") {
+		t.Errorf("err = %v", err)
+	}
+}

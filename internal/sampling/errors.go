@@ -26,7 +26,8 @@ const (
 	KindOther      = "other"
 )
 
-// Error is what Sample and TestConnection return when a request fails. Its
+// Error is what Sample and TestConnection return when a request fails (a
+// caller's cancelled or expired context comes back as ctx.Err(), wrapped). Its
 // message is readable as is and never contains the endpoint's API key: URLs in
 // it are stripped of user info and query strings, and the key is scrubbed from
 // any text the server sent back.
