@@ -58,8 +58,9 @@ func benchServer() int {
 }
 
 // startServerProcess runs the replay server (50 ms latency) in a child
-// process and returns its base URL and a stop function that waits for it.
-func startServerProcess(b *testing.B) (string, func()) {
+// process and returns its base URL and a stop function that waits for it and
+// returns the CPU time the child used.
+func startServerProcess(b *testing.B) (string, func() time.Duration) {
 	b.Helper()
 	gsmDir(b) // skip when the data is absent
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -81,9 +82,10 @@ func startServerProcess(b *testing.B) (string, func()) {
 		cmd.Process.Kill()
 		b.Fatal(err)
 	}
-	return "http://" + strings.TrimSpace(addr), func() {
+	return "http://" + strings.TrimSpace(addr), func() time.Duration {
 		stdin.Close()
 		cmd.Wait()
+		return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 }
 
@@ -98,12 +100,18 @@ func cpuTime() time.Duration {
 // second with the endpoint's concurrency limit saturated, and the CPU this
 // process (Reach's side: prompt rendering, JSON, HTTP, limiter) used per
 // second of wall time ("cpu-cores"; the target is < 0.5 at >= 200
-// req/s). Run with e.g. -benchtime=3000x for steady figures.
+// req/s). The replay server's own CPU is reported as server-cpu-cores. Run
+// with e.g. -benchtime=3000x for steady figures.
 func BenchmarkSampleThroughReplay(b *testing.B) {
 	for _, tc := range []struct{ conc, n int }{{16, 1}, {32, 1}, {32, 8}} {
 		b.Run(fmt.Sprintf("conc%d/n%d", tc.conc, tc.n), func(b *testing.B) {
 			url, stop := startServerProcess(b)
-			defer stop()
+			stopped := false
+			defer func() {
+				if !stopped {
+					stop()
+				}
+			}()
 			_, rec := loadSFT(b)
 			tmpl, _ := sampling.Preset("qwen-boxed")
 			c := client(b, url, sampling.StyleCompletions, tc.conc)
@@ -136,12 +144,15 @@ func BenchmarkSampleThroughReplay(b *testing.B) {
 			wg.Wait()
 			wall, cpu := time.Since(t0), cpuTime()-cpu0
 			b.StopTimer()
+			stopped = true
+			serverCPU := stop() // includes its start-up (loading the samples file)
 			if failed.Load() > 0 {
 				b.Fatalf("%d of %d requests failed", failed.Load(), b.N)
 			}
 			b.ReportMetric(float64(b.N)/wall.Seconds(), "req/s")
 			b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cpu-cores")
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/req")
+			b.ReportMetric(serverCPU.Seconds()/wall.Seconds(), "server-cpu-cores")
 		})
 	}
 }
