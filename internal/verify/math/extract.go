@@ -517,7 +517,6 @@ func snippetFallbacks(s string) []string {
 	return out
 }
 
-
 // unwrapBoxes returns the boxed content of an answer that still carries
 // \boxed (inputs marked "answer" often do), or the answer itself.
 func unwrapBoxes(s string) (string, bool) {

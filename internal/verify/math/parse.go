@@ -187,7 +187,7 @@ func (p *parser) atCloser() bool {
 // keeps its decimal-comma reading in alt.
 func (p *parser) parseList(_ []string) *node {
 	if !p.enter() {
-		return nil
+		return p.fail("invalid answer")
 	}
 	defer p.leave()
 	var items []*node
@@ -202,16 +202,16 @@ func (p *parser) parseList(_ []string) *node {
 		start := p.i
 		item := p.parseRel()
 		if p.err != nil {
-			return nil
+			return p.fail("invalid answer")
 		}
 		if p.i == start {
 			p.fail("unexpected " + describe(p.peek()))
-			return nil
+			return p.fail("invalid answer")
 		}
 		items = append(items, item)
 		if len(items) > maxElems {
 			p.fail("too many elements")
-			return nil
+			return p.fail("invalid answer")
 		}
 		if len(items) == 1 && item.op == opNum && item.lit && !item.dec && p.isOp(",") {
 			t := p.peek()
@@ -359,7 +359,7 @@ func (p *parser) parseSetOps() *node {
 
 func (p *parser) parseAdd() *node {
 	if !p.enter() {
-		return nil
+		return p.fail("invalid answer")
 	}
 	defer p.leave()
 	var terms []*node
@@ -560,7 +560,7 @@ func (p *parser) canImplicit(t token) bool {
 
 func (p *parser) parseTerm() *node {
 	if !p.enter() {
-		return nil
+		return p.fail("invalid answer")
 	}
 	defer p.leave()
 	factors := []*node{p.parseUnary()}
@@ -618,7 +618,7 @@ func (p *parser) parseTerm() *node {
 
 func (p *parser) parseUnary() *node {
 	if !p.enter() {
-		return nil
+		return p.fail("invalid answer")
 	}
 	defer p.leave()
 	t := p.peek()
@@ -642,7 +642,7 @@ func (p *parser) parseUnary() *node {
 
 func (p *parser) parsePower() *node {
 	if !p.enter() {
-		return nil
+		return p.fail("invalid answer")
 	}
 	defer p.leave()
 	base := p.parsePostfix()
@@ -695,7 +695,7 @@ func (p *parser) parsePower() *node {
 
 func (p *parser) parseExponent() *node {
 	if !p.enter() {
-		return nil
+		return p.fail("invalid answer")
 	}
 	defer p.leave()
 	t := p.peek()
@@ -725,6 +725,14 @@ func (p *parser) parseExponent() *node {
 // symbol and leaves the rest in the stream.
 func (p *parser) splitWord() *node {
 	t := &p.toks[p.i]
+	if len(t.text) < 2 || t.text[0] >= 0x80 {
+		p.next()
+		if t.text == "" || t.text[0] >= 0x80 {
+			p.prose = true
+			return &node{op: opText, name: t.text}
+		}
+		return symNode(t.text)
+	}
 	first := t.text[:1]
 	if len(t.text) == 2 {
 		t.kind = tIdent
@@ -842,7 +850,7 @@ func (p *parser) parseBraced() *node {
 // command (\frac12, \sqrt2, \frac\pi2), or a parenthesised group (\sqrt(2)).
 func (p *parser) arg() *node {
 	if !p.enter() {
-		return nil
+		return p.fail("invalid answer")
 	}
 	defer p.leave()
 	t := p.peek()
@@ -876,7 +884,7 @@ func (p *parser) arg() *node {
 
 func (p *parser) parsePrimary() *node {
 	if !p.enter() {
-		return nil
+		return p.fail("invalid answer")
 	}
 	defer p.leave()
 	t := p.peek()
@@ -979,7 +987,10 @@ func (p *parser) group() *node {
 	}
 	inner := p.parseList(nil)
 	if p.err != nil {
-		return nil
+		return p.fail("invalid answer")
+	}
+	if inner == nil {
+		return p.fail("empty brackets")
 	}
 	if !p.isOp(")") && !p.isOp("]") {
 		return p.fail("missing closing bracket")
@@ -1043,7 +1054,7 @@ func (p *parser) command() *node {
 		a := p.arg()
 		b := p.arg()
 		if p.err != nil {
-			return nil
+			return p.fail("invalid answer")
 		}
 		n := &node{op: opDiv, kids: []*node{a, b}}
 		n.fracL = a.op == opNum && a.lit && !a.dec && b.op == opNum && b.lit && !b.dec
@@ -1160,7 +1171,7 @@ func (p *parser) function(name string) *node {
 		}
 	}
 	if p.err != nil {
-		return nil
+		return p.fail("invalid answer")
 	}
 	f := &node{op: opFunc, name: name, kids: flatten(argument)}
 	if argument != nil && argument.op == opTuple && argument.left == '(' {
