@@ -1,12 +1,17 @@
 // Package analysis builds one comparison's report (pass@k curves, crossover,
-// ΔSE, solved sets, histograms, per-problem counts) from the store's counts
-// using the pure statistics in internal/passk.
+// ΔSE, solved sets, histograms, per-problem counts, Fisher tests of the
+// base-only and other-only problems, Cover@τ, breakdowns by subject and level,
+// checkpoint trajectories, UpSet intersections) from the store's counts using
+// the pure statistics in internal/passk. Bootstrap intervals and maj@k are
+// computed by a background job (ComputeStats), cached in Postgres and attached
+// to the report by Build when the cache matches the counts.
 package analysis
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/reach-lab/reach/internal/passk"
 	"github.com/reach-lab/reach/internal/store"
@@ -19,6 +24,23 @@ const HistogramBins = 10
 // ΔSE uses pass@256 of the base model, or its largest sampled k below that
 // (Yue et al. 2025, arXiv 2504.13837, §3).
 const deltaSEK = 256
+
+// Options select a variant of the report. The zero value is Reach's default.
+type Options struct {
+	// ExcludeGuessable leaves out the problems whose reference answer is
+	// guessable (see Guessable) from every figure and chart.
+	ExcludeGuessable bool
+	// Biased adds each model's curve under the biased estimator
+	// 1 − (1 − c/n)^k and the crossover it gives (PassAtKBiased,
+	// PairReport.CrossoverBiased): a labelled alternative, never the default.
+	Biased bool
+}
+
+// Report variants: which problems enter the statistics.
+const (
+	VariantAll         = "all"
+	VariantUnguessable = "unguessable"
+)
 
 // Report is what the comparison page, `reach report --json` and
 // GET /api/v1/comparisons/{id}/report show.
@@ -41,8 +63,140 @@ type Report struct {
 	// first other model (Pairs[0]), the ones to review.
 	BaseOnly []string `json:"base_only"`
 
+	// Variant is VariantAll, or VariantUnguessable when guessable problems
+	// were left out (Options.ExcludeGuessable and at least one was found).
+	Variant string `json:"variant"`
+	// Excluded counts the guessable problems left out (VariantUnguessable).
+	Excluded int `json:"excluded_guessable"`
+	// Guessable lists every guessable problem among those with counts from
+	// every model, also when they are not excluded.
+	Guessable []GuessableProblem `json:"guessable"`
+	// Intersections are the exclusive intersections of the models' solved
+	// sets (UpSet chart), largest first.
+	Intersections []Intersection `json:"intersections"`
+	// Breakdowns are the figures per subject and per level (groups of the
+	// dataset's subject and level fields; empty when the dataset has none).
+	Breakdowns []Breakdown `json:"breakdowns"`
+	// Trajectory is pass@1 and pass@KMax per training step: the base model
+	// (step 0 unless it has its own) and every model with a step. Empty
+	// unless at least one non-base model has a step.
+	Trajectory []TrajectoryPoint `json:"trajectory"`
+	// Stats says whether the bootstrap intervals and maj@k (computed by a
+	// background job) are attached.
+	Stats StatsInfo `json:"stats"`
+
 	// Rows is the per-problem table (not in the JSON: counts are per model).
 	Rows []ProblemRow `json:"-"`
+	// statsHash identifies the problems and counts the statistics cover.
+	statsHash string
+}
+
+// GuessableProblem is one problem tagged by Guessable.
+type GuessableProblem struct {
+	ProblemID string `json:"problem_id"`
+	Reference string `json:"reference"`
+	Guess
+}
+
+// Interval is a bootstrap percentile interval (fractions, like the value
+// it belongs to).
+type Interval struct {
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// Band is a pass@k interval at one k.
+type Band struct {
+	K  int     `json:"k"`
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// DiffPoint is pass@k(other) − pass@k(base) at one k, in [−1, 1], with its
+// paired bootstrap interval once the statistics job has run.
+type DiffPoint struct {
+	K     int       `json:"k"`
+	Value float64   `json:"value"`
+	CI    *Interval `json:"ci,omitempty"`
+}
+
+// CrossoverCI is the bootstrap interval of the crossover k*. A bound with
+// Found false means "no crossover up to k_max" (more than 2.5% of the draws
+// had none).
+type CrossoverCI struct {
+	Lo         CrossoverBound `json:"lo"`
+	Hi         CrossoverBound `json:"hi"`
+	FoundShare float64        `json:"found_share"` // share of draws with a crossover
+}
+
+// CrossoverBound is one end of a crossover interval.
+type CrossoverBound struct {
+	Found bool    `json:"found"`
+	K     float64 `json:"k,omitempty"`
+}
+
+// ProblemTest is Fisher's exact test (two-sided) of one problem's base
+// count against the other model's: is the difference more than luck?
+type ProblemTest struct {
+	ProblemID string  `json:"problem_id"`
+	BaseC     int     `json:"base_c"`
+	BaseN     int     `json:"base_n"`
+	OtherC    int     `json:"other_c"`
+	OtherN    int     `json:"other_n"`
+	P         float64 `json:"p_value"`
+	// PHolm is P after Holm's adjustment over the problems of the same
+	// list (all base-only, or all other-only, problems of the pair).
+	PHolm float64 `json:"p_holm"`
+	// CouldBeLuck is P >= Alpha: the solve is not significant at 5%.
+	CouldBeLuck bool `json:"could_be_luck"`
+	Guessable   bool `json:"guessable"`
+}
+
+// Alpha is the significance level of the per-problem tests.
+const Alpha = 0.05
+
+// CoverPoint is Cover@τ: the share of problems with c/n >= τ.
+type CoverPoint struct {
+	Tau   float64 `json:"tau"`
+	Value float64 `json:"value"`
+}
+
+// Intersection is one bar of the UpSet chart: the problems solved
+// (c >= 1) by exactly the models in Members.
+type Intersection struct {
+	Members  []string `json:"members"`     // model names, in model order; empty = solved by none
+	Index    []int    `json:"model_index"` // indices into Models
+	Count    int      `json:"count"`
+	Problems []string `json:"problem_ids"` // problem ids, dataset order
+}
+
+// Breakdown is the report restricted to one subject or one level.
+type Breakdown struct {
+	By       string       `json:"by"` // "subject" or "level"
+	Group    string       `json:"group"`
+	Problems int          `json:"problems"`
+	Models   []GroupModel `json:"models"`
+	// Solved and Crossover compare the base model with the first other model.
+	Solved    Solved    `json:"solved"`
+	Crossover Crossover `json:"crossover"`
+}
+
+// GroupModel is one model's pass@k within a breakdown group, at the ks
+// of GroupKs (powers of two up to KMax, and KMax).
+type GroupModel struct {
+	Name    string  `json:"name"`
+	PassAtK []Point `json:"pass_at_k"`
+	Solved  int     `json:"solved"`
+}
+
+// TrajectoryPoint is one model of a checkpoint series.
+type TrajectoryPoint struct {
+	Model   string    `json:"model"`
+	Step    int       `json:"step"`
+	Pass1   float64   `json:"pass_at_1"`
+	PassN   float64   `json:"pass_at_kmax"` // pass@KMax of the report
+	Pass1CI *Interval `json:"pass_at_1_ci,omitempty"`
+	PassNCI *Interval `json:"pass_at_kmax_ci,omitempty"`
 }
 
 // ModelReport is one model's curve and counts.
@@ -64,6 +218,18 @@ type ModelReport struct {
 	DeltaSE   *float64       `json:"delta_se,omitempty"`
 	Histogram []HistogramBin `json:"histogram"`
 	Counts    []ProblemCount `json:"counts"`
+	// Cover is Cover@τ for τ = 0, 0.025, …, 1.
+	Cover []CoverPoint `json:"cover"`
+	// PassAtKBiased is the biased estimator's curve (Options.Biased only).
+	PassAtKBiased []Point `json:"pass_at_k_biased,omitempty"`
+
+	// Filled from the statistics job's cache (see Report.Stats):
+	Pass1CI    *Interval `json:"pass_at_1_ci,omitempty"`
+	PassKMaxCI *Interval `json:"pass_at_kmax_ci,omitempty"` // pass@KMax of the report
+	PassAtKCI  []Band    `json:"pass_at_k_ci,omitempty"`    // every k from 1 to KMax
+	// MajAtK is maj@k at powers of two up to the run's n (runs with texts;
+	// answers grouped as StatsInfo.Grouping says).
+	MajAtK []Point `json:"maj_at_k,omitempty"`
 }
 
 // Point is pass@k at one k (Value in [0, 1]).
@@ -115,6 +281,29 @@ type PairReport struct {
 	Solved    Solved   `json:"solved"`
 	BaseOnly  []string `json:"base_only"`
 	OtherOnly []string `json:"other_only"`
+	// BaseOnlyTests and OtherOnlyTests hold Fisher's exact test of each
+	// problem of BaseOnly and OtherOnly (same order).
+	BaseOnlyTests  []ProblemTest `json:"base_only_tests"`
+	OtherOnlyTests []ProblemTest `json:"other_only_tests"`
+	// How many of those are significant at Alpha, before and after Holm.
+	BaseOnlySignificant      int `json:"base_only_significant"`
+	BaseOnlySignificantHolm  int `json:"base_only_significant_holm"`
+	OtherOnlySignificant     int `json:"other_only_significant"`
+	OtherOnlySignificantHolm int `json:"other_only_significant_holm"`
+	// Diff is pass@k(other) − pass@k(base) for every k from 1 to KMax.
+	Diff []DiffPoint `json:"diff"`
+	// CrossoverBiased is the crossover under the biased estimator
+	// (Options.Biased only).
+	CrossoverBiased *Crossover `json:"crossover_biased,omitempty"`
+
+	// Filled from the statistics job's cache:
+	DeltaSECI   *Interval    `json:"delta_se_ci,omitempty"`
+	CrossoverCI *CrossoverCI `json:"crossover_ci,omitempty"`
+	// BaseAheadFrom is the smallest k whose Diff interval lies wholly below
+	// zero (base significantly ahead), 0 if none; OtherAheadUntil the
+	// largest k whose interval lies wholly above zero, 0 if none.
+	BaseAheadFrom   int `json:"base_ahead_from,omitempty"`
+	OtherAheadUntil int `json:"other_ahead_until,omitempty"`
 }
 
 // ProblemRow is one line of the problem table.
@@ -127,39 +316,83 @@ type ProblemRow struct {
 	Counts    []passk.Count // per model, in Models order
 	// Region against the first other model: both, base-only, other-only, neither.
 	Region string
+	// P[i] is Fisher's two-sided p-value of base vs model i on this problem
+	// when exactly one of them solved it, else −1 (P[0] is always −1).
+	P     []float64
+	Guess *Guess // nil unless the reference answer is guessable
 }
 
 // ErrNotReady is returned while a comparison's counts are not complete.
 var ErrNotReady = errors.New("comparison is not ready")
 
 // Build reads a comparison and its counts from the store and computes the
-// report. It returns ErrNotReady (wrapped) until every run has counts.
+// default report (BuildWith with zero Options).
 func Build(ctx context.Context, st *store.Store, id int64) (*Report, error) {
-	c, err := st.GetComparison(ctx, id)
+	return BuildWith(ctx, st, id, Options{})
+}
+
+// BuildWith reads a comparison and its counts from the store, computes the
+// report variant opt selects and attaches the cached bootstrap intervals
+// and maj@k when the cache matches the counts (Report.Stats says whether it
+// did). It returns ErrNotReady (wrapped) until every run has counts.
+func BuildWith(ctx context.Context, st *store.Store, id int64, opt Options) (*Report, error) {
+	c, problems, counts, err := Load(ctx, st, id)
 	if err != nil {
 		return nil, err
 	}
+	rep, err := ComputeWith(c, problems, counts, opt)
+	if err != nil {
+		return nil, err
+	}
+	cached, err := st.GetStats(ctx, id, rep.Variant)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		rep.Stats.Status = StatsPending
+	case err != nil:
+		return nil, err
+	default:
+		rep.AttachStats(cached)
+	}
+	return rep, nil
+}
+
+// Load reads what Compute needs: the comparison (which must be ready),
+// its dataset's problems (without statements) and every run's counts.
+func Load(ctx context.Context, st *store.Store, id int64) (store.Comparison, []store.Problem, map[int64][]store.Count, error) {
+	c, err := st.GetComparison(ctx, id)
+	if err != nil {
+		return c, nil, nil, err
+	}
 	if c.Status != store.StatusReady {
-		return nil, fmt.Errorf("comparison %d is %s: %w", id, c.Status, ErrNotReady)
+		return c, nil, nil, fmt.Errorf("comparison %d is %s: %w", id, c.Status, ErrNotReady)
 	}
 	if c.DatasetID == nil || len(c.Runs) < 2 {
-		return nil, fmt.Errorf("comparison %d has no dataset or fewer than two models: %w", id, ErrNotReady)
+		return c, nil, nil, fmt.Errorf("comparison %d has no dataset or fewer than two models: %w", id, ErrNotReady)
 	}
 	problems, err := st.Problems(ctx, *c.DatasetID, false)
 	if err != nil {
-		return nil, err
+		return c, nil, nil, err
 	}
 	counts, err := st.CountsForComparison(ctx, id)
 	if err != nil {
-		return nil, err
+		return c, nil, nil, err
 	}
-	return Compute(c, problems, counts)
+	return c, problems, counts, nil
 }
 
-// Compute builds the report from already-loaded rows (pure; Build's core).
-// counts maps run id to that run's per-problem counts.
+// Compute builds the default report from already-loaded rows (pure).
 func Compute(c store.Comparison, problems []store.Problem, counts map[int64][]store.Count) (*Report, error) {
-	rep := &Report{ComparisonID: c.ID, Name: c.Name, Dataset: c.DatasetName, Status: c.Status, SourceNote: c.SourceNote}
+	return ComputeWith(c, problems, counts, Options{})
+}
+
+// ComputeWith builds the report variant opt selects from already-loaded
+// rows (pure; BuildWith's core). counts maps run id to that run's
+// per-problem counts. Only problems with counts from every model enter;
+// with opt.ExcludeGuessable the guessable ones are left out as well. Errors
+// when no problem is left.
+func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64][]store.Count, opt Options) (*Report, error) {
+	rep := &Report{ComparisonID: c.ID, Name: c.Name, Dataset: c.DatasetName, Status: c.Status, SourceNote: c.SourceNote,
+		Variant: VariantAll, Guessable: []GuessableProblem{}, Stats: StatsInfo{Status: StatsPending}}
 
 	// Keep the problems every model has counts for, in dataset order.
 	byRun := make([]map[int64]store.Count, len(c.Runs))
@@ -171,6 +404,7 @@ func Compute(c store.Comparison, problems []store.Problem, counts map[int64][]st
 		byRun[i] = m
 	}
 	var kept []store.Problem
+	var guesses []*Guess
 	for _, p := range problems {
 		all := true
 		for i := range c.Runs {
@@ -179,11 +413,28 @@ func Compute(c store.Comparison, problems []store.Problem, counts map[int64][]st
 				break
 			}
 		}
-		if all {
-			kept = append(kept, p)
+		if !all {
+			continue
 		}
+		g := Guessable(p.Reference, p.Kind)
+		if g != nil {
+			rep.Guessable = append(rep.Guessable, GuessableProblem{ProblemID: p.Key, Reference: p.Reference, Guess: *g})
+		}
+		kept = append(kept, p)
+		guesses = append(guesses, g)
 	}
-	rep.Problems, rep.Dropped = len(kept), len(problems)-len(kept)
+	rep.Dropped = len(problems) - len(kept)
+	if opt.ExcludeGuessable && len(rep.Guessable) > 0 {
+		rep.Variant, rep.Excluded = VariantUnguessable, len(rep.Guessable)
+		var k2 []store.Problem
+		for i, p := range kept {
+			if guesses[i] == nil {
+				k2 = append(k2, p)
+			}
+		}
+		kept, guesses = k2, make([]*Guess, len(k2))
+	}
+	rep.Problems = len(kept)
 	if len(kept) == 0 {
 		return nil, fmt.Errorf("comparison %d: no problem has samples from every model", c.ID)
 	}
@@ -198,7 +449,7 @@ func Compute(c store.Comparison, problems []store.Problem, counts map[int64][]st
 			pcs[j] = ProblemCount{ProblemID: p.Key, N: x.N, C: x.C}
 		}
 		models[i] = cs
-		m, err := modelReport(r, cs)
+		m, err := modelReport(r, cs, opt)
 		if err != nil {
 			return nil, fmt.Errorf("model %q: %w", r.ModelName, err)
 		}
@@ -211,7 +462,7 @@ func Compute(c store.Comparison, problems []store.Problem, counts map[int64][]st
 
 	base := rep.Models[0]
 	for i := 1; i < len(rep.Models); i++ {
-		pr, err := pairReport(base, rep.Models[i], models[0], models[i], kept, rep.KMax)
+		pr, err := pairReport(base, rep.Models[i], models[0], models[i], kept, guesses, rep.KMax)
 		if err != nil {
 			return nil, fmt.Errorf("base vs %q: %w", rep.Models[i].Name, err)
 		}
@@ -240,16 +491,45 @@ func Compute(c store.Comparison, problems []store.Problem, counts map[int64][]st
 	}
 	rep.Rows = make([]ProblemRow, len(kept))
 	for j, p := range kept {
-		row := ProblemRow{ProblemID: p.ID, Key: p.Key, Idx: p.Idx, Subject: p.Subject, Level: p.Level, Region: region[j]}
+		row := ProblemRow{ProblemID: p.ID, Key: p.Key, Idx: p.Idx, Subject: p.Subject, Level: p.Level, Region: region[j],
+			Guess: guesses[j], P: make([]float64, len(models))}
 		for i := range models {
 			row.Counts = append(row.Counts, models[i][j])
+			row.P[i] = -1
 		}
 		rep.Rows[j] = row
 	}
+	rowOf := make(map[string]int, len(kept))
+	for j, p := range kept {
+		rowOf[p.Key] = j
+	}
+	for i, pr := range rep.Pairs {
+		for _, t := range slices.Concat(pr.BaseOnlyTests, pr.OtherOnlyTests) {
+			rep.Rows[rowOf[t.ProblemID]].P[i+1] = t.P
+		}
+	}
+
+	if rep.Intersections, err = intersections(rep.Models, models, kept); err != nil {
+		return nil, err
+	}
+	if rep.Breakdowns, err = breakdowns(rep, models, kept); err != nil {
+		return nil, err
+	}
+	rep.Trajectory = trajectory(c.Runs, rep.Models, rep.KMax)
+	rep.statsHash = statsHash(rep.Variant, c.Runs, kept, models)
 	return rep, nil
 }
 
-func modelReport(r store.Run, cs []passk.Count) (ModelReport, error) {
+// CoverTaus are the thresholds of ModelReport.Cover: 0, 0.025, …, 1.
+var CoverTaus = func() []float64 {
+	out := make([]float64, 41)
+	for i := range out {
+		out[i] = float64(i) / 40
+	}
+	return out
+}()
+
+func modelReport(r store.Run, cs []passk.Count, opt Options) (ModelReport, error) {
 	m := ModelReport{RunID: r.ID, Name: r.ModelName, Role: r.Role, Step: r.Step, VerdictSource: r.VerdictSource, HasTexts: r.HasTexts}
 	curve, err := passk.CurveAll(cs)
 	if err != nil {
@@ -273,28 +553,79 @@ func modelReport(r store.Run, cs []passk.Count) (ModelReport, error) {
 	for _, b := range bins {
 		m.Histogram = append(m.Histogram, HistogramBin{Label: b.Label, Lo: b.Lo, Hi: b.Hi, Count: b.Count})
 	}
+	cover, err := passk.CoverCurve(cs, CoverTaus)
+	if err != nil {
+		return m, err
+	}
+	for i, v := range cover {
+		m.Cover = append(m.Cover, CoverPoint{Tau: CoverTaus[i], Value: v})
+	}
+	if opt.Biased {
+		if m.PassAtKBiased, err = biasedCurve(cs, m.N); err != nil {
+			return m, err
+		}
+	}
 	return m, nil
 }
 
-func pairReport(base, other ModelReport, bc, oc []passk.Count, kept []store.Problem, kmax int) (PairReport, error) {
+// biasedCurve is the mean over problems of passk.PassAtKBiased for k = 1..kmax.
+func biasedCurve(cs []passk.Count, kmax int) ([]Point, error) {
+	out := make([]Point, kmax)
+	for k := 1; k <= kmax; k++ {
+		var sum float64
+		for _, x := range cs {
+			v, err := passk.PassAtKBiased(x.N, x.C, k)
+			if err != nil {
+				return nil, err
+			}
+			sum += v
+		}
+		out[k-1] = Point{K: k, Value: sum / float64(len(cs))}
+	}
+	return out, nil
+}
+
+func crossoverOf(ks []int, bv, ov []float64, kmax int) (Crossover, error) {
+	cr, err := passk.Crossover(ks, bv, ov)
+	if err != nil {
+		return Crossover{}, err
+	}
+	x := Crossover{Found: cr.Found, K: cr.K, AtSampledK: cr.AtSampledK}
+	switch {
+	case !cr.Found:
+		x.Label = fmt.Sprintf("no crossover up to k = %d", kmax)
+	case cr.K <= 1:
+		x.Label = "base at or above from k = 1"
+	default:
+		x.Label = fmt.Sprintf("k* ≈ %.1f", cr.K)
+	}
+	return x, nil
+}
+
+func pairReport(base, other ModelReport, bc, oc []passk.Count, kept []store.Problem, guesses []*Guess, kmax int) (PairReport, error) {
 	pr := PairReport{Base: base.Name, Other: other.Name}
 	ks := passk.AllKs(kmax)
 	bv, ov := make([]float64, kmax), make([]float64, kmax)
 	for k := range kmax {
 		bv[k], ov[k] = base.PassAtK[k].Value, other.PassAtK[k].Value
+		pr.Diff = append(pr.Diff, DiffPoint{K: k + 1, Value: ov[k] - bv[k]})
 	}
-	cr, err := passk.Crossover(ks, bv, ov)
-	if err != nil {
+	var err error
+	if pr.Crossover, err = crossoverOf(ks, bv, ov, kmax); err != nil {
 		return pr, err
 	}
-	pr.Crossover = Crossover{Found: cr.Found, K: cr.K, AtSampledK: cr.AtSampledK}
-	switch {
-	case !cr.Found:
-		pr.Crossover.Label = fmt.Sprintf("no crossover up to k = %d", kmax)
-	case cr.K <= 1:
-		pr.Crossover.Label = "base at or above from k = 1"
-	default:
-		pr.Crossover.Label = fmt.Sprintf("k* ≈ %.1f", cr.K)
+	if base.PassAtKBiased != nil && other.PassAtKBiased != nil {
+		for k := range kmax {
+			bv[k], ov[k] = base.PassAtKBiased[k].Value, other.PassAtKBiased[k].Value
+		}
+		cb, err := crossoverOf(ks, bv, ov, kmax)
+		if err != nil {
+			return pr, err
+		}
+		pr.CrossoverBiased = &cb
+		for k := range kmax {
+			bv[k], ov[k] = base.PassAtK[k].Value, other.PassAtK[k].Value
+		}
 	}
 	pr.DeltaSEK = min(deltaSEK, kmax)
 	if pr.DeltaSE, err = passk.SamplingEfficiencyGap(bv, ov, pr.DeltaSEK); err != nil {
@@ -307,7 +638,46 @@ func pairReport(base, other ModelReport, bc, oc []passk.Count, kept []store.Prob
 	pr.Solved = Solved{Both: sets.Both, BaseOnly: sets.BaseOnly, OtherOnly: sets.OtherOnly, Neither: sets.Neither}
 	pr.BaseOnly = keys(kept, sets.BaseOnlyProblems)
 	pr.OtherOnly = keys(kept, sets.OtherOnlyProblems)
+	if pr.BaseOnlyTests, pr.BaseOnlySignificant, pr.BaseOnlySignificantHolm, err = fisherTests(bc, oc, kept, guesses, sets.BaseOnlyProblems); err != nil {
+		return pr, err
+	}
+	if pr.OtherOnlyTests, pr.OtherOnlySignificant, pr.OtherOnlySignificantHolm, err = fisherTests(bc, oc, kept, guesses, sets.OtherOnlyProblems); err != nil {
+		return pr, err
+	}
 	return pr, nil
+}
+
+// fisherTests runs Fisher's exact test on each listed problem and Holm's
+// adjustment over the list; it returns the tests and how many are
+// significant at Alpha before and after the adjustment.
+func fisherTests(bc, oc []passk.Count, kept []store.Problem, guesses []*Guess, idx []int) ([]ProblemTest, int, int, error) {
+	out := make([]ProblemTest, len(idx))
+	ps := make([]float64, len(idx))
+	sig := 0
+	for i, j := range idx {
+		p, err := passk.FisherExact(bc[j].C, bc[j].N, oc[j].C, oc[j].N)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("problem %s: %w", kept[j].Key, err)
+		}
+		ps[i] = p
+		out[i] = ProblemTest{ProblemID: kept[j].Key, BaseC: bc[j].C, BaseN: bc[j].N, OtherC: oc[j].C, OtherN: oc[j].N,
+			P: p, CouldBeLuck: p >= Alpha, Guessable: guesses[j] != nil}
+		if p < Alpha {
+			sig++
+		}
+	}
+	holm, err := passk.Holm(ps)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	sigHolm := 0
+	for i, p := range holm {
+		out[i].PHolm = p
+		if p < Alpha {
+			sigHolm++
+		}
+	}
+	return out, sig, sigHolm, nil
 }
 
 func keys(ps []store.Problem, idx []int) []string {

@@ -32,6 +32,9 @@ type Config struct {
 	// Verifier grades samples that arrive without a verdict.
 	Verifier verify.Verifier
 	Logger   *slog.Logger
+
+	// StatsDraws is the bootstrap draws of the statistics job; 0 means 2,000.
+	StatsDraws int
 }
 
 // NewClient builds a River client on the store's pool with Reach's workers
@@ -42,6 +45,7 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	river.AddWorker(workers, &VerifyWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &AggregateWorker{st: st})
 	river.AddWorker(workers, &ReverifyWorker{st: st})
+	river.AddWorker(workers, &StatsWorker{st: st, draws: cfg.StatsDraws})
 	rc := &river.Config{
 		Workers:              workers,
 		Logger:               cfg.Logger,
@@ -49,6 +53,7 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 		RescueStuckJobsAfter: 10 * time.Minute,
 	}
 	if cfg.Workers > 0 {
+		rc.PeriodicJobs = statsPeriodic()
 		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}}
 	}
 	c, err := river.NewClient(riverpgxv5.New(st.Pool()), rc)

@@ -137,7 +137,7 @@ type AggregateWorker struct {
 }
 
 // Work recomputes counts and marks the run (and, when it is the last, the
-// comparison) ready.
+// comparison) ready, then enqueues the comparison's statistics.
 func (w *AggregateWorker) Work(ctx context.Context, job *river.Job[AggregateArgs]) error {
 	runID := job.Args.RunID
 	_ = w.st.SetProgress(ctx, store.Progress{RunID: runID, Stage: "aggregate", Status: "running"})
@@ -151,7 +151,10 @@ func (w *AggregateWorker) Work(ctx context.Context, job *river.Job[AggregateArgs
 		return err
 	}
 	_ = w.st.SetProgress(ctx, store.Progress{RunID: runID, Stage: "aggregate", Done: 1, Total: 1, Status: "done", Detail: "counts n, c per problem"})
-	return w.st.MarkComparisonReadyIfDone(ctx, job.Args.ComparisonID)
+	if err := w.st.MarkComparisonReadyIfDone(ctx, job.Args.ComparisonID); err != nil {
+		return err
+	}
+	return startStatsIfReady(ctx, w.st, job.Args.ComparisonID)
 }
 
 // ReverifyArgs re-verifies every sample of a comparison with Reach's

@@ -1,0 +1,277 @@
+package analysis
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/reach-lab/reach/internal/passk"
+	"github.com/reach-lab/reach/internal/store"
+)
+
+// Statistics statuses (StatsInfo.Status).
+const (
+	StatsReady   = "ready"     // intervals and maj@k are attached
+	StatsPending = "computing" // no cache for these counts yet: the job has not run or is running
+	StatsFailed  = "failed"    // the job failed on these counts (StatsInfo.Error)
+)
+
+// statsVersion changes whenever Stats or the way it is computed changes, so
+// older caches count as stale.
+const statsVersion = 1
+
+// DefaultSeed seeds the bootstrap when StatsOptions.Seed is 0, so every
+// Reach instance gives the same intervals for the same counts.
+const DefaultSeed = 20250418
+
+// StatsInfo describes the background statistics attached to a report.
+type StatsInfo struct {
+	Status     string     `json:"status"`
+	Error      string     `json:"error,omitempty"`
+	Draws      int        `json:"draws,omitempty"`
+	Seed       uint64     `json:"seed,omitempty"`
+	Level      float64    `json:"level,omitempty"`
+	MajGroup   string     `json:"maj_grouping,omitempty"` // how maj@k grouped extracted answers
+	ComputedAt *time.Time `json:"computed_at,omitempty"`
+	Seconds    float64    `json:"seconds,omitempty"` // compute time
+}
+
+// Stats is what the statistics job computes for one report variant; it is
+// cached as JSON with the report's counts hash (see AttachStats).
+type Stats struct {
+	Version   int                   `json:"version"`
+	Bootstrap passk.BootstrapResult `json:"bootstrap"`
+	// Maj[m] is model m's maj@k curve, nil when the model has no extracted answers.
+	Maj      []*MajCurve `json:"maj"`
+	MajGroup string      `json:"maj_grouping"`
+	Seconds  float64     `json:"seconds"`
+}
+
+// MajCurve is maj@k (fractions) at Ks.
+type MajCurve struct {
+	Ks     []int     `json:"ks"`
+	Values []float64 `json:"values"`
+}
+
+// StatsOptions configures ComputeStats.
+type StatsOptions struct {
+	Draws int    // bootstrap draws; 0 means passk.DefaultDraws (2,000)
+	Seed  uint64 // 0 means DefaultSeed
+	// Equiv reports whether two extracted answers are the same answer (the
+	// verifier's equivalence); nil groups answers by their text with
+	// whitespace removed. EquivName describes it in StatsInfo.MajGroup.
+	Equiv     func(a, b string) bool
+	EquivName string
+}
+
+// Hash identifies the problems, counts and variant the report was computed
+// from: the statistics cached under another hash are stale.
+func (rep *Report) Hash() string { return rep.statsHash }
+
+func statsHash(variant string, runs []store.Run, kept []store.Problem, models [][]passk.Count) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "reach-stats/%d/%s/%d/%d\n", statsVersion, variant, len(runs), len(kept))
+	var buf [8]byte
+	put := func(v int64) {
+		binary.LittleEndian.PutUint64(buf[:], uint64(v))
+		h.Write(buf[:])
+	}
+	for m, r := range runs {
+		put(r.ID)
+		for j, p := range kept {
+			put(p.ID)
+			put(int64(models[m][j].N))
+			put(int64(models[m][j].C))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// ComputeStats computes the bootstrap intervals (paired over problems, all
+// ks from 1 to KMax, ΔSE at the report's ΔSE k) and, for every model in
+// answers, maj@k at powers of two. answers maps a run id to its samples'
+// extracted answers by problem id (store.AnswersForRun); runs without texts
+// are simply absent. A model gets no maj@k when fewer than half of its
+// samples carry an extracted answer, or a problem has no samples.
+//
+// maj@k follows passk.MajAtK: correct samples form one class (they all
+// match the reference), incorrect ones are grouped by opt.Equiv, samples
+// without an answer do not vote, and a tie is not a majority.
+func ComputeStats(rep *Report, answers map[int64]map[int64][]store.Answer, opt StatsOptions) (Stats, error) {
+	start := time.Now()
+	if opt.Seed == 0 {
+		opt.Seed = DefaultSeed
+	}
+	models := make([][]passk.Count, len(rep.Models))
+	for m, mr := range rep.Models {
+		models[m] = make([]passk.Count, len(mr.Counts))
+		for j, x := range mr.Counts {
+			models[m][j] = passk.Count{N: x.N, C: x.C}
+		}
+	}
+	gapK := rep.KMax
+	if len(rep.Pairs) > 0 {
+		gapK = rep.Pairs[0].DeltaSEK
+	}
+	b, err := passk.Bootstrap(models, passk.BootstrapOptions{Draws: opt.Draws, Seed: opt.Seed, GapK: gapK})
+	if err != nil {
+		return Stats{}, fmt.Errorf("comparison %d: %w", rep.ComparisonID, err)
+	}
+	st := Stats{Version: statsVersion, Bootstrap: b, Maj: make([]*MajCurve, len(rep.Models)), MajGroup: "answer text without whitespace"}
+	equiv := opt.Equiv
+	if equiv == nil {
+		equiv = func(a, b string) bool { return false } // texts are already grouped by key
+	} else if opt.EquivName != "" {
+		st.MajGroup = opt.EquivName
+	}
+	for m, mr := range rep.Models {
+		byProblem, ok := answers[mr.RunID]
+		if !ok {
+			continue
+		}
+		mc, err := majCurve(rep.Rows, byProblem, equiv)
+		if err != nil {
+			return Stats{}, fmt.Errorf("maj@k of %q: %w", mr.Name, err)
+		}
+		st.Maj[m] = mc
+	}
+	st.Seconds = time.Since(start).Seconds()
+	return st, nil
+}
+
+func majCurve(rows []ProblemRow, byProblem map[int64][]store.Answer, equiv func(a, b string) bool) (*MajCurve, error) {
+	problems := make([][]passk.Vote, len(rows))
+	total, withAnswer := 0, 0
+	nmin := 0
+	for j, row := range rows {
+		as := byProblem[row.ProblemID]
+		if len(as) == 0 {
+			return nil, nil
+		}
+		problems[j] = votes(as, equiv)
+		total += len(as)
+		for _, a := range as {
+			if a.Extracted != "" {
+				withAnswer++
+			}
+		}
+		if j == 0 || len(as) < nmin {
+			nmin = len(as)
+		}
+	}
+	if 2*withAnswer < total {
+		return nil, nil
+	}
+	ks := GroupKs(nmin)
+	vals, err := passk.MajCurve(problems, ks)
+	if err != nil {
+		return nil, err
+	}
+	return &MajCurve{Ks: ks, Values: vals}, nil
+}
+
+// votes assigns answer classes to one problem's samples: 0 for every
+// correct sample, NoAnswer for an incorrect one without an extracted answer,
+// and 1, 2, … for the groups of equivalent incorrect answers (first by text
+// without whitespace, then merging texts equiv calls equal).
+func votes(as []store.Answer, equiv func(a, b string) bool) []passk.Vote {
+	out := make([]passk.Vote, len(as))
+	classOf := map[string]int{} // answer key -> class
+	var reps []string           // representative answer of class i+1
+	for i, a := range as {
+		if a.Correct {
+			out[i] = passk.Vote{Class: 0, Correct: true}
+			continue
+		}
+		key := strings.Join(strings.Fields(a.Extracted), "")
+		if key == "" {
+			out[i] = passk.Vote{Class: passk.NoAnswer}
+			continue
+		}
+		c, ok := classOf[key]
+		if !ok {
+			c = 0
+			for r, rep := range reps {
+				if equiv(rep, a.Extracted) {
+					c = r + 1
+					break
+				}
+			}
+			if c == 0 {
+				reps = append(reps, a.Extracted)
+				c = len(reps)
+			}
+			classOf[key] = c
+		}
+		out[i] = passk.Vote{Class: c}
+	}
+	return out
+}
+
+// AttachStats fills the report's intervals and maj@k from a cached row
+// when the row was computed from the same counts (same Hash) and the same
+// statistics version; otherwise it marks the statistics as computing.
+func (rep *Report) AttachStats(row store.Stats) {
+	rep.Stats = StatsInfo{Status: StatsPending}
+	if row.Hash != rep.statsHash {
+		return
+	}
+	if row.Status == StatsFailed {
+		rep.Stats = StatsInfo{Status: StatsFailed, Error: row.Error}
+		return
+	}
+	var s Stats
+	if err := json.Unmarshal(row.Data, &s); err != nil || s.Version != statsVersion {
+		return
+	}
+	b := s.Bootstrap
+	if len(b.Models) != len(rep.Models) || len(b.Pairs) != len(rep.Pairs) || b.NMin != rep.KMax || len(b.Ks) != rep.KMax {
+		return
+	}
+	at := row.ComputedAt
+	rep.Stats = StatsInfo{Status: StatsReady, Draws: b.Draws, Seed: b.Seed, Level: b.Level, MajGroup: s.MajGroup,
+		ComputedAt: &at, Seconds: s.Seconds}
+	iv := func(e passk.Estimate) *Interval { return &Interval{Lo: e.Lo, Hi: e.Hi} }
+	for m := range rep.Models {
+		mb, mr := b.Models[m], &rep.Models[m]
+		mr.Pass1CI, mr.PassKMaxCI = iv(mb.Pass1), iv(mb.PassN)
+		mr.PassAtKCI = make([]Band, len(b.Ks))
+		for i, k := range b.Ks {
+			mr.PassAtKCI[i] = Band{K: k, Lo: mb.Curve[i].Lo, Hi: mb.Curve[i].Hi}
+		}
+		if m < len(s.Maj) && s.Maj[m] != nil {
+			mr.MajAtK = nil
+			for i, k := range s.Maj[m].Ks {
+				mr.MajAtK = append(mr.MajAtK, Point{K: k, Value: s.Maj[m].Values[i]})
+			}
+		}
+	}
+	for i := range rep.Pairs {
+		pb, pr := b.Pairs[i], &rep.Pairs[i]
+		pr.DeltaSECI = iv(pb.Gap)
+		pr.CrossoverCI = &CrossoverCI{
+			Lo:         CrossoverBound{Found: pb.Crossover.Lo.Found, K: pb.Crossover.Lo.K},
+			Hi:         CrossoverBound{Found: pb.Crossover.Hi.Found, K: pb.Crossover.Hi.K},
+			FoundShare: pb.Crossover.FoundShare,
+		}
+		pr.BaseAheadFrom, pr.OtherAheadUntil = pb.BelowZeroFrom, 0
+		for j := range pr.Diff {
+			pr.Diff[j].CI = iv(pb.Diff[j])
+			if pb.Diff[j].Lo > 0 {
+				pr.OtherAheadUntil = b.Ks[j]
+			}
+		}
+	}
+	byName := map[string]int{}
+	for m, mr := range rep.Models {
+		byName[mr.Name] = m
+	}
+	for i, tp := range rep.Trajectory {
+		m := byName[tp.Model]
+		rep.Trajectory[i].Pass1CI, rep.Trajectory[i].PassNCI = rep.Models[m].Pass1CI, rep.Models[m].PassKMaxCI
+	}
+}

@@ -1,0 +1,170 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/verify"
+	vmath "github.com/reach-lab/reach/internal/verify/math"
+)
+
+// StatsArgs computes and caches a comparison's bootstrap intervals and
+// maj@k for each report variant (all problems, and without guessable
+// ones). ComparisonID 0 is the periodic sweep: it enqueues a StatsArgs for
+// every ready comparison whose statistics are missing or older than its
+// last change (counts-only imports, comparisons from before this job).
+type StatsArgs struct {
+	ComparisonID int64 `json:"comparison_id"`
+}
+
+// Kind implements river.JobArgs.
+func (StatsArgs) Kind() string { return "stats" }
+
+// InsertOpts: at most one unfinished statistics job per comparison.
+func (StatsArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true,
+		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
+			rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled}}}
+}
+
+// StatsSweepInterval is how often the periodic sweep looks for comparisons
+// without current statistics.
+const StatsSweepInterval = 30 * time.Second
+
+// statsPeriodic is the sweep, registered on every client that works jobs.
+func statsPeriodic() []*river.PeriodicJob {
+	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(StatsSweepInterval),
+		func() (river.JobArgs, *river.InsertOpts) { return StatsArgs{}, nil },
+		&river.PeriodicJobOpts{RunOnStart: true})}
+}
+
+// StatsWorker works StatsArgs.
+type StatsWorker struct {
+	river.WorkerDefaults[StatsArgs]
+	st    *store.Store
+	draws int // bootstrap draws; 0 means 2,000
+}
+
+// mathEquiv is the math verifier's answer equivalence, used to group
+// extracted answers for maj@k.
+func mathEquiv(a, b string) bool { return vmath.Check(a, b, vmath.Options{}).Status == verify.Correct }
+
+// Work computes what is missing or stale and stores it. Statistics that
+// cannot be computed from the counts are stored as failed (shown on the
+// page) rather than retried.
+func (w *StatsWorker) Work(ctx context.Context, job *river.Job[StatsArgs]) error {
+	id := job.Args.ComparisonID
+	if id == 0 {
+		return w.sweep(ctx)
+	}
+	c, problems, counts, err := analysis.Load(ctx, w.st, id)
+	switch {
+	case errors.Is(err, analysis.ErrNotReady):
+		return nil // enqueued again once the comparison is ready
+	case errors.Is(err, store.ErrNotFound):
+		return river.JobCancel(err)
+	case err != nil:
+		return err
+	}
+	var answers map[int64]map[int64][]store.Answer
+	for _, opt := range []analysis.Options{{}, {ExcludeGuessable: true}} {
+		rep, err := analysis.ComputeWith(c, problems, counts, opt)
+		if err != nil {
+			if opt.ExcludeGuessable {
+				continue // every problem is guessable: there is no such variant
+			}
+			return w.st.PutStats(ctx, store.Stats{ComparisonID: id, Variant: analysis.VariantAll, Status: analysis.StatsFailed, Error: err.Error()})
+		}
+		if opt.ExcludeGuessable && rep.Variant != analysis.VariantUnguessable {
+			continue // nothing guessable: same as "all"
+		}
+		cached, err := w.st.GetStats(ctx, id, rep.Variant)
+		if err == nil && cached.Hash == rep.Hash() && cached.Status == analysis.StatsReady {
+			if err := w.st.TouchStats(ctx, id, rep.Variant); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if answers == nil {
+			answers = map[int64]map[int64][]store.Answer{}
+			for _, r := range c.Runs {
+				if !r.HasTexts {
+					continue
+				}
+				if answers[r.ID], err = w.st.AnswersForRun(ctx, r.ID); err != nil {
+					return err
+				}
+			}
+		}
+		row := store.Stats{ComparisonID: id, Variant: rep.Variant, Hash: rep.Hash(), Status: analysis.StatsReady}
+		s, err := analysis.ComputeStats(rep, answers, analysis.StatsOptions{Draws: w.draws, Equiv: mathEquiv,
+			EquivName: vmath.Name + " answer equivalence"})
+		if err == nil {
+			row.Data, err = json.Marshal(s)
+		}
+		if err != nil {
+			row.Status, row.Error = analysis.StatsFailed, err.Error()
+		}
+		if err := w.st.PutStats(ctx, row); err != nil {
+			return err
+		}
+		slog.InfoContext(ctx, "statistics computed", "comparison", id, "variant", rep.Variant, "status", row.Status, "seconds", s.Seconds)
+	}
+	return nil
+}
+
+func (w *StatsWorker) sweep(ctx context.Context) error {
+	ids, err := w.st.ComparisonsNeedingStats(ctx, 100)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		return fmt.Errorf("river client: %w", err)
+	}
+	params := make([]river.InsertManyParams, len(ids))
+	for i, id := range ids {
+		params[i] = river.InsertManyParams{Args: StatsArgs{ComparisonID: id}}
+	}
+	if _, err := client.InsertMany(ctx, params); err != nil {
+		return fmt.Errorf("enqueue statistics: %w", err)
+	}
+	return nil
+}
+
+// StartStats enqueues the statistics of a comparison (a no-op while one is
+// already queued or running). The comparison page calls it when its cached
+// statistics are missing or stale.
+func StartStats(ctx context.Context, client *Client, comparisonID int64) error {
+	if _, err := client.Insert(ctx, StatsArgs{ComparisonID: comparisonID}, nil); err != nil {
+		return fmt.Errorf("enqueue statistics of comparison %d: %w", comparisonID, err)
+	}
+	return nil
+}
+
+// startStatsIfReady enqueues the statistics once a comparison is ready
+// (called by the worker that may have made it so).
+func startStatsIfReady(ctx context.Context, st *store.Store, comparisonID int64) error {
+	c, err := st.GetComparison(ctx, comparisonID)
+	if err != nil || c.Status != store.StatusReady {
+		return err
+	}
+	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		return fmt.Errorf("river client: %w", err)
+	}
+	return StartStats(ctx, client, comparisonID)
+}

@@ -1,0 +1,118 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Stats is one cached statistics row of a comparison: the JSON the
+// statistics job computed for a report variant, and the hash of the counts
+// it was computed from.
+type Stats struct {
+	ComparisonID int64
+	Variant      string
+	Hash         string
+	Status       string // ready | failed
+	Error        string
+	Data         []byte // JSON
+	ComputedAt   time.Time
+}
+
+// GetStats returns the cached statistics of a comparison's report variant,
+// or ErrNotFound.
+func (s *Store) GetStats(ctx context.Context, comparisonID int64, variant string) (Stats, error) {
+	st := Stats{ComparisonID: comparisonID, Variant: variant}
+	err := s.db.QueryRow(ctx, `SELECT hash, status, error, data, computed_at FROM comparison_stats
+		WHERE comparison_id = $1 AND variant = $2`, comparisonID, variant).
+		Scan(&st.Hash, &st.Status, &st.Error, &st.Data, &st.ComputedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return st, fmt.Errorf("statistics of comparison %d (%s): %w", comparisonID, variant, ErrNotFound)
+	}
+	if err != nil {
+		return st, fmt.Errorf("statistics of comparison %d (%s): %w", comparisonID, variant, err)
+	}
+	return st, nil
+}
+
+// PutStats stores (replaces) the cached statistics of a report variant.
+// data must be JSON; status is "ready" or "failed" (with errText).
+func (s *Store) PutStats(ctx context.Context, st Stats) error {
+	data := st.Data
+	if len(data) == 0 {
+		data = []byte("{}")
+	}
+	_, err := s.db.Exec(ctx, `INSERT INTO comparison_stats (comparison_id, variant, hash, status, error, data, computed_at)
+		VALUES ($1, $2, $3, $4, $5, $6, now())
+		ON CONFLICT (comparison_id, variant) DO UPDATE SET hash = EXCLUDED.hash, status = EXCLUDED.status,
+			error = EXCLUDED.error, data = EXCLUDED.data, computed_at = now()`,
+		st.ComparisonID, st.Variant, st.Hash, st.Status, st.Error, string(data))
+	if err != nil {
+		return fmt.Errorf("store statistics of comparison %d (%s): %w", st.ComparisonID, st.Variant, err)
+	}
+	return nil
+}
+
+// ComparisonsNeedingStats returns the ready comparisons whose "all" variant
+// has no cached statistics computed since the comparison last changed
+// (its updated_at), oldest first, at most limit.
+func (s *Store) ComparisonsNeedingStats(ctx context.Context, limit int) ([]int64, error) {
+	rows, err := s.db.Query(ctx, `SELECT c.id FROM comparisons c WHERE c.status = 'ready' AND NOT EXISTS (
+			SELECT 1 FROM comparison_stats s WHERE s.comparison_id = c.id AND s.variant = 'all' AND s.computed_at >= c.updated_at)
+		ORDER BY c.id LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("comparisons needing statistics: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("comparisons needing statistics: %w", err)
+	}
+	return ids, nil
+}
+
+// Answer is one sample's verdict and extracted answer, for majority voting.
+type Answer struct {
+	SampleIndex int
+	Correct     bool
+	// Extracted is the verifier's extracted answer, or the file's when the
+	// verifier did not extract one; "" when neither did.
+	Extracted string
+}
+
+// AnswersForRun returns a run's samples' answers grouped by problem id,
+// each problem's in sample order.
+func (s *Store) AnswersForRun(ctx context.Context, runID int64) (map[int64][]Answer, error) {
+	rows, err := s.db.Query(ctx, `SELECT problem_id, sample_index, status = 'correct',
+			CASE WHEN extracted <> '' THEN extracted ELSE file_extracted END
+		FROM samples WHERE run_id = $1 ORDER BY problem_id, sample_index`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("answers of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	out := map[int64][]Answer{}
+	for rows.Next() {
+		var pid int64
+		var a Answer
+		if err := rows.Scan(&pid, &a.SampleIndex, &a.Correct, &a.Extracted); err != nil {
+			return nil, fmt.Errorf("answers of run %d: %w", runID, err)
+		}
+		out[pid] = append(out[pid], a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("answers of run %d: %w", runID, err)
+	}
+	return out, nil
+}
+
+// TouchStats marks a cached row as checked now (its counts have not
+// changed), so the periodic sweep leaves it alone.
+func (s *Store) TouchStats(ctx context.Context, comparisonID int64, variant string) error {
+	_, err := s.db.Exec(ctx, `UPDATE comparison_stats SET computed_at = now() WHERE comparison_id = $1 AND variant = $2`, comparisonID, variant)
+	if err != nil {
+		return fmt.Errorf("touch statistics of comparison %d (%s): %w", comparisonID, variant, err)
+	}
+	return nil
+}
