@@ -10,37 +10,67 @@ import (
 
 func chart(s charts.Snippet) views.Chart { return views.Chart{ID: s.ID, HTML: string(s.HTML)} }
 
-// reportCharts builds the comparison page's charts from its report.
-func reportCharts(id int64, rep *analysis.Report) (views.Chart, []views.Chart, views.Chart, error) {
+// pointsSeries turns report points (and optional bands) into a chart series.
+func pointsSeries(name string, ps []analysis.Point, bands []analysis.Band) charts.CurveSeries {
+	s := charts.CurveSeries{Name: name}
+	for i, p := range ps {
+		s.Ks = append(s.Ks, p.K)
+		s.Values = append(s.Values, p.Value)
+		if len(bands) == len(ps) {
+			s.Lo, s.Hi = append(s.Lo, bands[i].Lo), append(s.Hi, bands[i].Hi)
+		}
+	}
+	return s
+}
+
+// reportCharts builds the comparison page's charts from its report: the
+// crossover (with 95% bands once the statistics job has run, or the biased
+// estimator's curves when asked for), the Venns, the histogram and the
+// statistics section's charts. With more than three models the UpSet chart
+// shows all solved sets and only the Venn of pair (1-based, the pair the
+// problem table refers to) is drawn; vennPairs says which pair each Venn is.
+func reportCharts(id int64, rep *analysis.Report, opt analysis.Options, pair int) (views.Chart, []views.Chart, []int, views.Chart, views.StatsCharts, error) {
+	var sc views.StatsCharts
+	fail := func(what string, err error) (views.Chart, []views.Chart, []int, views.Chart, views.StatsCharts, error) {
+		return views.Chart{}, nil, nil, views.Chart{}, sc, fmt.Errorf("%s chart: %w", what, err)
+	}
 	prefix := fmt.Sprintf("c%d", id)
 	in := charts.CrossoverInput{Title: "pass@k"}
+	cr := rep.Pairs[0].Crossover
 	for _, m := range rep.Models {
-		s := charts.CurveSeries{Name: m.Name}
-		for _, p := range m.PassAtK {
-			s.Ks = append(s.Ks, p.K)
-			s.Values = append(s.Values, p.Value)
+		switch {
+		case opt.Biased && m.PassAtKBiased != nil:
+			in.Series = append(in.Series, pointsSeries(m.Name, m.PassAtKBiased, nil))
+		default:
+			in.Series = append(in.Series, pointsSeries(m.Name, m.PassAtK, m.PassAtKCI))
 		}
-		in.Series = append(in.Series, s)
 	}
-	if cr := rep.Pairs[0].Crossover; cr.Found && cr.K > 1 {
+	if opt.Biased && rep.Pairs[0].CrossoverBiased != nil {
+		in.Title, cr = "pass@k, biased estimator 1 − (1 − c/n)^k", *rep.Pairs[0].CrossoverBiased
+	}
+	if cr.Found && cr.K > 1 {
 		in.CrossoverK, in.CrossoverLabel = cr.K, cr.Label
 	}
 	cross, err := charts.Crossover(prefix, in)
 	if err != nil {
-		return views.Chart{}, nil, views.Chart{}, fmt.Errorf("crossover chart: %w", err)
+		return fail("crossover", err)
 	}
 
 	var venns []views.Chart
+	var vennPairs []int
 	for i, p := range rep.Pairs {
+		if len(rep.Models) > 3 && i+1 != pair {
+			continue
+		}
 		v, err := charts.Venn(fmt.Sprintf("%s_%d", prefix, i+1), charts.VennInput{
 			A: p.Base, B: p.Other, Both: p.Solved.Both, AOnly: p.Solved.BaseOnly, BOnly: p.Solved.OtherOnly,
 			Neither: p.Solved.Neither, Total: rep.Problems,
-			RegionURL: fmt.Sprintf("/comparisons/%d?pair=%d&region={region}#problems", id, i+1),
+			RegionURL: fmt.Sprintf("/comparisons/%d?pair=%d&region={region}%s#problems", id, i+1, variantQuery(opt)),
 		})
 		if err != nil {
-			return views.Chart{}, nil, views.Chart{}, fmt.Errorf("Venn chart: %w", err)
+			return fail("Venn", err)
 		}
-		venns = append(venns, chart(v))
+		venns, vennPairs = append(venns, chart(v)), append(vennPairs, i)
 	}
 
 	hin := charts.HistogramInput{Title: "problems by c/n"}
@@ -56,7 +86,141 @@ func reportCharts(id int64, rep *analysis.Report) (views.Chart, []views.Chart, v
 	}
 	hist, err := charts.Histogram(prefix, hin)
 	if err != nil {
-		return views.Chart{}, nil, views.Chart{}, fmt.Errorf("histogram chart: %w", err)
+		return fail("histogram", err)
 	}
-	return chart(cross), venns, chart(hist), nil
+	if sc, err = statsCharts(prefix, rep); err != nil {
+		return fail("statistics", err)
+	}
+	return chart(cross), venns, vennPairs, chart(hist), sc, nil
+}
+
+// variantQuery keeps the report variant in links ("&exclude=guessable").
+func variantQuery(opt analysis.Options) string {
+	q := ""
+	if opt.ExcludeGuessable {
+		q += "&exclude=guessable"
+	}
+	if opt.Biased {
+		q += "&estimator=biased"
+	}
+	return q
+}
+
+// statsCharts builds the difference curve, Cover@τ, maj@k, trajectory,
+// UpSet and breakdown charts.
+func statsCharts(prefix string, rep *analysis.Report) (views.StatsCharts, error) {
+	var sc views.StatsCharts
+	din := charts.DiffInput{Title: "pass@k(model) − pass@k(base)"}
+	for _, p := range rep.Pairs {
+		s := charts.CurveSeries{Name: p.Other + " − " + p.Base}
+		for _, d := range p.Diff {
+			s.Ks, s.Values = append(s.Ks, d.K), append(s.Values, d.Value)
+			if d.CI != nil {
+				s.Lo, s.Hi = append(s.Lo, d.CI.Lo), append(s.Hi, d.CI.Hi)
+			}
+		}
+		if len(s.Lo) != len(s.Ks) {
+			s.Lo, s.Hi = nil, nil
+		}
+		din.Series = append(din.Series, s)
+	}
+	diff, err := charts.DiffCurve(prefix, din)
+	if err != nil {
+		return sc, fmt.Errorf("difference: %w", err)
+	}
+	sc.Diff = chart(diff)
+
+	cin := charts.CoverInput{Title: "Cover@τ"}
+	for _, m := range rep.Models {
+		s := charts.CoverSeries{Name: m.Name}
+		for _, p := range m.Cover {
+			s.Taus, s.Values = append(s.Taus, p.Tau), append(s.Values, p.Value)
+		}
+		cin.Series = append(cin.Series, s)
+	}
+	cover, err := charts.Cover(prefix, cin)
+	if err != nil {
+		return sc, fmt.Errorf("cover: %w", err)
+	}
+	sc.Cover = chart(cover)
+
+	majIn := charts.CrossoverInput{Title: "maj@k and pass@k"}
+	for _, m := range rep.Models {
+		if m.MajAtK == nil {
+			continue
+		}
+		var at []analysis.Point
+		for _, p := range m.MajAtK {
+			at = append(at, m.PassAtK[p.K-1])
+		}
+		majIn.Series = append(majIn.Series, pointsSeries(m.Name+" pass@k", at, nil), pointsSeries(m.Name+" maj@k", m.MajAtK, nil))
+	}
+	if len(majIn.Series) > 0 {
+		maj, err := charts.Crossover(prefix+"_maj", majIn)
+		if err != nil {
+			return sc, fmt.Errorf("maj@k: %w", err)
+		}
+		sc.Maj = chart(maj)
+	}
+
+	if len(rep.Trajectory) > 1 {
+		p1 := charts.TrajectoryLine{Name: "pass@1"}
+		pn := charts.TrajectoryLine{Name: fmt.Sprintf("pass@%d", rep.KMax)}
+		tin := charts.TrajectoryInput{Title: "pass@1 and pass@k_max by training step"}
+		for _, tp := range rep.Trajectory {
+			tin.Steps = append(tin.Steps, tp.Step)
+			p1.Values, pn.Values = append(p1.Values, tp.Pass1), append(pn.Values, tp.PassN)
+			if tp.Pass1CI != nil && tp.PassNCI != nil {
+				p1.Lo, p1.Hi = append(p1.Lo, tp.Pass1CI.Lo), append(p1.Hi, tp.Pass1CI.Hi)
+				pn.Lo, pn.Hi = append(pn.Lo, tp.PassNCI.Lo), append(pn.Hi, tp.PassNCI.Hi)
+			}
+		}
+		for _, l := range []*charts.TrajectoryLine{&p1, &pn} {
+			if len(l.Lo) != len(tin.Steps) {
+				l.Lo, l.Hi = nil, nil
+			}
+		}
+		tin.Lines = []charts.TrajectoryLine{p1, pn}
+		traj, err := charts.Trajectory(prefix, tin)
+		if err != nil {
+			return sc, fmt.Errorf("trajectory: %w", err)
+		}
+		sc.Trajectory = chart(traj)
+	}
+
+	if len(rep.Models) > 3 {
+		uin := charts.UpSetInput{Title: "problems solved by exactly these models"}
+		for _, m := range rep.Models {
+			uin.Models = append(uin.Models, m.Name)
+		}
+		for _, x := range rep.Intersections {
+			uin.Sets = append(uin.Sets, charts.UpSetBar{Members: x.Index, Count: x.Count})
+		}
+		up, err := charts.UpSet(prefix, uin)
+		if err != nil {
+			return sc, fmt.Errorf("UpSet: %w", err)
+		}
+		sc.UpSet = chart(up)
+	}
+
+	for i, b := range rep.Breakdowns {
+		gin := charts.CrossoverInput{Title: b.Group, Options: charts.Options{Height: 240}}
+		for _, m := range b.Models {
+			gin.Series = append(gin.Series, pointsSeries(m.Name, m.PassAtK, nil))
+		}
+		if b.Crossover.Found && b.Crossover.K > 1 {
+			gin.CrossoverK, gin.CrossoverLabel = b.Crossover.K, b.Crossover.Label
+		}
+		g, err := charts.Crossover(fmt.Sprintf("%s_g%d", prefix, i), gin)
+		if err != nil {
+			return sc, fmt.Errorf("%s %q: %w", b.By, b.Group, err)
+		}
+		gc := views.GroupChart{Chart: chart(g), B: b}
+		if b.By == "subject" {
+			sc.Subjects = append(sc.Subjects, gc)
+		} else {
+			sc.Levels = append(sc.Levels, gc)
+		}
+	}
+	return sc, nil
 }

@@ -63,12 +63,12 @@ func (s *Server) comparison(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusOK, views.ProgressPage(v))
 		return
 	}
-	rep, err := analysis.Build(r.Context(), s.st, id)
+	rep, err := analysis.BuildWith(r.Context(), s.st, id, reportOptions(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	v, err := reportView(c, rep, r)
+	v, err := s.reportView(c, rep, r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -126,16 +126,34 @@ func regionOf(base, other passk.Count) string {
 
 var regionOrder = map[string]int{"base-only": 0, "other-only": 1, "both": 2, "neither": 3}
 
-func reportView(c store.Comparison, rep *analysis.Report, r *http.Request) (views.ReportView, error) {
+// reportOptions reads the report variant from the query:
+// ?exclude=guessable leaves out guessable problems, ?estimator=biased adds
+// the biased estimator's curves.
+func reportOptions(r *http.Request) analysis.Options {
 	q := r.URL.Query()
-	f := views.ProblemFilter{Region: q.Get("region"), Subject: q.Get("subject"), Level: q.Get("level"), Pair: 1}
+	return analysis.Options{ExcludeGuessable: q.Get("exclude") == "guessable", Biased: q.Get("estimator") == "biased"}
+}
+
+// reportView prepares the comparison page. When the report's bootstrap
+// intervals are missing or stale it enqueues the statistics job and the
+// page shows point estimates meanwhile.
+func (s *Server) reportView(c store.Comparison, rep *analysis.Report, r *http.Request) (views.ReportView, error) {
+	q := r.URL.Query()
+	opt := reportOptions(r)
+	if rep.Stats.Status == analysis.StatsPending && s.jobs != nil {
+		if err := jobs.StartStats(r.Context(), s.jobs, c.ID); err != nil {
+			s.log.Warn("enqueue statistics", "comparison", c.ID, "err", err)
+		}
+	}
+	f := views.ProblemFilter{Region: q.Get("region"), Subject: q.Get("subject"), Level: q.Get("level"), Pair: 1,
+		Exclude: opt.ExcludeGuessable, Biased: opt.Biased}
 	if p, err := strconv.Atoi(q.Get("pair")); err == nil && p >= 1 && p < len(rep.Models) {
 		f.Pair = p
 	}
 	if _, ok := regionOrder[f.Region]; !ok {
 		f.Region = ""
 	}
-	v := views.ReportView{C: c, R: rep, Filter: f, Regions: map[string]int{}}
+	v := views.ReportView{C: c, R: rep, Filter: f, Regions: map[string]int{}, Opt: opt}
 	subjects, levels := map[string]bool{}, map[string]bool{}
 	for _, row := range rep.Rows {
 		row.Region = regionOf(row.Counts[0], row.Counts[f.Pair])
@@ -169,7 +187,7 @@ func reportView(c store.Comparison, rep *analysis.Report, r *http.Request) (view
 		return strings.Compare(a, b)
 	})
 	var err error
-	v.Crossover, v.Venns, v.Histogram, err = reportCharts(c.ID, rep)
+	v.Crossover, v.Venns, v.VennPairs, v.Histogram, v.Stats, err = reportCharts(c.ID, rep, opt, f.Pair)
 	return v, err
 }
 
