@@ -96,7 +96,7 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 		s.apiFail(w, r, err)
 		return
 	}
-	rep, err := analysis.Build(r.Context(), s.st, id)
+	rep, err := analysis.BuildWith(r.Context(), s.st, id, reportOptions(r)) // ?exclude=guessable, ?estimator=biased
 	if err != nil {
 		s.apiFail(w, r, err)
 		return
