@@ -69,6 +69,9 @@ func (w *StatsWorker) Work(ctx context.Context, job *river.Job[StatsArgs]) error
 	}
 	c, problems, counts, err := analysis.Load(ctx, w.st, id)
 	switch {
+	case errors.Is(err, analysis.ErrNotReady) && c.Status == store.StatusReady:
+		// Ready but without a dataset or a second model: record why, so the sweep stops asking.
+		return w.st.PutStats(ctx, store.Stats{ComparisonID: id, Variant: analysis.VariantAll, Status: analysis.StatsFailed, Error: err.Error()})
 	case errors.Is(err, analysis.ErrNotReady):
 		return nil // enqueued again once the comparison is ready
 	case errors.Is(err, store.ErrNotFound):
