@@ -35,14 +35,16 @@
 
   // New comparison: add model rows; upload with a progress bar.
   function setupForm() {
-    var form = document.getElementById("new-comparison");
+    var form = document.getElementById("new-comparison") || document.getElementById("new-sampling");
     if (!form) return;
     var add = document.getElementById("add-model");
     add.addEventListener("click", function () {
       var rows = form.querySelectorAll(".model-row");
       var last = rows[rows.length - 1];
       var copy = last.cloneNode(true);
-      copy.querySelectorAll("input").forEach(function (i) { if (i.type !== "hidden") i.value = ""; });
+      copy.querySelectorAll("input").forEach(function (i) {
+        if (i.type !== "hidden" && i.name !== "model_concurrency") i.value = "";
+      });
       var sel = copy.querySelector("select[name=model_role]");
       if (sel) sel.value = "checkpoint";
       last.parentNode.appendChild(copy);

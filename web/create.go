@@ -203,7 +203,7 @@ func (s *Server) validate(ctx context.Context, rc *received) (store.NewCompariso
 		if m.uploadID == 0 {
 			return nc, badForm("model %q has no samples file", m.name)
 		}
-		head, err := s.st.UploadHead(ctx, m.uploadID, 64<<10)
+		head, err := s.st.UploadHead(ctx, m.uploadID, ingest.SniffBytes)
 		if err != nil {
 			return nc, err
 		}

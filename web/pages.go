@@ -53,6 +53,14 @@ func (s *Server) comparison(w http.ResponseWriter, r *http.Request) {
 	case store.StatusNeedsMapping:
 		http.Redirect(w, r, fmt.Sprintf("/comparisons/%d/mapping", id), http.StatusSeeOther)
 		return
+	case store.StatusConfigured:
+		v, err := s.setupView(r.Context(), c)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		s.render(w, r, http.StatusOK, views.SamplingSetup(v))
+		return
 	case store.StatusReady:
 	default:
 		v, err := s.progressView(r, c)
@@ -84,6 +92,13 @@ func (s *Server) progressView(r *http.Request, c store.Comparison) (views.Progre
 	v := views.ProgressView{C: c, Stages: map[int64][]store.Progress{}}
 	for _, p := range ps {
 		v.Stages[p.RunID] = append(v.Stages[p.RunID], p)
+	}
+	if c.Sampling != nil {
+		sp, err := s.st.SamplingProgressFor(r.Context(), c.ID)
+		if err != nil {
+			return v, err
+		}
+		v.Sampling = samplingRows(c, sp)
 	}
 	return v, nil
 }
@@ -197,7 +212,7 @@ func (s *Server) mappingRuns(r *http.Request, c store.Comparison) ([]views.Mappi
 		if run.Format != "" || run.UploadID == nil {
 			continue
 		}
-		head, err := s.st.UploadHead(r.Context(), *run.UploadID, 64<<10)
+		head, err := s.st.UploadHead(r.Context(), *run.UploadID, ingest.SniffBytes)
 		if err != nil {
 			return nil, err
 		}

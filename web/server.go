@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/static"
 	"github.com/reach-lab/reach/web/views"
@@ -26,6 +27,8 @@ type Config struct {
 	MaxUploadBytes int64
 	// JobsUI, when set, is mounted at /riverui/ (River's job dashboard).
 	JobsUI http.Handler
+	// Secret seals the API keys of endpoints entered in the browser.
+	Secret *secret.Box
 }
 
 // Server holds what handlers need.
@@ -55,6 +58,8 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 	r.Get("/", s.home)
 	r.Get("/comparisons/new", s.newComparison)
 	r.Post("/comparisons", s.createComparison)
+	r.Get("/comparisons/sample", s.newSampling)
+	r.Post("/comparisons/sample", s.createSampling)
 	r.Route("/comparisons/{id}", func(r chi.Router) {
 		r.Get("/", s.comparison)
 		r.Get("/progress", s.progress)
@@ -63,6 +68,10 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 		r.Post("/reverify", s.reverify)
 		r.Post("/delete", s.deleteComparison)
 		r.Get("/problems/{pid}", s.problem)
+		r.Post("/runs/{rid}/test", s.testConnection)
+		for _, a := range []string{"start", "pause", "resume", "cancel", "extend"} {
+			r.Post("/"+a, s.samplingAction(a))
+		}
 	})
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Get("/comparisons", s.apiComparisons)

@@ -88,7 +88,7 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	if *wait {
 		workers = defaultWorkers()
 	}
-	client, err := newJobs(st, workers)
+	client, err := newJobs(st, workers, nil)
 	if err != nil {
 		return err
 	}

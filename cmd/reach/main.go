@@ -27,6 +27,9 @@ Usage:
   reach worker         River workers only, for more machines on the same Postgres
   reach migrate        apply database migrations and exit
   reach import         create a comparison from files: --dataset FILE --base NAME=FILE --model NAME=FILE ... --name NAME [--wait]
+  reach sample         create a comparison sampled from OpenAI-compatible endpoints:
+                       --dataset FILE --base NAME=URL#MODEL --model NAME=URL#MODEL ... --n N --name NAME [--wait]
+  reach replay-server  an OpenAI-compatible server that replays a samples file (tests and demos)
   reach report ID      print a comparison's report (--json for the API's JSON)
   reach verify         run the math verifier: --cases FILE --json | --bench FILE
   reach healthcheck    exit 0 when the server's /healthz answers ok (for container health checks)
@@ -56,6 +59,10 @@ func main() {
 		err = runMigrate(ctx, args)
 	case "import":
 		err = runImport(ctx, args, os.Stdout)
+	case "sample":
+		err = runSample(ctx, args, os.Stdout)
+	case "replay-server":
+		err = runReplayServer(ctx, args)
 	case "report":
 		err = runReport(ctx, args, os.Stdout)
 	case "verify":

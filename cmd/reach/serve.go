@@ -14,6 +14,7 @@ import (
 
 	"github.com/reach-lab/reach/internal/examples"
 	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/verify/math"
 	"github.com/reach-lab/reach/web"
@@ -35,8 +36,16 @@ func openStore(ctx context.Context, databaseURL string) (*store.Store, error) {
 	return st, nil
 }
 
-func newJobs(st *store.Store, workers int) (*jobs.Client, error) {
-	return jobs.NewClient(st, jobs.Config{Workers: workers, Verifier: math.New(), Logger: slog.Default()})
+func newJobs(st *store.Store, workers int, box *secret.Box) (*jobs.Client, error) {
+	return jobs.NewClient(st, jobs.Config{Workers: workers, SamplingWorkers: samplingWorkers(), Verifier: math.New(),
+		Secret: box, Logger: slog.Default()})
+}
+
+func samplingWorkers() int {
+	if n, err := strconv.Atoi(os.Getenv("REACH_SAMPLING_WORKERS")); err == nil {
+		return n
+	}
+	return 32
 }
 
 func defaultWorkers() int {
@@ -60,7 +69,11 @@ func runServe(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
-	client, err := newJobs(st, *workers)
+	box, err := secret.Load()
+	if err != nil {
+		return err
+	}
+	client, err := newJobs(st, *workers, box)
 	if err != nil {
 		return err
 	}
@@ -90,7 +103,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	srv := &http.Server{
 		Addr:              *addr,
-		Handler:           web.New(st, client, web.Config{MaxUploadBytes: *maxMiB << 20, JobsUI: ui}, slog.Default()),
+		Handler:           web.New(st, client, web.Config{MaxUploadBytes: *maxMiB << 20, JobsUI: ui, Secret: box}, slog.Default()),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	errc := make(chan error, 1)
@@ -138,7 +151,11 @@ func runWorker(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
-	client, err := newJobs(st, *workers)
+	box, err := secret.Load()
+	if err != nil {
+		return err
+	}
+	client, err := newJobs(st, *workers, box)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,8 @@ func runVerify(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 			return err
 		}
 		defer f.Close()
-		return cases.Bench(ctx, f, stdout, v)
+		_, err = cases.Bench(ctx, f, stdout, v)
+		return err
 	}
 	fs.Usage()
 	return errors.New("need --cases FILE or --bench FILE")

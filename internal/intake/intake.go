@@ -14,6 +14,8 @@ import (
 
 	"github.com/reach-lab/reach/internal/ingest"
 	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/sampling"
+	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
 )
 
@@ -105,7 +107,7 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 			cleanup()
 			return 0, nil, err
 		}
-		head, err := st.UploadHead(ctx, id, 64<<10)
+		head, err := st.UploadHead(ctx, id, ingest.SniffBytes)
 		if err != nil {
 			cleanup()
 			return 0, nil, err
@@ -144,4 +146,115 @@ func ParseModelFlag(v string) (name, path string, err error) {
 		return "", "", fmt.Errorf("%q: want NAME=FILE", v)
 	}
 	return name, path, nil
+}
+
+// EndpointModel is one model served by an OpenAI-compatible endpoint.
+type EndpointModel struct {
+	Name           string
+	Role           string // base | rl | checkpoint | distilled ("" = base for the first, rl after)
+	Step           *int
+	BaseURL        string // e.g. http://gpu1:8000/v1
+	Model          string // the server's model name
+	APIKey         string // sealed with box before it is stored
+	Style          string // completions | chat
+	MaxConcurrency int
+}
+
+// SampleSpec describes an endpoint-backed comparison.
+type SampleSpec struct {
+	Name      string
+	Dataset   File
+	DatasetID int64
+	Models    []EndpointModel
+	Config    jobs.SamplingConfig
+	// AutoStart starts sampling as soon as the dataset is loaded; otherwise
+	// the comparison waits, configured, for "Start sampling".
+	AutoStart bool
+}
+
+// CreateSampling stores an endpoint-backed comparison (API keys sealed with
+// box) and enqueues the load of its dataset.
+func CreateSampling(ctx context.Context, st *store.Store, client *jobs.Client, box *secret.Box, spec SampleSpec) (int64, error) {
+	if spec.Name == "" {
+		return 0, errors.New("the comparison needs a name")
+	}
+	if len(spec.Models) < 2 {
+		return 0, fmt.Errorf("a comparison needs a base model and at least one other model (got %d)", len(spec.Models))
+	}
+	if err := spec.Config.Validate(); err != nil {
+		return 0, fmt.Errorf("sampling config: %w", err)
+	}
+	nc := store.NewComparison{Name: spec.Name, DatasetID: spec.DatasetID, Sampling: spec.Config, AutoStart: spec.AutoStart,
+		SourceNote: fmt.Sprintf("Sampled by Reach: n = %d, temperature %g, top-p %g, max %d tokens, prompt %s.",
+			spec.Config.N, spec.Config.Temperature, spec.Config.TopP, spec.Config.MaxTokens, spec.Config.Template)}
+	seen := map[string]bool{}
+	for i, m := range spec.Models {
+		if m.Name == "" || seen[m.Name] {
+			return 0, fmt.Errorf("model %d: empty or repeated name %q", i+1, m.Name)
+		}
+		seen[m.Name] = true
+		if _, err := sampling.New(sampling.Endpoint{BaseURL: m.BaseURL, Model: m.Model, Style: sampling.Style(m.Style)}, nil); err != nil {
+			return 0, fmt.Errorf("model %q: %w", m.Name, err)
+		}
+		role := m.Role
+		if role == "" {
+			role = "rl"
+			if i == 0 {
+				role = "base"
+			}
+		}
+		var sealed []byte
+		if m.APIKey != "" {
+			if box == nil {
+				return 0, errors.New("no server secret to store the API key with")
+			}
+			var err error
+			if sealed, err = box.Seal(m.APIKey); err != nil {
+				return 0, err
+			}
+		}
+		nc.Runs = append(nc.Runs, store.NewRun{ModelName: m.Name, Role: role, Step: m.Step, Format: "endpoint",
+			Endpoint: store.Endpoint{BaseURL: m.BaseURL, Model: m.Model, Style: m.Style, APIKeyEnc: sealed, MaxConcurrency: m.MaxConcurrency}})
+	}
+	var upload int64
+	if spec.DatasetID == 0 {
+		if spec.Dataset.Open == nil {
+			return 0, errors.New("no dataset given")
+		}
+		r, err := spec.Dataset.Open()
+		if err != nil {
+			return 0, fmt.Errorf("open %s: %w", spec.Dataset.Name, err)
+		}
+		upload, _, err = st.SaveUpload(ctx, spec.Dataset.Name, r, 0)
+		r.Close()
+		if err != nil {
+			return 0, err
+		}
+		nc.DatasetUploadID = upload
+	}
+	var id int64
+	err := st.WithTx(ctx, func(tx *store.Store) error {
+		var err error
+		if id, err = tx.CreateComparison(ctx, nc); err != nil {
+			return err
+		}
+		return jobs.StartImport(ctx, client, tx, id)
+	})
+	if err != nil && upload != 0 {
+		_ = st.DeleteUpload(context.WithoutCancel(ctx), upload)
+	}
+	return id, err
+}
+
+// ParseEndpointFlag splits a NAME=URL#MODEL command-line value.
+func ParseEndpointFlag(v string) (name, baseURL, model string, err error) {
+	name, rest, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return "", "", "", fmt.Errorf("%q: want NAME=URL#MODEL", v)
+	}
+	baseURL, model, ok = strings.Cut(rest, "#")
+	if !ok || baseURL == "" || model == "" {
+		return "", "", "", fmt.Errorf("%q: want NAME=URL#MODEL (the model name after #)", v)
+	}
+	return name, baseURL, model, nil
 }

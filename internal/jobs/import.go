@@ -40,7 +40,6 @@ type ImportWorker struct {
 const (
 	batchRows  = 2000
 	batchBytes = 16 << 20
-	sniffBytes = 64 << 10
 )
 
 // Work imports everything in one transaction: a bad line anywhere rolls the
@@ -119,7 +118,12 @@ func (w *ImportWorker) importAll(ctx context.Context, tx *store.Store, c store.C
 	idx := newProblemIndex(problems)
 
 	var follow []river.JobArgs
+	endpoints := 0
 	for _, r := range c.Runs {
+		if r.Endpoint.BaseURL != "" {
+			endpoints++
+			continue // sampled, not imported
+		}
 		next, err := w.importRun(ctx, tx, c, r, idx)
 		if err != nil {
 			return err
@@ -128,16 +132,28 @@ func (w *ImportWorker) importAll(ctx context.Context, tx *store.Store, c store.C
 			follow = append(follow, next)
 		}
 	}
+	if c.DatasetUploadID != nil {
+		if err := tx.DeleteUpload(ctx, *c.DatasetUploadID); err != nil {
+			return err
+		}
+	}
+	if endpoints > 0 {
+		if len(follow) > 0 {
+			if err := enqueue(ctx, tx, follow...); err != nil {
+				return err
+			}
+		}
+		if !c.AutoStart {
+			return tx.SetComparisonStatus(ctx, c.ID, store.StatusConfigured, "")
+		}
+		c.DatasetID = &datasetID
+		return StartSampling(ctx, nil, tx, c)
+	}
 	if err := tx.SetComparisonStatus(ctx, c.ID, store.StatusVerifying, ""); err != nil {
 		return err
 	}
 	if len(follow) > 0 {
 		if err := enqueue(ctx, tx, follow...); err != nil {
-			return err
-		}
-	}
-	if c.DatasetUploadID != nil {
-		if err := tx.DeleteUpload(ctx, *c.DatasetUploadID); err != nil {
 			return err
 		}
 	}
@@ -367,10 +383,14 @@ func (w *ImportWorker) importRun(ctx context.Context, tx *store.Store, c store.C
 		return nil, err
 	}
 	if pending > 0 {
-		_ = w.st.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "verify", Total: pending, Unit: "samples", Status: "queued"})
+		if err := tx.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "verify", Total: pending, Unit: "samples", Status: "queued"}); err != nil {
+			return nil, err
+		}
 		return VerifyArgs{RunID: r.ID, ComparisonID: c.ID}, tx.SetRunStatus(ctx, r.ID, store.StatusVerifying, "")
 	}
-	_ = w.st.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "aggregate", Status: "queued"})
+	if err := tx.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "aggregate", Status: "queued"}); err != nil {
+		return nil, err
+	}
 	return AggregateArgs{RunID: r.ID, ComparisonID: c.ID}, tx.SetRunStatus(ctx, r.ID, "aggregating", "")
 }
 
@@ -387,7 +407,7 @@ func runFormat(ctx context.Context, tx *store.Store, r store.Run, up store.Uploa
 		}
 		return ingest.Format(r.Format), m, nil
 	}
-	head, err := tx.UploadHead(ctx, *r.UploadID, sniffBytes)
+	head, err := tx.UploadHead(ctx, *r.UploadID, ingest.SniffBytes)
 	if err != nil {
 		return "", nil, err
 	}

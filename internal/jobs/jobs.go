@@ -17,6 +17,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
+	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/verify"
 )
@@ -31,7 +32,12 @@ type Config struct {
 	Workers int
 	// Verifier grades samples that arrive without a verdict.
 	Verifier verify.Verifier
-	Logger   *slog.Logger
+	// SamplingWorkers is how many SampleJobs (requests to inference
+	// servers) run at once in this process; 0 means 32 when Workers > 0.
+	SamplingWorkers int
+	// Secret opens the stored API keys of endpoints.
+	Secret *secret.Box
+	Logger *slog.Logger
 
 	// StatsDraws is the bootstrap draws of the statistics job; 0 means 2,000.
 	StatsDraws int
@@ -46,6 +52,7 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	river.AddWorker(workers, &AggregateWorker{st: st})
 	river.AddWorker(workers, &ReverifyWorker{st: st})
 	river.AddWorker(workers, &StatsWorker{st: st, draws: cfg.StatsDraws})
+	river.AddWorker(workers, &SampleWorker{st: st, v: cfg.Verifier, box: cfg.Secret, clients: map[int64]*runClient{}})
 	rc := &river.Config{
 		Workers:              workers,
 		Logger:               cfg.Logger,
@@ -54,7 +61,11 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	}
 	if cfg.Workers > 0 {
 		rc.PeriodicJobs = statsPeriodic()
-		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}}
+		sw := cfg.SamplingWorkers
+		if sw <= 0 {
+			sw = 32
+		}
+		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}, SamplingQueue: {MaxWorkers: sw}}
 	}
 	c, err := river.NewClient(riverpgxv5.New(st.Pool()), rc)
 	if err != nil {

@@ -95,7 +95,9 @@ func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) err
 		if err := tx.SetRunStatus(ctx, runID, "aggregating", ""); err != nil {
 			return err
 		}
-		_ = w.st.SetProgress(ctx, store.Progress{RunID: runID, Stage: "aggregate", Status: "queued"})
+		if err := tx.SetProgress(ctx, store.Progress{RunID: runID, Stage: "aggregate", Status: "queued"}); err != nil {
+			return err
+		}
 		return enqueue(ctx, tx, AggregateArgs{RunID: runID, ComparisonID: job.Args.ComparisonID})
 	})
 }
@@ -191,7 +193,9 @@ func (w *ReverifyWorker) Work(ctx context.Context, job *river.Job[ReverifyArgs])
 			if err := tx.SetRunStatus(ctx, r.ID, store.StatusVerifying, ""); err != nil {
 				return err
 			}
-			_ = w.st.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "verify", Unit: "samples", Status: "queued"})
+			if err := tx.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "verify", Unit: "samples", Status: "queued"}); err != nil {
+				return err
+			}
 			follow = append(follow, VerifyArgs{RunID: r.ID, ComparisonID: c.ID})
 		}
 		if len(follow) == 0 {

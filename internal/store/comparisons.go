@@ -18,6 +18,9 @@ const (
 	StatusVerifying    = "verifying"
 	StatusReady        = "ready"
 	StatusFailed       = "failed"
+	StatusConfigured   = "configured" // endpoint comparison: dataset loaded, sampling not started
+	StatusSampling     = "sampling"
+	StatusPaused       = "paused"
 )
 
 // Comparison is one dataset + a base model + one or more other models.
@@ -31,8 +34,12 @@ type Comparison struct {
 	Error           string
 	SourceNote      string
 	Reverify        bool
-	CreatedAt       time.Time
-	Runs            []Run // ordered by position; Runs[0] is the base model
+	// Sampling is the sampling config of an endpoint-backed comparison
+	// (JSON of sampling settings); nil for imported samples.
+	Sampling  json.RawMessage
+	AutoStart bool
+	CreatedAt time.Time
+	Runs      []Run // ordered by position; Runs[0] is the base model
 }
 
 // Run is one model's samples (or counts) on the comparison's dataset.
@@ -51,6 +58,25 @@ type Run struct {
 	VerdictSource string
 	Status        string
 	Error         string
+	Endpoint      Endpoint // BaseURL empty for imported runs
+	Usage         RunUsage
+}
+
+// Endpoint is where an endpoint-backed run samples from. The API key is
+// stored encrypted (APIKeyEnc) and never sent back to a browser.
+type Endpoint struct {
+	BaseURL        string
+	Model          string
+	Style          string // completions | chat
+	APIKeyEnc      []byte
+	MaxConcurrency int
+}
+
+// RunUsage is what sampling a run has cost so far.
+type RunUsage struct {
+	TokensIn, TokensOut, Requests int64
+	Errors                        map[string]int64 // failed attempts by kind
+	StartedAt                     *time.Time
 }
 
 // NewRun describes a run to create.
@@ -62,6 +88,7 @@ type NewRun struct {
 	SourceFile string
 	Format     string
 	Mapping    any // JSON-encodable field mapping, or nil
+	Endpoint   Endpoint
 }
 
 // NewComparison describes a comparison to create. Exactly one of DatasetID
@@ -73,6 +100,8 @@ type NewComparison struct {
 	SourceNote      string
 	Reverify        bool
 	Status          string // StatusPending or StatusNeedsMapping
+	Sampling        any    // sampling config for endpoint runs, or nil
+	AutoStart       bool   // start sampling as soon as the dataset is loaded
 	Runs            []NewRun
 }
 
@@ -91,9 +120,16 @@ func (s *Store) CreateComparison(ctx context.Context, nc NewComparison) (int64, 
 		status = StatusPending
 	}
 	var id int64
-	err := s.db.QueryRow(ctx, `INSERT INTO comparisons (name, dataset_id, dataset_upload_id, source_note, reverify, status)
-		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-		nc.Name, nullID(nc.DatasetID), nullID(nc.DatasetUploadID), nc.SourceNote, nc.Reverify, status).Scan(&id)
+	var sampling []byte
+	if nc.Sampling != nil {
+		var err error
+		if sampling, err = json.Marshal(nc.Sampling); err != nil {
+			return 0, fmt.Errorf("encode sampling config: %w", err)
+		}
+	}
+	err := s.db.QueryRow(ctx, `INSERT INTO comparisons (name, dataset_id, dataset_upload_id, source_note, reverify, status, sampling, auto_start)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+		nc.Name, nullID(nc.DatasetID), nullID(nc.DatasetUploadID), nc.SourceNote, nc.Reverify, status, sampling, nc.AutoStart).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("create comparison %q: %w", nc.Name, err)
 	}
@@ -104,9 +140,15 @@ func (s *Store) CreateComparison(ctx context.Context, nc NewComparison) (int64, 
 				return 0, fmt.Errorf("encode mapping of %q: %w", r.ModelName, err)
 			}
 		}
-		_, err := s.db.Exec(ctx, `INSERT INTO runs (comparison_id, position, model_name, role, step, upload_id, source_file, format, mapping)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			id, i, r.ModelName, r.Role, r.Step, nullID(r.UploadID), r.SourceFile, r.Format, mapping)
+		e := r.Endpoint
+		if e.MaxConcurrency <= 0 {
+			e.MaxConcurrency = 16
+		}
+		_, err := s.db.Exec(ctx, `INSERT INTO runs (comparison_id, position, model_name, role, step, upload_id, source_file, format, mapping,
+				endpoint_url, endpoint_model, endpoint_style, api_key_enc, max_concurrency)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			id, i, r.ModelName, r.Role, r.Step, nullID(r.UploadID), r.SourceFile, r.Format, mapping,
+			e.BaseURL, e.Model, e.Style, e.APIKeyEnc, e.MaxConcurrency)
 		if err != nil {
 			return 0, fmt.Errorf("create run %q: %w", r.ModelName, err)
 		}
@@ -118,9 +160,10 @@ func (s *Store) CreateComparison(ctx context.Context, nc NewComparison) (int64, 
 func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error) {
 	c := Comparison{ID: id}
 	err := s.db.QueryRow(ctx, `SELECT c.name, c.dataset_id, COALESCE(d.name, ''), c.dataset_upload_id, c.status, c.error,
-			c.source_note, c.reverify, c.created_at
+			c.source_note, c.reverify, c.sampling, c.auto_start, c.created_at
 		FROM comparisons c LEFT JOIN datasets d ON d.id = c.dataset_id WHERE c.id = $1`, id).
-		Scan(&c.Name, &c.DatasetID, &c.DatasetName, &c.DatasetUploadID, &c.Status, &c.Error, &c.SourceNote, &c.Reverify, &c.CreatedAt)
+		Scan(&c.Name, &c.DatasetID, &c.DatasetName, &c.DatasetUploadID, &c.Status, &c.Error, &c.SourceNote, &c.Reverify,
+			&c.Sampling, &c.AutoStart, &c.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, fmt.Errorf("comparison %d: %w", id, ErrNotFound)
 	}
@@ -128,7 +171,8 @@ func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error)
 		return c, fmt.Errorf("comparison %d: %w", id, err)
 	}
 	rows, err := s.db.Query(ctx, `SELECT id, comparison_id, position, model_name, role, step, upload_id, source_file, format,
-			mapping, has_texts, verdict_source, status, error
+			mapping, has_texts, verdict_source, status, error, endpoint_url, endpoint_model, endpoint_style, api_key_enc,
+			max_concurrency, tokens_in, tokens_out, requests, errors, sampling_started_at
 		FROM runs WHERE comparison_id = $1 ORDER BY position`, id)
 	if err != nil {
 		return c, fmt.Errorf("runs of comparison %d: %w", id, err)
@@ -136,7 +180,9 @@ func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error)
 	c.Runs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Run, error) {
 		var r Run
 		err := row.Scan(&r.ID, &r.ComparisonID, &r.Position, &r.ModelName, &r.Role, &r.Step, &r.UploadID, &r.SourceFile,
-			&r.Format, &r.Mapping, &r.HasTexts, &r.VerdictSource, &r.Status, &r.Error)
+			&r.Format, &r.Mapping, &r.HasTexts, &r.VerdictSource, &r.Status, &r.Error, &r.Endpoint.BaseURL, &r.Endpoint.Model,
+			&r.Endpoint.Style, &r.Endpoint.APIKeyEnc, &r.Endpoint.MaxConcurrency, &r.Usage.TokensIn, &r.Usage.TokensOut,
+			&r.Usage.Requests, &r.Usage.Errors, &r.Usage.StartedAt)
 		return r, err
 	})
 	if err != nil {

@@ -36,7 +36,9 @@ func (s *Store) AggregateRun(ctx context.Context, runID int64) error {
 	}
 	_, err := s.db.Exec(ctx, `INSERT INTO run_counts (run_id, problem_id, n, c)
 		SELECT run_id, problem_id, count(*), count(*) FILTER (WHERE status = 'correct')
-		FROM samples WHERE run_id = $1 GROUP BY run_id, problem_id`, runID)
+		FROM samples WHERE run_id = $1
+			AND problem_id NOT IN (SELECT problem_id FROM sample_chunks WHERE run_id = $1 AND status = 'failed')
+		GROUP BY run_id, problem_id`, runID)
 	if err != nil {
 		return fmt.Errorf("aggregate run %d: %w", runID, err)
 	}

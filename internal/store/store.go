@@ -40,6 +40,11 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse database URL: %w", err)
 	}
+	if !strings.Contains(databaseURL, "pool_max_conns") {
+		// River's sampling workers and their queries need more than pgx's
+		// default of max(4, CPUs); pool_max_conns in the URL overrides this.
+		cfg.MaxConns = 24
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)
@@ -61,7 +66,9 @@ func (s *Store) Tx() pgx.Tx { return s.tx }
 func (s *Store) Close() { s.pool.Close() }
 
 // WithTx runs fn on a Store bound to one transaction, committing when fn
-// returns nil and rolling back otherwise.
+// returns nil and rolling back otherwise. fn must not wait on the pool
+// (the Store it was called on) while it holds row locks: with every pooled
+// connection blocked on those locks, that would deadlock.
 func (s *Store) WithTx(ctx context.Context, fn func(tx *Store) error) error {
 	tx, err := s.db.Begin(ctx)
 	if err != nil {

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/reach-lab/reach/internal/intake"
+	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/replay"
+	"github.com/reach-lab/reach/internal/sampling"
+	"github.com/reach-lab/reach/internal/secret"
+)
+
+// endpointFlags collects --base/--model NAME=URL#MODEL in order.
+type endpointFlags struct{ models []intake.EndpointModel }
+
+func (e *endpointFlags) add(role string) func(string) error {
+	return func(v string) error {
+		name, url, model, err := intake.ParseEndpointFlag(v)
+		if err != nil {
+			return err
+		}
+		m := intake.EndpointModel{Name: name, Role: role, BaseURL: url, Model: model}
+		if role == "base" {
+			if len(e.models) > 0 && e.models[0].Role == "base" {
+				return errors.New("only one --base")
+			}
+			e.models = append([]intake.EndpointModel{m}, e.models...)
+		} else {
+			e.models = append(e.models, m)
+		}
+		return nil
+	}
+}
+
+func runSample(ctx context.Context, args []string, stdout io.Writer) error {
+	fs, dbURL := newFlags("sample", os.Stderr)
+	var ef endpointFlags
+	def := jobs.DefaultSamplingConfig()
+	dataset := fs.String("dataset", "", "dataset JSONL file (problems with reference answers)")
+	name := fs.String("name", "", "comparison name")
+	n := fs.Int("n", def.N, "samples per problem")
+	limit := fs.Int("limit", 0, "sample only the first PROBLEMS problems (0 = all)")
+	temp := fs.Float64("temperature", def.Temperature, "sampling temperature (Yue et al.: 0.6)")
+	topP := fs.Float64("top-p", def.TopP, "nucleus sampling top-p (Yue et al.: 0.95)")
+	topK := fs.Int("top-k", 0, "top-k (vLLM/SGLang extra field; 0 = unset)")
+	minP := fs.Float64("min-p", 0, "min-p (vLLM/SGLang extra field; 0 = unset)")
+	maxTokens := fs.Int("max-tokens", def.MaxTokens, "completion token budget per sample")
+	tmpl := fs.String("template", def.Template, "prompt template: "+strings.Join(sampling.PresetNames(), ", "))
+	style := fs.String("style", "completions", "API style of every endpoint: completions or chat")
+	apiKey := fs.String("api-key", os.Getenv("REACH_ENDPOINT_API_KEY"), "API key for the endpoints (env REACH_ENDPOINT_API_KEY)")
+	conc := fs.Int("concurrency", 16, "requests in flight per endpoint")
+	wait := fs.Bool("wait", false, "work the jobs in this process and wait until the comparison is ready")
+	fs.Func("base", "base model endpoint, NAME=URL#MODEL (e.g. base=http://127.0.0.1:8000/v1#Qwen/Qwen2.5-7B)", ef.add("base"))
+	fs.Func("model", "other model endpoint, NAME=URL#MODEL (repeatable)", ef.add("rl"))
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *dataset == "" || *name == "" || len(ef.models) < 2 || ef.models[0].Role != "base" {
+		fs.Usage()
+		return errors.New("need --dataset, --name, --base and at least one --model")
+	}
+	for i := range ef.models {
+		ef.models[i].Style, ef.models[i].APIKey, ef.models[i].MaxConcurrency = *style, *apiKey, *conc
+	}
+	cfg := jobs.SamplingConfig{N: *n, Temperature: *temp, TopP: *topP, TopK: *topK, MinP: *minP, MaxTokens: *maxTokens,
+		Template: *tmpl, Limit: *limit}
+	if t, err := cfg.TemplateFor(); err == nil {
+		cfg.Stop = t.Stop
+	}
+	st, err := openStore(ctx, *dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	box, err := secret.Load()
+	if err != nil {
+		return err
+	}
+	workers := 0
+	if *wait {
+		workers = defaultWorkers()
+	}
+	client, err := newJobs(st, workers, box)
+	if err != nil {
+		return err
+	}
+	if *wait {
+		if err := client.Start(ctx); err != nil {
+			return fmt.Errorf("start workers: %w", err)
+		}
+		defer stopJobs(client)
+	}
+	id, err := intake.CreateSampling(ctx, st, client, box, intake.SampleSpec{Name: *name, Dataset: intake.LocalFile(*dataset),
+		Models: ef.models, Config: cfg, AutoStart: true})
+	if err != nil {
+		return err
+	}
+	if *wait {
+		start := time.Now()
+		if err := waitReady(ctx, st, id); err != nil {
+			return err
+		}
+		slog.Info("sampled comparison", "id", id, "duration", time.Since(start).Round(time.Millisecond))
+	}
+	fmt.Fprintln(stdout, id)
+	return nil
+}
+
+func runReplayServer(ctx context.Context, args []string) error {
+	fs, _ := newFlags("replay-server", os.Stderr)
+	samples := fs.String("samples", "", "samples file whose recorded completions are replayed")
+	dataset := fs.String("dataset", "", "dataset file, to match prompts to problems")
+	addr := fs.String("addr", "127.0.0.1:8001", "listen address")
+	latency := fs.Duration("latency", 50*time.Millisecond, "added latency per request")
+	errRate := fs.Float64("error-rate", 0, "share of requests answered 429 or 500, in [0, 1]")
+	seed := fs.Int64("seed", 1, "seed of the injected errors")
+	model := fs.String("model", "", "the one model name to accept (empty: any)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *samples == "" || *dataset == "" {
+		fs.Usage()
+		return errors.New("need --samples and --dataset")
+	}
+	recs, err := replay.Load(ctx, *samples, *dataset)
+	if err != nil {
+		return err
+	}
+	h := replay.New(recs, replay.Options{Latency: *latency, ErrorRate: *errRate, Seed: *seed, ModelName: *model})
+	slog.Info("replay server up", "url", "http://"+*addr+"/v1", "problems", len(recs), "latency", *latency, "error_rate", *errRate)
+	return replay.ListenAndServe(ctx, *addr, h)
+}

@@ -1,0 +1,406 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/reach-lab/reach/internal/sampling"
+	"github.com/reach-lab/reach/internal/secret"
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/verify"
+)
+
+// SamplingQueue is the River queue of SampleJobs: they wait on inference
+// servers, not on CPU, so it runs many more workers than the default queue.
+const SamplingQueue = "sampling"
+
+// ChunkSize is how many completions one SampleJob asks for in one request
+// (`n`), at most.
+const ChunkSize = 16
+
+// SamplingConfig is a comparison's sampling settings, the same for every
+// model unless a run overrides them.
+type SamplingConfig struct {
+	N           int      `json:"n"`
+	Temperature float64  `json:"temperature"`
+	TopP        float64  `json:"top_p"`
+	TopK        int      `json:"top_k,omitempty"`
+	MinP        float64  `json:"min_p,omitempty"`
+	MaxTokens   int      `json:"max_tokens"`
+	Stop        []string `json:"stop,omitempty"`
+	Seed        *int64   `json:"seed,omitempty"`
+	// Template is a preset name (sampling.PresetNames) or "custom" with
+	// TemplateText.
+	Template     string `json:"template"`
+	TemplateText string `json:"template_text,omitempty"`
+	// Limit samples only the first Limit problems of the dataset (0 = all).
+	Limit int `json:"limit,omitempty"`
+}
+
+// DefaultSamplingConfig is Yue et al.'s setting: T = 0.6, top-p 0.95, the
+// zero-shot qwen-boxed prompt.
+func DefaultSamplingConfig() SamplingConfig {
+	p := sampling.DefaultParams()
+	return SamplingConfig{N: 64, Temperature: p.Temperature, TopP: p.TopP, MaxTokens: p.MaxTokens, Template: "qwen-boxed"}
+}
+
+// TemplateFor returns the config's prompt template.
+func (c SamplingConfig) TemplateFor() (sampling.Template, error) {
+	if c.Template == "custom" {
+		if c.TemplateText == "" {
+			return sampling.Template{}, errors.New("custom prompt template is empty")
+		}
+		return sampling.Template{Name: "custom", Text: c.TemplateText}, nil
+	}
+	name := c.Template
+	if name == "" {
+		name = "qwen-boxed"
+	}
+	return sampling.Preset(name)
+}
+
+// Params returns the request parameters for n completions.
+func (c SamplingConfig) Params(n int) sampling.Params {
+	return sampling.Params{N: n, Temperature: c.Temperature, TopP: c.TopP, TopK: c.TopK, MinP: c.MinP,
+		MaxTokens: c.MaxTokens, Stop: c.Stop, Seed: c.Seed}
+}
+
+// Validate checks the config before any request is sent.
+func (c SamplingConfig) Validate() error {
+	if c.N < 1 || c.N > 65536 {
+		return fmt.Errorf("n = %d: want 1 to 65,536 samples per problem", c.N)
+	}
+	if _, err := c.TemplateFor(); err != nil {
+		return err
+	}
+	return c.Params(1).Validate()
+}
+
+// ParseSamplingConfig decodes a stored config.
+func ParseSamplingConfig(raw []byte) (SamplingConfig, error) {
+	var c SamplingConfig
+	if len(raw) == 0 {
+		return c, errors.New("comparison has no sampling config")
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return c, fmt.Errorf("sampling config: %w", err)
+	}
+	return c, nil
+}
+
+// SampleArgs draws the missing samples of one chunk.
+type SampleArgs struct {
+	ComparisonID int64 `json:"comparison_id"`
+	RunID        int64 `json:"run_id"`
+	ProblemID    int64 `json:"problem_id"`
+	First        int   `json:"first"`
+	Count        int   `json:"count"`
+}
+
+// Kind implements river.JobArgs.
+func (SampleArgs) Kind() string { return "sample" }
+
+// InsertOpts: the sampling queue, and one unfinished job per chunk (a resume
+// after a pause does not double a chunk still queued).
+func (SampleArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: SamplingQueue, MaxAttempts: 6, UniqueOpts: river.UniqueOpts{ByArgs: true,
+		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
+			rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled}}}
+}
+
+// SampleWorker works SampleArgs.
+type SampleWorker struct {
+	river.WorkerDefaults[SampleArgs]
+	st  *store.Store
+	v   verify.Verifier
+	box *secret.Box
+
+	mu      sync.Mutex
+	clients map[int64]*runClient // by run id
+}
+
+// runClient is one run's endpoint client and the error counts already
+// written to the database.
+type runClient struct {
+	c       *sampling.Client
+	mu      sync.Mutex
+	flushed map[string]int64
+}
+
+func (w *SampleWorker) client(r store.Run) (*runClient, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if rc, ok := w.clients[r.ID]; ok {
+		return rc, nil
+	}
+	if w.box == nil {
+		return nil, errors.New("no server secret: cannot read endpoint API keys")
+	}
+	key, err := w.box.Open(r.Endpoint.APIKeyEnc)
+	if err != nil {
+		return nil, err
+	}
+	c, err := sampling.New(sampling.Endpoint{BaseURL: r.Endpoint.BaseURL, Model: r.Endpoint.Model, APIKey: key,
+		Style: sampling.Style(r.Endpoint.Style), MaxConcurrency: r.Endpoint.MaxConcurrency}, nil)
+	if err != nil {
+		return nil, err
+	}
+	rc := &runClient{c: c, flushed: map[string]int64{}}
+	w.clients[r.ID] = rc
+	return rc, nil
+}
+
+// errorDelta returns the failed attempts by kind since the last call.
+func (rc *runClient) errorDelta() map[string]int64 {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	out := map[string]int64{}
+	for k, v := range rc.c.Stats().Errors {
+		if d := v - rc.flushed[k]; d > 0 {
+			out[k] = d
+			rc.flushed[k] = v
+		}
+	}
+	return out
+}
+
+// Work asks the run's endpoint for the chunk's missing samples in one
+// request, verifies them and stores them. A chunk that fails for good is
+// marked failed with the error (its problem drops out of the run's counts)
+// without stopping the others.
+func (w *SampleWorker) Work(ctx context.Context, job *river.Job[SampleArgs]) error {
+	a := job.Args
+	c, err := w.st.GetComparison(ctx, a.ComparisonID)
+	if errors.Is(err, store.ErrNotFound) {
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err
+	}
+	if c.Status != store.StatusSampling {
+		// Paused or cancelled: the chunk stays pending; Resume enqueues it again.
+		return river.JobCancel(fmt.Errorf("comparison is %s", c.Status))
+	}
+	var run store.Run
+	for _, r := range c.Runs {
+		if r.ID == a.RunID {
+			run = r
+		}
+	}
+	chunk := store.Chunk{RunID: a.RunID, ProblemID: a.ProblemID, First: a.First, Count: a.Count}
+	fail := func(err error) error {
+		slog.Warn("sample chunk failed for good", "run", a.RunID, "problem", a.ProblemID, "err", err)
+		if ferr := w.st.FinishChunk(ctx, chunk, "failed", err.Error(), sampling.ErrorKind(err)); ferr != nil {
+			return ferr
+		}
+		return w.afterChunk(ctx, a)
+	}
+	cfg, err := ParseSamplingConfig(c.Sampling)
+	if err != nil {
+		return fail(err)
+	}
+	tmpl, err := cfg.TemplateFor()
+	if err != nil {
+		return fail(err)
+	}
+	p, err := w.st.GetProblem(ctx, a.ProblemID)
+	if err != nil {
+		return fail(err)
+	}
+	prompt, err := sampling.Render(tmpl, sampling.PromptData{Problem: p.Statement, Subject: p.Subject, Level: p.Level})
+	if err != nil {
+		return fail(err)
+	}
+	have, err := w.st.ExistingIndices(ctx, a.RunID, a.ProblemID, a.First, a.First+a.Count)
+	if err != nil {
+		return err
+	}
+	var missing []int
+	for i := a.First; i < a.First+a.Count; i++ {
+		if !have[i] {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) > 0 {
+		rc, err := w.client(run)
+		if err != nil {
+			return fail(err)
+		}
+		comps, usage, err := rc.c.Sample(ctx, prompt, cfg.Params(len(missing)))
+		if uerr := w.st.AddRunUsage(ctx, a.RunID, int64(usage.PromptTokens), int64(usage.CompletionTokens), 1, rc.errorDelta()); uerr != nil {
+			slog.Warn("record usage", "run", a.RunID, "err", uerr)
+		}
+		if err != nil {
+			var se *sampling.Error
+			retryable := errors.As(err, &se) && se.Retryable() || errors.Is(err, context.DeadlineExceeded)
+			if !retryable || job.Attempt >= job.MaxAttempts {
+				return fail(err)
+			}
+			return err // River retries with backoff
+		}
+		rows := make([]store.Sample, 0, len(comps))
+		for i, comp := range comps {
+			if i >= len(missing) {
+				break
+			}
+			v := w.v.Verify(ctx, verify.Problem{Reference: p.Reference, Kind: p.Kind}, comp.Text)
+			rows = append(rows, store.Sample{RunID: a.RunID, ProblemID: a.ProblemID, SampleIndex: missing[i],
+				Completion: comp.Text, FinishReason: comp.FinishReason, CompletionTokens: comp.CompletionTokens,
+				Status: string(v.Status), Extracted: v.Extracted, Rule: v.Rule, Reason: v.Reason, VerdictSource: w.v.Name()})
+		}
+		if _, err := w.st.AddSamples(ctx, rows); err != nil {
+			return err
+		}
+		if len(rows) < len(missing) {
+			return fmt.Errorf("server returned %d of %d completions", len(rows), len(missing)) // retried
+		}
+	}
+	if err := w.st.FinishChunk(ctx, chunk, "done", "", ""); err != nil {
+		return err
+	}
+	return w.afterChunk(ctx, a)
+}
+
+// afterChunk enqueues the run's aggregation when its last chunk is done.
+// It runs after this chunk's status is committed, so the last chunk to
+// finish always sees the others done.
+func (w *SampleWorker) afterChunk(ctx context.Context, a SampleArgs) error {
+	open, err := w.st.OpenChunks(ctx, a.RunID)
+	if err != nil || open > 0 {
+		return err
+	}
+	return finishSampling(ctx, w.st, a.ComparisonID, a.RunID)
+}
+
+func finishSampling(ctx context.Context, st *store.Store, comparisonID, runID int64) error {
+	return st.WithTx(ctx, func(tx *store.Store) error {
+		if err := tx.SetRunStatus(ctx, runID, "aggregating", ""); err != nil {
+			return err
+		}
+		if err := tx.SetProgress(ctx, store.Progress{RunID: runID, Stage: "aggregate", Status: "queued"}); err != nil {
+			return err
+		}
+		return enqueue(ctx, tx, AggregateArgs{RunID: runID, ComparisonID: comparisonID})
+	})
+}
+
+// StartSampling creates the chunks of every endpoint run of a comparison
+// (only the missing ones when n was raised) and enqueues their SampleJobs,
+// inside tx. The dataset must be loaded.
+func StartSampling(ctx context.Context, client *Client, tx *store.Store, c store.Comparison) error {
+	cfg, err := ParseSamplingConfig(c.Sampling)
+	if err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if c.DatasetID == nil {
+		return errors.New("the dataset is not loaded yet")
+	}
+	problems, err := tx.Problems(ctx, *c.DatasetID, false)
+	if err != nil {
+		return err
+	}
+	sort.Slice(problems, func(i, j int) bool { return problems[i].Idx < problems[j].Idx })
+	if cfg.Limit > 0 && cfg.Limit < len(problems) {
+		problems = problems[:cfg.Limit]
+	}
+	pids := make([]int64, len(problems))
+	for i, p := range problems {
+		pids[i] = p.ID
+	}
+	var params []river.InsertManyParams
+	for _, r := range c.Runs {
+		if r.Endpoint.BaseURL == "" {
+			continue
+		}
+		chunks, err := tx.EnsureChunks(ctx, r.ID, pids, cfg.N, min(ChunkSize, cfg.N))
+		if err != nil {
+			return err
+		}
+		if err := tx.StartRunSampling(ctx, r.ID); err != nil {
+			return err
+		}
+		_ = tx.SetRunImported(ctx, r.ID, "endpoint", true, "verifier")
+		for _, ch := range chunks {
+			params = append(params, river.InsertManyParams{Args: SampleArgs{ComparisonID: c.ID, RunID: r.ID,
+				ProblemID: ch.ProblemID, First: ch.First, Count: ch.Count}})
+		}
+		if len(chunks) == 0 { // nothing new to draw: recount what is there
+			params = append(params, river.InsertManyParams{Args: AggregateArgs{RunID: r.ID, ComparisonID: c.ID}})
+		}
+	}
+	if err := tx.SetComparisonStatus(ctx, c.ID, store.StatusSampling, ""); err != nil {
+		return err
+	}
+	if len(params) == 0 {
+		return errors.New("no model of this comparison has an endpoint")
+	}
+	if client == nil {
+		client, err = river.ClientFromContextSafely[pgx.Tx](ctx)
+		if err != nil {
+			return err
+		}
+	}
+	if _, err := client.InsertManyTx(ctx, tx.Tx(), params); err != nil {
+		return fmt.Errorf("enqueue sampling jobs: %w", err)
+	}
+	return nil
+}
+
+// PauseSampling stops drawing new samples; requests in flight finish.
+func PauseSampling(ctx context.Context, st *store.Store, id int64) error {
+	return st.SetComparisonStatus(ctx, id, store.StatusPaused, "")
+}
+
+// ResumeSampling enqueues the pending chunks of a paused comparison again.
+func ResumeSampling(ctx context.Context, client *Client, st *store.Store, id int64) error {
+	return st.WithTx(ctx, func(tx *store.Store) error {
+		c, err := tx.GetComparison(ctx, id)
+		if err != nil {
+			return err
+		}
+		return StartSampling(ctx, client, tx, c)
+	})
+}
+
+// CancelSampling gives up the samples not drawn yet: their problems drop
+// out of the counts, and the comparison is reported on what was sampled.
+func CancelSampling(ctx context.Context, client *Client, st *store.Store, id int64) error {
+	return st.WithTx(ctx, func(tx *store.Store) error {
+		c, err := tx.GetComparison(ctx, id)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.FailPendingChunks(ctx, id, "cancelled by the user"); err != nil {
+			return err
+		}
+		if err := tx.SetComparisonStatus(ctx, id, store.StatusVerifying, ""); err != nil {
+			return err
+		}
+		var params []river.InsertManyParams
+		for _, r := range c.Runs {
+			if r.Endpoint.BaseURL != "" {
+				if err := tx.SetRunStatus(ctx, r.ID, "aggregating", ""); err != nil {
+					return err
+				}
+				params = append(params, river.InsertManyParams{Args: AggregateArgs{RunID: r.ID, ComparisonID: id}})
+			}
+		}
+		if len(params) == 0 {
+			return nil
+		}
+		_, err = client.InsertManyTx(ctx, tx.Tx(), params)
+		return err
+	})
+}

@@ -1,0 +1,371 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reach-lab/reach/internal/intake"
+	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/sampling"
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/web/views"
+)
+
+func (s *Server) newSampling(w http.ResponseWriter, r *http.Request) {
+	s.renderSampleForm(w, r, http.StatusOK, "")
+}
+
+func (s *Server) renderSampleForm(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	ds, err := s.st.ListDatasets(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	def := jobs.DefaultSamplingConfig()
+	s.render(w, r, status, views.NewSampling(views.SampleForm{Datasets: ds, Templates: sampling.PresetNames(), Error: msg,
+		N: def.N, Temperature: def.Temperature, TopP: def.TopP, MaxTokens: def.MaxTokens}))
+}
+
+// parseSampling reads the "sample from endpoints" form. The dataset file,
+// if any, is spooled by net/http to a temporary file, not held in memory.
+func parseSampling(r *http.Request) (intake.SampleSpec, error) {
+	var spec intake.SampleSpec
+	if err := r.ParseMultipartForm(8 << 20); err != nil {
+		return spec, badForm("reading the form: %v", err)
+	}
+	f := r.MultipartForm.Value
+	get := func(k string) string { return strings.TrimSpace(r.FormValue(k)) }
+	num := func(k string, def float64) (float64, error) {
+		v := get(k)
+		if v == "" {
+			return def, nil
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return 0, badForm("%s %q is not a number", k, v)
+		}
+		return x, nil
+	}
+	spec.Name = get("name")
+	if spec.Name == "" {
+		return spec, badForm("give the comparison a name")
+	}
+	def := jobs.DefaultSamplingConfig()
+	cfg := jobs.SamplingConfig{Template: get("template"), TemplateText: r.FormValue("template_text")}
+	var err error
+	var x float64
+	if x, err = num("n", float64(def.N)); err != nil {
+		return spec, err
+	}
+	cfg.N = int(x)
+	if cfg.Temperature, err = num("temperature", def.Temperature); err != nil {
+		return spec, err
+	}
+	if cfg.TopP, err = num("top_p", def.TopP); err != nil {
+		return spec, err
+	}
+	if cfg.MinP, err = num("min_p", 0); err != nil {
+		return spec, err
+	}
+	if x, err = num("top_k", 0); err != nil {
+		return spec, err
+	}
+	cfg.TopK = int(x)
+	if x, err = num("max_tokens", float64(def.MaxTokens)); err != nil {
+		return spec, err
+	}
+	cfg.MaxTokens = int(x)
+	if x, err = num("limit", 0); err != nil {
+		return spec, err
+	}
+	cfg.Limit = int(x)
+	if v := get("seed"); v != "" {
+		seed, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return spec, badForm("seed %q is not a whole number", v)
+		}
+		cfg.Seed = &seed
+	}
+	for _, line := range strings.Split(r.FormValue("stop"), "\n") {
+		if line = strings.TrimRight(line, "\r"); line != "" {
+			cfg.Stop = append(cfg.Stop, line)
+		}
+	}
+	if t, err := cfg.TemplateFor(); err == nil && len(cfg.Stop) == 0 {
+		cfg.Stop = t.Stop
+	}
+	if err := cfg.Validate(); err != nil {
+		return spec, badForm("sampling config: %v", err)
+	}
+	spec.Config = cfg
+
+	roles, names, urls, models := f["model_role"], f["model_name"], f["model_url"], f["model_model"]
+	keys, styles, concs, steps := f["model_key"], f["model_style"], f["model_concurrency"], f["model_step"]
+	if len(names) < 2 || len(urls) != len(names) || len(models) != len(names) || len(roles) != len(names) {
+		return spec, badForm("give a base model and at least one other model, each with a name, base URL and model")
+	}
+	at := func(xs []string, i int) string {
+		if i < len(xs) {
+			return strings.TrimSpace(xs[i])
+		}
+		return ""
+	}
+	for i := range names {
+		m := intake.EndpointModel{Name: at(names, i), Role: at(roles, i), BaseURL: at(urls, i), Model: at(models, i),
+			APIKey: at(keys, i), Style: at(styles, i)}
+		if c, err := strconv.Atoi(at(concs, i)); err == nil {
+			m.MaxConcurrency = c
+		}
+		// Only non-base rows have a step field, so steps[i-1] is row i's.
+		if i > 0 {
+			if v := at(steps, i-1); v != "" {
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 0 {
+					return spec, badForm("model %q: step %q is not a non-negative whole number", m.Name, v)
+				}
+				m.Step = &n
+			}
+		}
+		spec.Models = append(spec.Models, m)
+	}
+	if id := get("dataset_id"); id != "" {
+		if spec.DatasetID, err = strconv.ParseInt(id, 10, 64); err != nil {
+			return spec, badForm("dataset_id %q is not a number", id)
+		}
+	} else if fhs := r.MultipartForm.File["dataset_file"]; len(fhs) > 0 && fhs[0].Filename != "" {
+		fh := fhs[0]
+		spec.Dataset = intake.File{Name: filepath.Base(fh.Filename), Open: func() (io.ReadCloser, error) { return fh.Open() }}
+	} else {
+		return spec, badForm("choose a loaded dataset or upload a dataset file")
+	}
+	return spec, nil
+}
+
+func (s *Server) createSampling(w http.ResponseWriter, r *http.Request) {
+	spec, err := parseSampling(r)
+	if r.MultipartForm != nil {
+		defer r.MultipartForm.RemoveAll()
+	}
+	var fe formError
+	if errors.As(err, &fe) {
+		s.renderSampleForm(w, r, http.StatusBadRequest, fe.msg)
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	id, err := intake.CreateSampling(r.Context(), s.st, s.jobs, s.cfg.Secret, spec)
+	if err != nil {
+		s.renderSampleForm(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d", id), http.StatusSeeOther)
+}
+
+// setupView renders the config and the first problem's prompt.
+func (s *Server) setupView(ctx context.Context, c store.Comparison) (views.SetupView, error) {
+	v := views.SetupView{C: c}
+	cfg, err := jobs.ParseSamplingConfig(c.Sampling)
+	if err != nil {
+		return v, err
+	}
+	v.Config = fmt.Sprintf("n = %d per problem, temperature %g, top-p %g, max %d tokens, prompt template %s",
+		cfg.N, cfg.Temperature, cfg.TopP, cfg.MaxTokens, cfg.Template)
+	if cfg.TopK != 0 {
+		v.Config += fmt.Sprintf(", top-k %d", cfg.TopK)
+	}
+	if cfg.MinP != 0 {
+		v.Config += fmt.Sprintf(", min-p %g", cfg.MinP)
+	}
+	if cfg.Seed != nil {
+		v.Config += fmt.Sprintf(", seed %d", *cfg.Seed)
+	}
+	if len(cfg.Stop) > 0 {
+		v.Config += fmt.Sprintf(", stop %q", cfg.Stop)
+	}
+	if cfg.Limit > 0 {
+		v.Config += fmt.Sprintf(", first %d problems", cfg.Limit)
+	}
+	if c.DatasetID == nil {
+		return v, nil
+	}
+	ps, err := s.st.Problems(ctx, *c.DatasetID, true)
+	if err != nil || len(ps) == 0 {
+		return v, err
+	}
+	t, err := cfg.TemplateFor()
+	if err != nil {
+		v.Error = err.Error()
+		return v, nil
+	}
+	if v.Prompt, err = sampling.Render(t, sampling.PromptData{Problem: ps[0].Statement, Subject: ps[0].Subject, Level: ps[0].Level}); err != nil {
+		v.Error = err.Error()
+	}
+	return v, nil
+}
+
+// testConnection sends one tiny request to a run's endpoint and shows the
+// reply or the exact error.
+func (s *Server) testConnection(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rid, err := idParam(r, "rid")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	c, err := s.st.GetComparison(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for _, run := range c.Runs {
+		if run.ID != rid {
+			continue
+		}
+		key := ""
+		if len(run.Endpoint.APIKeyEnc) > 0 && s.cfg.Secret != nil {
+			if key, err = s.cfg.Secret.Open(run.Endpoint.APIKeyEnc); err != nil {
+				s.render(w, r, http.StatusOK, views.TestResult("", err.Error()))
+				return
+			}
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+		defer cancel()
+		reply, err := sampling.TestConnection(ctx, sampling.Endpoint{BaseURL: run.Endpoint.BaseURL, Model: run.Endpoint.Model,
+			APIKey: key, Style: sampling.Style(run.Endpoint.Style)})
+		if err != nil {
+			s.render(w, r, http.StatusOK, views.TestResult("", err.Error()))
+			return
+		}
+		s.render(w, r, http.StatusOK, views.TestResult(reply, ""))
+		return
+	}
+	s.fail(w, r, fmt.Errorf("run %d of comparison %d: %w", rid, id, store.ErrNotFound))
+}
+
+// samplingAction runs start, pause, resume, cancel or extend.
+func (s *Server) samplingAction(action string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		id, err := idParam(r, "id")
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		c, err := s.st.GetComparison(ctx, id)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if c.Sampling == nil {
+			s.render(w, r, http.StatusConflict, views.ErrorPage(409, "Not sampled", "This comparison was imported, not sampled from endpoints."))
+			return
+		}
+		conflict := func(want string) {
+			s.render(w, r, http.StatusConflict, views.ErrorPage(409, "Cannot "+action, fmt.Sprintf("The comparison is %s; %s needs it %s.", c.Status, action, want)))
+		}
+		switch action {
+		case "start":
+			if c.Status != store.StatusConfigured {
+				conflict("configured")
+				return
+			}
+			err = jobs.ResumeSampling(ctx, s.jobs, s.st, id)
+		case "pause":
+			if c.Status != store.StatusSampling {
+				conflict("sampling")
+				return
+			}
+			err = jobs.PauseSampling(ctx, s.st, id)
+		case "resume":
+			if c.Status != store.StatusPaused {
+				conflict("paused")
+				return
+			}
+			err = jobs.ResumeSampling(ctx, s.jobs, s.st, id)
+		case "cancel":
+			if c.Status != store.StatusSampling && c.Status != store.StatusPaused {
+				conflict("sampling or paused")
+				return
+			}
+			err = jobs.CancelSampling(ctx, s.jobs, s.st, id)
+		case "extend":
+			if c.Status != store.StatusReady {
+				conflict("ready")
+				return
+			}
+			err = s.extend(ctx, r, c)
+		}
+		var fe formError
+		if errors.As(err, &fe) {
+			s.render(w, r, http.StatusBadRequest, views.ErrorPage(400, "Cannot "+action, fe.msg))
+			return
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		http.Redirect(w, r, fmt.Sprintf("/comparisons/%d", id), http.StatusSeeOther)
+	}
+}
+
+// extend raises n: only the missing samples are drawn, and the curves grow
+// to the new k.
+func (s *Server) extend(ctx context.Context, r *http.Request, c store.Comparison) error {
+	cfg, err := jobs.ParseSamplingConfig(c.Sampling)
+	if err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(r.FormValue("n")))
+	if err != nil || n <= cfg.N || n > 65536 {
+		return badForm("the new n must be a whole number above the current n = %d (at most 65,536)", cfg.N)
+	}
+	cfg.N = n
+	return s.st.WithTx(ctx, func(tx *store.Store) error {
+		if err := tx.SetSamplingConfig(ctx, c.ID, cfg); err != nil {
+			return err
+		}
+		if c.Sampling, err = json.Marshal(cfg); err != nil {
+			return err
+		}
+		return jobs.StartSampling(ctx, s.jobs, tx, c)
+	})
+}
+
+// samplingRows computes rates and ETAs for the progress page.
+func samplingRows(c store.Comparison, ps map[int64]store.SamplingProgress) []views.SamplingRow {
+	var rows []views.SamplingRow
+	for _, run := range c.Runs {
+		p, ok := ps[run.ID]
+		if !ok {
+			continue
+		}
+		row := views.SamplingRow{Run: run, P: p}
+		if p.Target > 0 {
+			row.Percent = int(100 * p.Samples / p.Target)
+		}
+		if run.Usage.StartedAt != nil {
+			if el := time.Since(*run.Usage.StartedAt).Seconds(); el > 0 {
+				row.Rate = float64(p.Samples) / el
+			}
+		}
+		if row.Rate > 0 && p.Target > p.Samples && c.Status == store.StatusSampling {
+			row.ETA = time.Duration(float64(p.Target-p.Samples) / row.Rate * float64(time.Second))
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
