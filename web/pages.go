@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/charts"
 	"github.com/reach-lab/reach/internal/ingest"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/passk"
@@ -141,6 +142,10 @@ func regionOf(base, other passk.Count) string {
 
 var regionOrder = map[string]int{"base-only": 0, "other-only": 1, "both": 2, "neither": 3}
 
+// vennRegions maps the region names of the Venn chart's links (a-only,
+// b-only) to the problem table's.
+var vennRegions = map[string]string{charts.RegionAOnly: "base-only", charts.RegionBOnly: "other-only"}
+
 // reportOptions reads the report variant from the query:
 // ?exclude=guessable leaves out guessable problems, ?estimator=biased adds
 // the biased estimator's curves.
@@ -164,6 +169,9 @@ func (s *Server) reportView(c store.Comparison, rep *analysis.Report, r *http.Re
 		Exclude: opt.ExcludeGuessable, Biased: opt.Biased}
 	if p, err := strconv.Atoi(q.Get("pair")); err == nil && p >= 1 && p < len(rep.Models) {
 		f.Pair = p
+	}
+	if r, ok := vennRegions[f.Region]; ok {
+		f.Region = r
 	}
 	if _, ok := regionOrder[f.Region]; !ok {
 		f.Region = ""
