@@ -37,8 +37,11 @@ func openStore(ctx context.Context, databaseURL string) (*store.Store, error) {
 }
 
 func newJobs(st *store.Store, workers int, box *secret.Box) (*jobs.Client, error) {
+	// Both are for tests of killed workers; the defaults suit real runs.
+	timeout, _ := time.ParseDuration(os.Getenv("REACH_JOB_TIMEOUT"))
+	rescue, _ := time.ParseDuration(os.Getenv("REACH_RESCUE_AFTER"))
 	return jobs.NewClient(st, jobs.Config{Workers: workers, SamplingWorkers: samplingWorkers(), Verifier: math.New(),
-		Secret: box, Logger: slog.Default()})
+		Secret: box, Logger: slog.Default(), JobTimeout: timeout, RescueAfter: rescue})
 }
 
 func samplingWorkers() int {

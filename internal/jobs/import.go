@@ -35,6 +35,9 @@ type ImportWorker struct {
 	st *store.Store
 }
 
+// Timeout lets a large import run long (River's default is 1 minute).
+func (w *ImportWorker) Timeout(*river.Job[ImportArgs]) time.Duration { return longTimeout }
+
 // Batch limits: rows and completion bytes per COPY, so memory stays flat
 // whatever the file size.
 const (

@@ -8,6 +8,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -35,6 +36,13 @@ type Config struct {
 	// SamplingWorkers is how many SampleJobs (requests to inference
 	// servers) run at once in this process; 0 means 32 when Workers > 0.
 	SamplingWorkers int
+	// JobTimeout bounds one attempt of a SampleJob (and of the short jobs);
+	// 0 means 30 minutes. Imports and verification get longTimeout.
+	JobTimeout time.Duration
+	// RescueAfter is how long a job may stay running before River assumes
+	// its worker died and runs it again (every job is idempotent); 0 means
+	// JobTimeout + 5 minutes. It must not be below JobTimeout.
+	RescueAfter time.Duration
 	// Secret opens the stored API keys of endpoints.
 	Secret *secret.Box
 	Logger *slog.Logger
@@ -53,11 +61,13 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	river.AddWorker(workers, &ReverifyWorker{st: st})
 	river.AddWorker(workers, &StatsWorker{st: st, draws: cfg.StatsDraws})
 	river.AddWorker(workers, &SampleWorker{st: st, v: cfg.Verifier, box: cfg.Secret, clients: map[int64]*runClient{}})
+	// A finite timeout is what lets River rescue the jobs of a killed worker.
+	timeout := cmp.Or(cfg.JobTimeout, 30*time.Minute)
 	rc := &river.Config{
 		Workers:              workers,
 		Logger:               cfg.Logger,
-		JobTimeout:           -1, // imports and verification of large runs take as long as they take
-		RescueStuckJobsAfter: 10 * time.Minute,
+		JobTimeout:           timeout,
+		RescueStuckJobsAfter: cmp.Or(cfg.RescueAfter, timeout+5*time.Minute),
 	}
 	if cfg.Workers > 0 {
 		rc.PeriodicJobs = statsPeriodic()
@@ -73,6 +83,10 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	}
 	return c, nil
 }
+
+// longTimeout bounds an import or a verification, which on a file of
+// millions of samples can take far longer than one sampling request.
+const longTimeout = 3 * time.Hour
 
 // enqueue inserts jobs in the transaction tx belongs to, so that they exist
 // exactly when the work that produced them is committed.

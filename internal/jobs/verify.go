@@ -43,6 +43,9 @@ type VerifyWorker struct {
 
 const verifyBatch = 1000
 
+// Timeout lets verification of a large run take long.
+func (w *VerifyWorker) Timeout(*river.Job[VerifyArgs]) time.Duration { return longTimeout }
+
 // Work verifies pending samples batch by batch; each batch's verdicts are
 // committed on their own, so a killed worker resumes where it stopped.
 func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) error {

@@ -1,0 +1,311 @@
+package jobs_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/intake"
+	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/replay"
+	"github.com/reach-lab/reach/internal/secret"
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/testdb"
+	vmath "github.com/reach-lab/reach/internal/verify/math"
+)
+
+const testSecret = "reach-test-secret"
+
+// replayPair serves the real GSM8K SFT and PPO rollouts as two
+// OpenAI-compatible endpoints.
+func replayPair(t *testing.T, opts replay.Options) (sftURL, ppoURL string) {
+	t.Helper()
+	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+	var urls []string
+	for _, f := range []string{"sft_raw.jsonl", "rl_raw.jsonl"} {
+		recs, err := replay.Load(context.Background(), filepath.Join(dir, "results_1024_cuda", f), filepath.Join(dir, "data/gsm8k_subset.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(replay.New(recs, opts))
+		t.Cleanup(srv.Close)
+		urls = append(urls, srv.URL+"/v1")
+	}
+	return urls[0], urls[1]
+}
+
+func sampleSpec(t *testing.T, sftURL, ppoURL string, n int) intake.SampleSpec {
+	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+	cfg := jobs.DefaultSamplingConfig()
+	cfg.N, cfg.Template = n, "gsm8k"
+	return intake.SampleSpec{
+		Name:    "gsm8k sampled",
+		Dataset: intake.LocalFile(filepath.Join(dir, "data/gsm8k_subset.jsonl")),
+		Models: []intake.EndpointModel{
+			{Name: "SFT", BaseURL: sftURL, Model: "sft", APIKey: "sk-test-1", MaxConcurrency: 8},
+			{Name: "PPO", BaseURL: ppoURL, Model: "ppo", MaxConcurrency: 8},
+		},
+		Config:    cfg,
+		AutoStart: true,
+	}
+}
+
+func startSampling(t *testing.T) (env, *secret.Box) {
+	t.Helper()
+	st, _ := testdb.New(t)
+	box, _ := secret.New(testSecret)
+	client, err := jobs.NewClient(st, jobs.Config{Workers: 4, SamplingWorkers: 16, Verifier: vmath.New(), Secret: box,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = client.Stop(ctx)
+	})
+	return env{st, client}, box
+}
+
+// counts maps problem key -> (n, c) for each model of a report.
+func counts(rep *analysis.Report) []map[string][2]int {
+	var out []map[string][2]int
+	for _, m := range rep.Models {
+		cm := map[string][2]int{}
+		for _, c := range m.Counts {
+			cm[c.ProblemID] = [2]int{c.N, c.C}
+		}
+		out = append(out, cm)
+	}
+	return out
+}
+
+// Sampling the real GSM8K pair through two replay endpoints, with 20% of
+// requests answered 429 or 500, gives exactly the per-problem counts that
+// importing the same files and re-verifying them with Reach's verifier gives.
+func TestSampledEqualsImportedAndReverified(t *testing.T) {
+	e, box := startSampling(t)
+	ctx := context.Background()
+	sft, ppo := replayPair(t, replay.Options{Latency: 5 * time.Millisecond, ErrorRate: 0.2, Seed: 7})
+	id, err := intake.CreateSampling(ctx, e.st, e.client, box, sampleSpec(t, sft, ppo, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := e.wait(t, id); c.Status != store.StatusReady {
+		t.Fatalf("sampled comparison %s: %s", c.Status, c.Error)
+	}
+	sampled, err := analysis.Build(ctx, e.st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported := e.importReady(t, gsm8kSpec(t, true))
+	if sampled.Problems != 30 || sampled.KMax != 8 {
+		t.Fatalf("sampled: %d problems, k max %d; want 30, 8", sampled.Problems, sampled.KMax)
+	}
+	sc, ic := counts(sampled), counts(imported)
+	for i := range sc {
+		if !maps.Equal(sc[i], ic[i]) {
+			t.Errorf("model %s: sampled counts differ from imported+re-verified counts", sampled.Models[i].Name)
+		}
+	}
+	c, _ := e.st.GetComparison(ctx, id)
+	for _, r := range c.Runs {
+		if r.Usage.Requests < 30 || r.Usage.TokensOut == 0 {
+			t.Errorf("run %s usage %+v: want >= 30 requests and tokens counted", r.ModelName, r.Usage)
+		}
+		if string(r.Endpoint.APIKeyEnc) == "sk-test-1" {
+			t.Error("API key stored in clear")
+		}
+	}
+	if ppoRun := c.Runs[1]; len(ppoRun.Usage.Errors) == 0 {
+		t.Errorf("20%% injected errors but no errors recorded: %+v", ppoRun.Usage)
+	}
+}
+
+// Raising n draws only the missing samples and the curve grows to the new k.
+func TestExtendN(t *testing.T) {
+	e, box := startSampling(t)
+	ctx := context.Background()
+	sft, ppo := replayPair(t, replay.Options{})
+	spec := sampleSpec(t, sft, ppo, 4)
+	id, err := intake.CreateSampling(ctx, e.st, e.client, box, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(t, id)
+	err = e.st.WithTx(ctx, func(tx *store.Store) error {
+		cfg := spec.Config
+		cfg.N = 8
+		if err := tx.SetSamplingConfig(ctx, id, cfg); err != nil {
+			return err
+		}
+		c, err := tx.GetComparison(ctx, id)
+		if err != nil {
+			return err
+		}
+		return jobs.StartSampling(ctx, e.client, tx, c)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if c := e.wait(t, id); c.Status != store.StatusReady {
+		t.Fatalf("extended comparison %s: %s", c.Status, c.Error)
+	}
+	rep, err := analysis.Build(ctx, e.st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.KMax != 8 {
+		t.Fatalf("k max %d after extending to n = 8", rep.KMax)
+	}
+	// The replay server cycles through 8 recordings in order: had the first
+	// 4 been drawn again, samples 4-7 would repeat texts 0-3 and the counts
+	// would differ from the recorded ones.
+	imported := e.importReady(t, gsm8kSpec(t, true))
+	sc, ic := counts(rep), counts(imported)
+	for i := range sc {
+		if !maps.Equal(sc[i], ic[i]) {
+			t.Errorf("model %s: counts after extending differ from the recorded files'", rep.Models[i].Name)
+		}
+	}
+}
+
+// buildReach compiles the reach binary for the fault test.
+func buildReach(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	bin := filepath.Join(t.TempDir(), "reach")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/reach")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build reach: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// A worker process killed with SIGKILL mid-sampling loses no finished
+// sample and draws no duplicate: after a restart the run completes with
+// exactly n samples per problem.
+func TestWorkerKilledMidSampling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and kills a worker process")
+	}
+	bin := buildReach(t)
+	st, dbURL := testdb.New(t)
+	box, _ := secret.New(testSecret)
+	insertOnly, err := jobs.NewClient(st, jobs.Config{Verifier: vmath.New(), Secret: box})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	sft, ppo := replayPair(t, replay.Options{Latency: 150 * time.Millisecond})
+	spec := sampleSpec(t, sft, ppo, 16)
+	spec.Models[0].MaxConcurrency, spec.Models[1].MaxConcurrency = 2, 2
+	for i := range spec.Models {
+		spec.Models[i].APIKey = ""
+	}
+	spec.Config.Temperature = 1
+	id, err := intake.CreateSampling(ctx, st, insertOnly, box, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker := func() *exec.Cmd {
+		cmd := exec.Command(bin, "worker", "--database-url", dbURL, "--workers", "4")
+		cmd.Env = append(os.Environ(), "REACH_SECRET="+testSecret, "REACH_JOB_TIMEOUT=4s", "REACH_RESCUE_AFTER=5s", "REACH_SAMPLING_WORKERS=8", "REACH_LOG_LEVEL=error")
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	total := func() int64 {
+		var n int64
+		ps, err := st.SamplingProgressFor(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			n += p.Samples
+		}
+		return n
+	}
+	w1 := worker()
+	deadline := time.Now().Add(time.Minute)
+	for total() < 200 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	before := total()
+	if err := w1.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = w1.Wait()
+	if before < 200 || before >= 960 {
+		t.Fatalf("killed the worker at %d of 960 samples; want mid-sampling", before)
+	}
+	if after := total(); after < before {
+		t.Fatalf("samples went from %d to %d after the kill", before, after)
+	}
+	w2 := worker()
+	t.Cleanup(func() { _ = w2.Process.Signal(syscall.SIGTERM); _ = w2.Wait() })
+	env{st: st}.waitFor(t, id, 90*time.Second)
+	c, _ := st.GetComparison(ctx, id)
+	for _, r := range c.Runs {
+		var n, distinct int64
+		err := st.Pool().QueryRow(ctx, `SELECT count(*), count(DISTINCT (problem_id, sample_index)) FROM samples WHERE run_id = $1`, r.ID).Scan(&n, &distinct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != 30*16 || distinct != n {
+			t.Errorf("run %s: %d samples (%d distinct); want exactly %d", r.ModelName, n, distinct, 30*16)
+		}
+		var bad int
+		err = st.Pool().QueryRow(ctx, `SELECT count(*) FROM (SELECT problem_id FROM samples WHERE run_id = $1 GROUP BY problem_id
+			HAVING count(*) <> 16 OR min(sample_index) <> 0 OR max(sample_index) <> 15) x`, r.ID).Scan(&bad)
+		if err != nil || bad != 0 {
+			t.Errorf("run %s: %d problems without exactly indices 0..15 (err %v)", r.ModelName, bad, err)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "killed the worker at %d samples; the restarted worker finished the rest\n", before)
+}
+
+func (e env) waitFor(t *testing.T, id int64, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		c, err := e.st.GetComparison(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Status == store.StatusReady || c.Status == store.StatusFailed {
+			if c.Status == store.StatusFailed {
+				t.Fatalf("comparison failed: %s", c.Error)
+			}
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	rows, _ := e.st.Pool().Query(context.Background(), `SELECT kind, state, count(*), max(attempt) FROM river_job GROUP BY 1, 2`)
+	for rows.Next() {
+		var kind, state string
+		var n, att int
+		_ = rows.Scan(&kind, &state, &n, &att)
+		t.Logf("river jobs: %s %s: %d (max attempt %d)", kind, state, n, att)
+	}
+	rows.Close()
+	t.Fatalf("comparison %d not ready after %v", id, d)
+}
