@@ -56,6 +56,7 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 	style := fs.String("style", "completions", "API style of every endpoint: completions or chat")
 	apiKey := fs.String("api-key", os.Getenv("REACH_ENDPOINT_API_KEY"), "API key for the endpoints (env REACH_ENDPOINT_API_KEY)")
 	conc := fs.Int("concurrency", 16, "requests in flight per endpoint")
+	perReq := fs.Int("per-request", jobs.DefaultPerRequest, "completions asked for in one request (n); 1 for servers that ignore n")
 	wait := fs.Bool("wait", false, "work the jobs in this process and wait until the comparison is ready")
 	fs.Func("base", "base model endpoint, NAME=URL#MODEL (e.g. base=http://127.0.0.1:8000/v1#Qwen/Qwen2.5-7B)", ef.add("base"))
 	fs.Func("model", "other model endpoint, NAME=URL#MODEL (repeatable)", ef.add("rl"))
@@ -70,7 +71,7 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 		ef.models[i].Style, ef.models[i].APIKey, ef.models[i].MaxConcurrency = *style, *apiKey, *conc
 	}
 	cfg := jobs.SamplingConfig{N: *n, Temperature: *temp, TopP: *topP, TopK: *topK, MinP: *minP, MaxTokens: *maxTokens,
-		Template: *tmpl, Limit: *limit}
+		Template: *tmpl, Limit: *limit, PerRequest: *perReq}
 	if t, err := cfg.TemplateFor(); err == nil {
 		cfg.Stop = t.Stop
 	}

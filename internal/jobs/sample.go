@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,9 +24,9 @@ import (
 // servers, not on CPU, so it runs many more workers than the default queue.
 const SamplingQueue = "sampling"
 
-// ChunkSize is how many completions one SampleJob asks for in one request
-// (`n`), at most.
-const ChunkSize = 16
+// DefaultPerRequest is how many completions one SampleJob asks for in one
+// request (`n`) unless the config says otherwise.
+const DefaultPerRequest = 16
 
 // SamplingConfig is a comparison's sampling settings, the same for every
 // model unless a run overrides them.
@@ -44,6 +45,15 @@ type SamplingConfig struct {
 	TemplateText string `json:"template_text,omitempty"`
 	// Limit samples only the first Limit problems of the dataset (0 = all).
 	Limit int `json:"limit,omitempty"`
+	// PerRequest is the `n` of one request, i.e. the samples of one
+	// SampleJob (0 = DefaultPerRequest; 1 for servers that ignore n).
+	PerRequest int `json:"per_request,omitempty"`
+}
+
+// chunkSize is the samples per SampleJob; it is fixed per comparison so
+// that raising n keeps the chunks already drawn.
+func (c SamplingConfig) chunkSize() int {
+	return min(cmp.Or(c.PerRequest, DefaultPerRequest), c.N)
 }
 
 // DefaultSamplingConfig is Yue et al.'s setting: T = 0.6, top-p 0.95, the
@@ -78,6 +88,9 @@ func (c SamplingConfig) Params(n int) sampling.Params {
 func (c SamplingConfig) Validate() error {
 	if c.N < 1 || c.N > 65536 {
 		return fmt.Errorf("n = %d: want 1 to 65,536 samples per problem", c.N)
+	}
+	if c.PerRequest < 0 || c.PerRequest > 1024 {
+		return fmt.Errorf("samples per request = %d: want 1 to 1,024 (0 = %d)", c.PerRequest, DefaultPerRequest)
 	}
 	if _, err := c.TemplateFor(); err != nil {
 		return err
@@ -324,7 +337,7 @@ func StartSampling(ctx context.Context, client *Client, tx *store.Store, c store
 		if r.Endpoint.BaseURL == "" {
 			continue
 		}
-		chunks, err := tx.EnsureChunks(ctx, r.ID, pids, cfg.N, min(ChunkSize, cfg.N))
+		chunks, err := tx.EnsureChunks(ctx, r.ID, pids, cfg.N, cfg.chunkSize())
 		if err != nil {
 			return err
 		}

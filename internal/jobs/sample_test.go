@@ -185,7 +185,7 @@ func TestExtendN(t *testing.T) {
 }
 
 // buildReach compiles the reach binary for the fault test.
-func buildReach(t *testing.T) string {
+func buildReach(t testing.TB) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
