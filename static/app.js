@@ -9,21 +9,54 @@
 
   // Math: KaTeX renders $...$ and \(...\) inside text nodes only, so model
   // text (already HTML-escaped by the server) is never parsed as HTML.
+  var katexOptions = { throwOnError: false, trust: false, maxSize: 50, maxExpand: 500 };
+
   function renderMath(root) {
     if (typeof renderMathInElement !== "function") return;
     root.querySelectorAll(".math-text").forEach(function (el) {
-      renderMathInElement(el, {
+      renderMathInElement(el, Object.assign({
         delimiters: [
           { left: "$$", right: "$$", display: true },
           { left: "\\[", right: "\\]", display: true },
-          { left: "\\(", right: "\\)", display: false },
-          { left: "$", right: "$", display: false }
-        ],
-        throwOnError: false,
-        trust: false,
-        maxSize: 50,
-        maxExpand: 500
-      });
+          { left: "\\(", right: "\\)", display: false }
+        ]
+      }, katexOptions));
+      renderDollarMath(el);
+    });
+  }
+
+  // Inline $...$ with pandoc's rule, so prices in word problems ("costs $5,
+  // then $7") stay text: the opening $ is followed by a non-space, the
+  // closing $ follows a non-space and is not followed by a digit.
+  var dollarMath = /\$(?=[^\s$])([^$\n]*?[^\s$\\])\$(?!\d)/g;
+
+  function renderDollarMath(el) {
+    var walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT, {
+      acceptNode: function (n) {
+        return n.parentNode.closest(".katex, code") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT;
+      }
+    });
+    var nodes = [];
+    while (walker.nextNode()) nodes.push(walker.currentNode);
+    nodes.forEach(function (node) {
+      var text = node.nodeValue, last = 0, m, frag = null;
+      dollarMath.lastIndex = 0;
+      while ((m = dollarMath.exec(text)) !== null) {
+        frag = frag || document.createDocumentFragment();
+        frag.appendChild(document.createTextNode(text.slice(last, m.index)));
+        var span = document.createElement("span");
+        try {
+          katex.render(m[1], span, katexOptions);
+        } catch (e) {
+          span.textContent = m[0];
+        }
+        frag.appendChild(span);
+        last = m.index + m[0].length;
+      }
+      if (frag) {
+        frag.appendChild(document.createTextNode(text.slice(last)));
+        node.parentNode.replaceChild(frag, node);
+      }
     });
   }
 
