@@ -85,7 +85,7 @@
     form.addEventListener("submit", function (ev) {
       if (!window.XMLHttpRequest || !window.FormData) return;
       ev.preventDefault();
-      var status = document.getElementById("upload-status");
+      var status = document.getElementById("upload-status") || document.createElement("span");
       var btn = form.querySelector("button[type=submit]");
       btn.disabled = true;
       var xhr = new XMLHttpRequest();
@@ -105,7 +105,8 @@
     });
   }
 
-  // Problem page: j / k move to the next / previous problem of the same set.
+  // Problem page: j / k move to the next / previous problem of the same set
+  // (on base-only problems: the next / previous one nobody reviewed yet).
   function setupKeys() {
     document.addEventListener("keydown", function (e) {
       if (e.target && /INPUT|TEXTAREA|SELECT/.test(e.target.tagName)) return;
@@ -116,10 +117,37 @@
     });
   }
 
+  // "Copy" buttons: data-copy names the element whose text to copy (a
+  // share link, an embed snippet, a new API token).
+  function setupCopy() {
+    document.addEventListener("click", function (e) {
+      var btn = e.target.closest && e.target.closest("[data-copy]");
+      if (!btn) return;
+      var src = document.querySelector(btn.getAttribute("data-copy"));
+      if (!src) return;
+      var text = src.textContent;
+      var done = function () { btn.textContent = "Copied"; };
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(text).then(done, function () { selectText(src); });
+      } else {
+        selectText(src);
+      }
+    });
+  }
+
+  function selectText(el) {
+    var r = document.createRange();
+    r.selectNodeContents(el);
+    var sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(r);
+  }
+
   onReady(function () {
     renderMath(document);
     highlightCode(document);
     setupForm();
     setupKeys();
+    setupCopy();
   });
 })();

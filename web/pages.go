@@ -120,7 +120,10 @@ func (s *Server) progress(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if c.Status == store.StatusReady && r.Header.Get("HX-Request") == "true" {
+	// The page itself changes once the jobs are done (report), or the
+	// dataset of an endpoint comparison is loaded (setup).
+	done := c.Status == store.StatusReady || c.Status == store.StatusConfigured || c.Status == store.StatusNeedsMapping
+	if done && r.Header.Get("HX-Request") == "true" {
 		w.Header().Set("HX-Redirect", fmt.Sprintf("/comparisons/%d", id))
 	}
 	s.render(w, r, http.StatusOK, views.ProgressFragment(v))

@@ -246,10 +246,15 @@ func (s *Server) testConnection(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+		// The first problem's prompt also tries the template on the server.
+		prompt := ""
+		if v, err := s.setupView(r.Context(), c); err == nil {
+			prompt = v.Prompt
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 		defer cancel()
 		reply, err := sampling.TestConnection(ctx, sampling.Endpoint{BaseURL: run.Endpoint.BaseURL, Model: run.Endpoint.Model,
-			APIKey: key, Style: sampling.Style(run.Endpoint.Style)})
+			APIKey: key, Style: sampling.Style(run.Endpoint.Style)}, prompt)
 		if err != nil {
 			s.render(w, r, http.StatusOK, views.TestResult("", err.Error()))
 			return

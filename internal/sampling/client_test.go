@@ -438,19 +438,19 @@ func TestTestConnection(t *testing.T) {
 		}
 		okCompletions(w, body, 3, 1)
 	})
-	got, err := TestConnection(context.Background(), Endpoint{BaseURL: f.URL, Model: "Qwen/Qwen2.5-7B"})
+	got, err := TestConnection(context.Background(), Endpoint{BaseURL: f.URL, Model: "Qwen/Qwen2.5-7B"}, "")
 	if err != nil || got != "text-0" {
 		t.Fatalf("reply %q, err %v", got, err)
 	}
 
-	_, err = TestConnection(context.Background(), Endpoint{BaseURL: f.URL, Model: "qwen"})
+	_, err = TestConnection(context.Background(), Endpoint{BaseURL: f.URL, Model: "qwen"}, "")
 	want := fmt.Sprintf("model 'qwen' not found at %s/v1/ (404 Not Found: The model `qwen` does not exist.); the server serves: Qwen/Qwen2.5-7B", f.URL)
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 
 	addr := closedAddr(t)
-	_, err = TestConnection(context.Background(), Endpoint{BaseURL: "http://" + addr, Model: "m"})
+	_, err = TestConnection(context.Background(), Endpoint{BaseURL: "http://" + addr, Model: "m"}, "")
 	if want := "connect: connection refused at http://" + addr + "/v1/"; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
@@ -458,7 +458,7 @@ func TestTestConnection(t *testing.T) {
 	wrongPath := newFake(t, func(w http.ResponseWriter, r *http.Request, body map[string]any, _ int) {
 		http.NotFound(w, r)
 	})
-	_, err = TestConnection(context.Background(), Endpoint{BaseURL: wrongPath.URL + "/api", Model: "m"})
+	_, err = TestConnection(context.Background(), Endpoint{BaseURL: wrongPath.URL + "/api", Model: "m"}, "")
 	if want := "404 Not Found at " + wrongPath.URL + "/api/completions: 404 page not found (check the base URL and the API style)"; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}

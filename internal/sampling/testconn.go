@@ -10,13 +10,16 @@ import (
 )
 
 // TestConnection sends one tiny request (greedy, at most 8 tokens, no retries)
-// to ep and returns the model's reply, for the "Test connection" button. The
+// to ep and returns the model's reply, for the "Test connection" button.
+// prompt is what to send (Reach sends the rendered prompt of the
+// comparison's first problem, which also tries the template); "" sends a
+// short generic prompt. The
 // error is an *Error with a message meant to be shown as is, e.g.
 // "connect: connection refused at http://gpu1:8000/v1/",
 // "401 Unauthorized: invalid API key", or
 // "model 'qwen' not found at http://gpu1:8000/v1/ (404 Not Found: ...); the server serves: Qwen/Qwen2.5-7B".
 // ep.Timeout, if 0, becomes 30 seconds here.
-func TestConnection(ctx context.Context, ep Endpoint) (string, error) {
+func TestConnection(ctx context.Context, ep Endpoint, prompt string) (string, error) {
 	if ep.Timeout <= 0 {
 		ep.Timeout = 30 * time.Second
 	}
@@ -26,9 +29,11 @@ func TestConnection(ctx context.Context, ep Endpoint) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	prompt := "1 + 1 ="
-	if c.ep.Style == StyleChat {
-		prompt = "Reply with the single word: hello"
+	if prompt == "" {
+		prompt = "1 + 1 ="
+		if c.ep.Style == StyleChat {
+			prompt = "Reply with the single word: hello"
+		}
 	}
 	out, _, err := c.Sample(ctx, prompt, Params{N: 1, Temperature: 0, MaxTokens: 8})
 	if err != nil {
