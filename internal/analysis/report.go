@@ -34,12 +34,20 @@ type Options struct {
 	// 1 − (1 − c/n)^k and the crossover it gives (PassAtKBiased,
 	// PairReport.CrossoverBiased): a labelled alternative, never the default.
 	Biased bool
+	// ExcludeProblems leaves out these problems (store problem ids) from
+	// every figure and chart: the ones reviewers judged verifier false
+	// positives or wrong reference answers. Such a report has no cached
+	// statistics (Stats.Status is StatsSkipped).
+	ExcludeProblems map[int64]bool
 }
 
 // Report variants: which problems enter the statistics.
 const (
 	VariantAll         = "all"
 	VariantUnguessable = "unguessable"
+	// VariantReviewed leaves out Options.ExcludeProblems (and guessable
+	// problems if asked): computed on demand, never cached.
+	VariantReviewed = "reviewed"
 )
 
 // Report is what the comparison page, `reach report --json` and
@@ -68,6 +76,9 @@ type Report struct {
 	Variant string `json:"variant"`
 	// Excluded counts the guessable problems left out (VariantUnguessable).
 	Excluded int `json:"excluded_guessable"`
+	// ExcludedReviewed counts the problems left out by
+	// Options.ExcludeProblems (VariantReviewed).
+	ExcludedReviewed int `json:"excluded_reviewed,omitempty"`
 	// Guessable lists every guessable problem among those with counts from
 	// every model, also when they are not excluded.
 	Guessable []GuessableProblem `json:"guessable"`
@@ -344,6 +355,10 @@ func BuildWith(ctx context.Context, st *store.Store, id int64, opt Options) (*Re
 	if err != nil {
 		return nil, err
 	}
+	if rep.Variant == VariantReviewed {
+		rep.Stats.Status = StatsSkipped
+		return rep, nil
+	}
 	cached, err := st.GetStats(ctx, id, rep.Variant)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -433,6 +448,19 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 			}
 		}
 		kept, guesses = k2, make([]*Guess, len(k2))
+	}
+	if len(opt.ExcludeProblems) > 0 {
+		var k2 []store.Problem
+		var g2 []*Guess
+		for i, p := range kept {
+			if !opt.ExcludeProblems[p.ID] {
+				k2, g2 = append(k2, p), append(g2, guesses[i])
+			}
+		}
+		if n := len(kept) - len(k2); n > 0 {
+			rep.Variant, rep.ExcludedReviewed = VariantReviewed, n
+			kept, guesses = k2, g2
+		}
 	}
 	rep.Problems = len(kept)
 	if len(kept) == 0 {

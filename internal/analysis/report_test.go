@@ -167,3 +167,31 @@ func TestStatsAttachAndStale(t *testing.T) {
 		t.Errorf("stale cache attached: %+v", again.Stats)
 	}
 }
+
+// Leaving out the problems reviewers judged grading errors: problem b
+// (base-only against ck100) goes, the solved sets and pass@1 follow.
+func TestExcludeReviewedProblems(t *testing.T) {
+	c, ps, counts := fixture()
+	rep, err := ComputeWith(c, ps, counts, Options{ExcludeProblems: map[int64]bool{11: true, 99: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Variant != VariantReviewed || rep.ExcludedReviewed != 1 || rep.Problems != 3 {
+		t.Fatalf("variant %q, excluded %d, problems %d; want reviewed, 1, 3", rep.Variant, rep.ExcludedReviewed, rep.Problems)
+	}
+	want := Solved{Both: 1, BaseOnly: 0, OtherOnly: 1, Neither: 1}
+	if rep.Pairs[0].Solved != want {
+		t.Errorf("solved %+v, want %+v", rep.Pairs[0].Solved, want)
+	}
+	if math.Abs(rep.Models[0].Pass1-1.0/3) > 1e-12 { // c/n = 4/4, 0/4, 0/4
+		t.Errorf("base pass@1 %v, want 1/3", rep.Models[0].Pass1)
+	}
+	if rep.Hash() == "" {
+		t.Error("no stats hash")
+	}
+	// Excluding nothing that is kept leaves the default variant.
+	rep, err = ComputeWith(c, ps, counts, Options{ExcludeProblems: map[int64]bool{14: true}})
+	if err != nil || rep.Variant != VariantAll || rep.ExcludedReviewed != 0 {
+		t.Errorf("excluding a dropped problem: variant %q, excluded %d (%v)", rep.Variant, rep.ExcludedReviewed, err)
+	}
+}

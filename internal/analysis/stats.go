@@ -18,6 +18,7 @@ const (
 	StatsReady   = "ready"     // intervals and maj@k are attached
 	StatsPending = "computing" // no cache for these counts yet: the job has not run or is running
 	StatsFailed  = "failed"    // the job failed on these counts (StatsInfo.Error)
+	StatsSkipped = "skipped"   // not computed for this variant (VariantReviewed)
 )
 
 // statsVersion changes whenever Stats or the way it is computed changes, so

@@ -46,6 +46,7 @@ type Spec struct {
 	DatasetID  int64 // use a loaded dataset instead of Dataset
 	Models     []Model
 	Reverify   bool
+	ProjectID  int64 // 0: the default project
 }
 
 // Mapped reports, per model name, the field mapping that was guessed for a
@@ -81,7 +82,8 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 		uploads = append(uploads, id)
 		return id, nil
 	}
-	nc := store.NewComparison{Name: spec.Name, SourceNote: spec.SourceNote, Reverify: spec.Reverify, DatasetID: spec.DatasetID}
+	nc := store.NewComparison{Name: spec.Name, SourceNote: spec.SourceNote, Reverify: spec.Reverify, DatasetID: spec.DatasetID,
+		ProjectID: spec.ProjectID}
 	if spec.DatasetID == 0 {
 		if spec.Dataset.Open == nil {
 			return 0, nil, errors.New("no dataset given")
@@ -170,6 +172,7 @@ type SampleSpec struct {
 	// AutoStart starts sampling as soon as the dataset is loaded; otherwise
 	// the comparison waits, configured, for "Start sampling".
 	AutoStart bool
+	ProjectID int64 // 0: the default project
 }
 
 // CreateSampling stores an endpoint-backed comparison (API keys sealed with
@@ -185,6 +188,7 @@ func CreateSampling(ctx context.Context, st *store.Store, client *jobs.Client, b
 		return 0, fmt.Errorf("sampling config: %w", err)
 	}
 	nc := store.NewComparison{Name: spec.Name, DatasetID: spec.DatasetID, Sampling: spec.Config, AutoStart: spec.AutoStart,
+		ProjectID: spec.ProjectID,
 		SourceNote: fmt.Sprintf("Sampled by Reach: n = %d, temperature %g, top-p %g, max %d tokens, prompt %s.",
 			spec.Config.N, spec.Config.Temperature, spec.Config.TopP, spec.Config.MaxTokens, spec.Config.Template)}
 	seen := map[string]bool{}

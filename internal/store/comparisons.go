@@ -40,6 +40,9 @@ type Comparison struct {
 	AutoStart bool
 	CreatedAt time.Time
 	Runs      []Run // ordered by position; Runs[0] is the base model
+	// ProjectID is the project the comparison belongs to (access follows it).
+	ProjectID   int64
+	ProjectName string
 }
 
 // Run is one model's samples (or counts) on the comparison's dataset.
@@ -102,6 +105,7 @@ type NewComparison struct {
 	Status          string // StatusPending or StatusNeedsMapping
 	Sampling        any    // sampling config for endpoint runs, or nil
 	AutoStart       bool   // start sampling as soon as the dataset is loaded
+	ProjectID       int64  // 0: the default project
 	Runs            []NewRun
 }
 
@@ -127,9 +131,10 @@ func (s *Store) CreateComparison(ctx context.Context, nc NewComparison) (int64, 
 			return 0, fmt.Errorf("encode sampling config: %w", err)
 		}
 	}
-	err := s.db.QueryRow(ctx, `INSERT INTO comparisons (name, dataset_id, dataset_upload_id, source_note, reverify, status, sampling, auto_start)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-		nc.Name, nullID(nc.DatasetID), nullID(nc.DatasetUploadID), nc.SourceNote, nc.Reverify, status, sampling, nc.AutoStart).Scan(&id)
+	err := s.db.QueryRow(ctx, `INSERT INTO comparisons (name, dataset_id, dataset_upload_id, source_note, reverify, status, sampling, auto_start, project_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, COALESCE($9, (SELECT id FROM projects WHERE is_default))) RETURNING id`,
+		nc.Name, nullID(nc.DatasetID), nullID(nc.DatasetUploadID), nc.SourceNote, nc.Reverify, status, sampling, nc.AutoStart,
+		nullID(nc.ProjectID)).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("create comparison %q: %w", nc.Name, err)
 	}
@@ -160,10 +165,10 @@ func (s *Store) CreateComparison(ctx context.Context, nc NewComparison) (int64, 
 func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error) {
 	c := Comparison{ID: id}
 	err := s.db.QueryRow(ctx, `SELECT c.name, c.dataset_id, COALESCE(d.name, ''), c.dataset_upload_id, c.status, c.error,
-			c.source_note, c.reverify, c.sampling, c.auto_start, c.created_at
-		FROM comparisons c LEFT JOIN datasets d ON d.id = c.dataset_id WHERE c.id = $1`, id).
+			c.source_note, c.reverify, c.sampling, c.auto_start, c.created_at, c.project_id, p.name
+		FROM comparisons c JOIN projects p ON p.id = c.project_id LEFT JOIN datasets d ON d.id = c.dataset_id WHERE c.id = $1`, id).
 		Scan(&c.Name, &c.DatasetID, &c.DatasetName, &c.DatasetUploadID, &c.Status, &c.Error, &c.SourceNote, &c.Reverify,
-			&c.Sampling, &c.AutoStart, &c.CreatedAt)
+			&c.Sampling, &c.AutoStart, &c.CreatedAt, &c.ProjectID, &c.ProjectName)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, fmt.Errorf("comparison %d: %w", id, ErrNotFound)
 	}
@@ -200,6 +205,8 @@ type ComparisonSummary struct {
 	Models      []string
 	Problems    int
 	CreatedAt   time.Time
+	ProjectID   int64 // set by ListComparisonsFor
+	ProjectName string
 }
 
 // ListComparisons returns all comparisons, newest first.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -30,6 +31,17 @@ type Sample struct {
 	Rule             string
 	Reason           string
 	VerdictSource    string
+	// Override is set when a reviewer changed the verdict (Status holds the
+	// new one); SamplesForProblem fills it, InsertSamples ignores it.
+	Override *Override
+}
+
+// Override is a reviewer's change of a sample's verdict.
+type Override struct {
+	From string // the verdict before the first override
+	By   string // reviewer's email
+	At   time.Time
+	Note string
 }
 
 var sampleColumns = []string{"run_id", "problem_id", "sample_index", "completion", "finish_reason", "completion_tokens",
@@ -139,9 +151,10 @@ func (s *Store) SaveVerdicts(ctx context.Context, runID int64, source string, vs
 
 // ResetVerdicts marks every sample of a run as awaiting a verdict (for a
 // re-verification with Reach's verifier). File verdicts are kept aside in
-// file_correct.
+// file_correct; samples a reviewer overrode keep their verdict.
 func (s *Store) ResetVerdicts(ctx context.Context, runID int64) error {
-	if _, err := s.db.Exec(ctx, `UPDATE samples SET status = 'pending' WHERE run_id = $1`, runID); err != nil {
+	// A reviewer's override outlives re-verification.
+	if _, err := s.db.Exec(ctx, `UPDATE samples SET status = 'pending' WHERE run_id = $1 AND override_at IS NULL`, runID); err != nil {
 		return fmt.Errorf("reset verdicts of run %d: %w", runID, err)
 	}
 	return nil
@@ -162,17 +175,26 @@ func (s *Store) ChangedVerdicts(ctx context.Context, runID int64) (int64, error)
 // SamplesForProblem returns up to limit samples of one run on one problem,
 // correct ones first, then by sample index.
 func (s *Store) SamplesForProblem(ctx context.Context, runID, problemID int64, limit int) ([]Sample, error) {
-	rows, err := s.db.Query(ctx, `SELECT run_id, problem_id, sample_index, completion, finish_reason, completion_tokens,
-			file_correct, file_extracted, status, extracted, rule, reason, verdict_source
-		FROM samples WHERE run_id = $1 AND problem_id = $2
-		ORDER BY (status = 'correct') DESC, sample_index LIMIT $3`, runID, problemID, limit)
+	rows, err := s.db.Query(ctx, `SELECT s.run_id, s.problem_id, s.sample_index, s.completion, s.finish_reason, s.completion_tokens,
+			s.file_correct, s.file_extracted, s.status, s.extracted, s.rule, s.reason, s.verdict_source,
+			s.override_from, COALESCE(u.email, ''), s.override_at, s.override_note
+		FROM samples s LEFT JOIN users u ON u.id = s.override_by WHERE s.run_id = $1 AND s.problem_id = $2
+		ORDER BY (s.status = 'correct') DESC, s.sample_index LIMIT $3`, runID, problemID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("samples of run %d problem %d: %w", runID, problemID, err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Sample, error) {
 		var x Sample
+		var from *string
+		var o Override
+		var at *time.Time
 		err := row.Scan(&x.RunID, &x.ProblemID, &x.SampleIndex, &x.Completion, &x.FinishReason, &x.CompletionTokens,
-			&x.FileCorrect, &x.FileExtracted, &x.Status, &x.Extracted, &x.Rule, &x.Reason, &x.VerdictSource)
+			&x.FileCorrect, &x.FileExtracted, &x.Status, &x.Extracted, &x.Rule, &x.Reason, &x.VerdictSource,
+			&from, &o.By, &at, &o.Note)
+		if from != nil && at != nil {
+			o.From, o.At = *from, *at
+			x.Override = &o
+		}
 		return x, err
 	})
 	if err != nil {

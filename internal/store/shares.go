@@ -1,0 +1,111 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ShareLink is a read-only link to a comparison's charts. Its token is
+// never stored, only the token's SHA-256.
+type ShareLink struct {
+	ID           int64
+	ComparisonID int64
+	Chart        string // "" = every chart; crossover | venn | histogram
+	ShowTexts    bool   // problem statements and completions visible
+	CreatedBy    int64
+	CreatedByEm  string
+	CreatedAt    time.Time
+	ExpiresAt    *time.Time
+	RevokedAt    *time.Time
+	Views        int64
+	LastViewedAt *time.Time
+}
+
+// Live reports whether the link still opens at time now.
+func (l ShareLink) Live(now time.Time) bool {
+	return l.RevokedAt == nil && (l.ExpiresAt == nil || now.Before(*l.ExpiresAt))
+}
+
+// CreateShare stores a share link under its token's hash and returns its id.
+func (s *Store) CreateShare(ctx context.Context, l ShareLink, tokenHash []byte) (int64, error) {
+	var id int64
+	err := s.db.QueryRow(ctx, `INSERT INTO share_links (comparison_id, token_hash, chart, show_texts, created_by, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, l.ComparisonID, tokenHash, l.Chart, l.ShowTexts, nullID(l.CreatedBy), l.ExpiresAt).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("create share link of comparison %d: %w", l.ComparisonID, err)
+	}
+	return id, nil
+}
+
+const shareColumns = `l.id, l.comparison_id, l.chart, l.show_texts, COALESCE(l.created_by, 0), COALESCE(u.email, ''), l.created_at,
+	l.expires_at, l.revoked_at, l.views, l.last_viewed_at`
+
+func scanShare(row pgx.Row) (ShareLink, error) {
+	var l ShareLink
+	err := row.Scan(&l.ID, &l.ComparisonID, &l.Chart, &l.ShowTexts, &l.CreatedBy, &l.CreatedByEm, &l.CreatedAt,
+		&l.ExpiresAt, &l.RevokedAt, &l.Views, &l.LastViewedAt)
+	return l, err
+}
+
+// OpenShare returns the live share link with that token hash and, when
+// view is set, counts one view. Unknown, revoked and expired links all give
+// ErrNotFound.
+func (s *Store) OpenShare(ctx context.Context, tokenHash []byte, view bool) (ShareLink, error) {
+	q := `SELECT ` + shareColumns + ` FROM share_links l LEFT JOIN users u ON u.id = l.created_by
+		WHERE l.token_hash = $1 AND l.revoked_at IS NULL AND (l.expires_at IS NULL OR l.expires_at > now())`
+	if view {
+		q = `WITH l AS (UPDATE share_links SET views = views + 1, last_viewed_at = now()
+				WHERE token_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) RETURNING *)
+			SELECT ` + shareColumns + ` FROM l LEFT JOIN users u ON u.id = l.created_by`
+	}
+	l, err := scanShare(s.db.QueryRow(ctx, q, tokenHash))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return l, fmt.Errorf("share link: %w", ErrNotFound)
+	}
+	if err != nil {
+		return l, fmt.Errorf("share link: %w", err)
+	}
+	return l, nil
+}
+
+// GetShare returns a share link by id (live or not), or ErrNotFound.
+func (s *Store) GetShare(ctx context.Context, id int64) (ShareLink, error) {
+	l, err := scanShare(s.db.QueryRow(ctx, `SELECT `+shareColumns+` FROM share_links l LEFT JOIN users u ON u.id = l.created_by WHERE l.id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return l, fmt.Errorf("share link %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return l, fmt.Errorf("share link %d: %w", id, err)
+	}
+	return l, nil
+}
+
+// ListShares returns a comparison's share links, newest first.
+func (s *Store) ListShares(ctx context.Context, comparisonID int64) ([]ShareLink, error) {
+	rows, err := s.db.Query(ctx, `SELECT `+shareColumns+` FROM share_links l LEFT JOIN users u ON u.id = l.created_by
+		WHERE l.comparison_id = $1 ORDER BY l.id DESC`, comparisonID)
+	if err != nil {
+		return nil, fmt.Errorf("share links of comparison %d: %w", comparisonID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ShareLink, error) { return scanShare(r) })
+	if err != nil {
+		return nil, fmt.Errorf("share links of comparison %d: %w", comparisonID, err)
+	}
+	return out, nil
+}
+
+// RevokeShare revokes a share link (revoking twice keeps the first time).
+func (s *Store) RevokeShare(ctx context.Context, id int64) error {
+	tag, err := s.db.Exec(ctx, `UPDATE share_links SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1`, id)
+	if err != nil {
+		return fmt.Errorf("revoke share link %d: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("share link %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
