@@ -29,6 +29,8 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, http.StatusBadRequest, apiError{fe.msg})
 	case errors.Is(err, store.ErrNotFound):
 		writeJSON(w, http.StatusNotFound, apiError{err.Error()})
+	case errors.Is(err, errForbidden):
+		writeJSON(w, http.StatusForbidden, apiError{"your role in that project does not allow this"})
 	case errors.Is(err, analysis.ErrNotReady):
 		writeJSON(w, http.StatusConflict, apiError{err.Error()})
 	default:
@@ -38,7 +40,8 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func (s *Server) apiComparisons(w http.ResponseWriter, r *http.Request) {
-	cs, err := s.st.ListComparisons(r.Context())
+	u := currentUser(r)
+	cs, err := s.st.ListComparisonsFor(r.Context(), u.ID, u.IsAdmin)
 	if err != nil {
 		s.apiFail(w, r, err)
 		return
@@ -49,10 +52,11 @@ func (s *Server) apiComparisons(w http.ResponseWriter, r *http.Request) {
 		Dataset string   `json:"dataset"`
 		Status  string   `json:"status"`
 		Models  []string `json:"models"`
+		Project string   `json:"project"`
 	}
 	out := make([]item, len(cs))
 	for i, c := range cs {
-		out[i] = item{c.ID, c.Name, c.DatasetName, c.Status, c.Models}
+		out[i] = item{c.ID, c.Name, c.DatasetName, c.Status, c.Models, c.ProjectName}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -80,7 +84,8 @@ func (s *Server) apiComparison(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ComparisonStatus{ID: c.ID, Name: c.Name, Status: c.Status, Error: c.Error, URL: fmt.Sprintf("/comparisons/%d", c.ID)})
 }
 
-// apiCreateComparison takes the same multipart fields as the browser form.
+// apiCreateComparison takes the same multipart fields as the browser form
+// (project_id or project picks the project; default: the default project).
 func (s *Server) apiCreateComparison(w http.ResponseWriter, r *http.Request) {
 	id, status, err := s.create(r.Context(), r)
 	if err != nil {
@@ -96,7 +101,12 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 		s.apiFail(w, r, err)
 		return
 	}
-	rep, err := analysis.BuildWith(r.Context(), s.st, id, reportOptions(r)) // ?exclude=guessable, ?estimator=biased
+	opt, err := s.reportOptionsFor(r, id) // ?exclude=guessable, ?estimator=biased, ?without=grading-errors
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	rep, err := analysis.BuildWith(r.Context(), s.st, id, opt)
 	if err != nil {
 		s.apiFail(w, r, err)
 		return

@@ -127,6 +127,7 @@ func TestBrowserUploadGSM8K(t *testing.T) {
 	ppo := filepath.Join(dir, "results_1024_cuda/rl_raw.jsonl")
 	a := startApp(t)
 	b := newBrowser(t, 80*time.Second)
+	b.signIn(t, a)
 
 	b.open(t, a.url+"/comparisons/new")
 	row := func(i int, field string) string {
@@ -326,6 +327,7 @@ const (
 func TestBrowserHostileModelOutput(t *testing.T) {
 	a := startApp(t)
 	b := newBrowser(t, 60*time.Second)
+	b.signIn(t, a)
 	ctx := context.Background()
 
 	line := func(v any) string {
@@ -466,6 +468,7 @@ func (b *browser) noScriptRan(t *testing.T) {
 func TestBrowserExampleReport(t *testing.T) {
 	a := startApp(t)
 	b := newBrowser(t, 80*time.Second)
+	b.signIn(t, a)
 	ctx := context.Background()
 	ids, err := examples.SeedIfEmpty(ctx, a.st, a.client)
 	if err != nil {

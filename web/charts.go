@@ -29,7 +29,9 @@ func pointsSeries(name string, ps []analysis.Point, bands []analysis.Band) chart
 // statistics section's charts. With more than three models the UpSet chart
 // shows all solved sets and only the Venn of pair (1-based, the pair the
 // problem table refers to) is drawn; vennPairs says which pair each Venn is.
-func reportCharts(id int64, rep *analysis.Report, opt analysis.Options, pair int) (views.Chart, []views.Chart, []int, views.Chart, views.StatsCharts, error) {
+// With links the Venn regions link to the problem table (not on share links,
+// whose readers cannot open it).
+func reportCharts(id int64, rep *analysis.Report, opt analysis.Options, pair int, links bool) (views.Chart, []views.Chart, []int, views.Chart, views.StatsCharts, error) {
 	var sc views.StatsCharts
 	fail := func(what string, err error) (views.Chart, []views.Chart, []int, views.Chart, views.StatsCharts, error) {
 		return views.Chart{}, nil, nil, views.Chart{}, sc, fmt.Errorf("%s chart: %w", what, err)
@@ -62,11 +64,14 @@ func reportCharts(id int64, rep *analysis.Report, opt analysis.Options, pair int
 		if len(rep.Models) > 3 && i+1 != pair {
 			continue
 		}
-		v, err := charts.Venn(fmt.Sprintf("%s_%d", prefix, i+1), charts.VennInput{
+		vin := charts.VennInput{
 			A: p.Base, B: p.Other, Both: p.Solved.Both, AOnly: p.Solved.BaseOnly, BOnly: p.Solved.OtherOnly,
 			Neither: p.Solved.Neither, Total: rep.Problems,
-			RegionURL: fmt.Sprintf("/comparisons/%d?pair=%d&region={region}%s#problems", id, i+1, variantQuery(opt)),
-		})
+		}
+		if links {
+			vin.RegionURL = fmt.Sprintf("/comparisons/%d?pair=%d&region={region}%s#problems", id, i+1, variantQuery(opt))
+		}
+		v, err := charts.Venn(fmt.Sprintf("%s_%d", prefix, i+1), vin)
 		if err != nil {
 			return fail("Venn", err)
 		}
@@ -102,6 +107,9 @@ func variantQuery(opt analysis.Options) string {
 	}
 	if opt.Biased {
 		q += "&estimator=biased"
+	}
+	if opt.ExcludeProblems != nil {
+		q += "&without=grading-errors"
 	}
 	return q
 }

@@ -38,6 +38,8 @@ type received struct {
 	datasetFile     string
 	reverify        bool
 	models          []*modelPart
+	projectID       int64  // project_id field; 0 = not given
+	projectName     string // project field (a name)
 }
 
 func (rc *received) uploads() []int64 {
@@ -100,6 +102,14 @@ func (s *Server) receive(ctx context.Context, r *http.Request) (*received, error
 			}
 		case "reverify":
 			rc.reverify = v != "" && v != "0" && v != "false"
+		case "project_id":
+			if v != "" {
+				if rc.projectID, err = strconv.ParseInt(v, 10, 64); err != nil {
+					return rc, badForm("project_id %q is not a number", v)
+				}
+			}
+		case "project":
+			rc.projectName = v
 		case "model_role":
 			switch v {
 			case "base", "rl", "checkpoint", "distilled":
@@ -241,6 +251,9 @@ func (s *Server) create(ctx context.Context, r *http.Request) (int64, string, er
 		return 0, "", err
 	}
 	nc, err := s.validate(ctx, rc)
+	if err == nil {
+		nc.ProjectID, err = s.targetProject(ctx, currentUser(r), rc.projectID, rc.projectName)
+	}
 	if err != nil {
 		cleanup()
 		return 0, "", err
@@ -273,7 +286,12 @@ func (s *Server) renderNewForm(w http.ResponseWriter, r *http.Request, status in
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, status, views.NewComparison(views.NewForm{Datasets: ds, Error: msg, MaxMiB: s.cfg.MaxUploadBytes >> 20}))
+	ps, err := s.editableProjects(r.Context(), currentUser(r))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, status, views.NewComparison(views.NewForm{Datasets: ds, Error: msg, MaxMiB: s.cfg.MaxUploadBytes >> 20, Projects: ps}))
 }
 
 func (s *Server) createComparison(w http.ResponseWriter, r *http.Request) {
@@ -281,6 +299,10 @@ func (s *Server) createComparison(w http.ResponseWriter, r *http.Request) {
 	var fe formError
 	if errors.As(err, &fe) {
 		s.renderNewForm(w, r, http.StatusBadRequest, fe.msg)
+		return
+	}
+	if errors.Is(err, errForbidden) {
+		s.deny(w, r, http.StatusForbidden, "Your role in that project does not allow adding comparisons.")
 		return
 	}
 	if err != nil {

@@ -29,12 +29,18 @@ func idParam(r *http.Request, name string) (int64, error) {
 }
 
 func (s *Server) home(w http.ResponseWriter, r *http.Request) {
-	cs, err := s.st.ListComparisons(r.Context())
+	u := currentUser(r)
+	cs, err := s.st.ListComparisonsFor(r.Context(), u.ID, u.IsAdmin)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, views.Home(cs))
+	ps, err := s.editableProjects(r.Context(), u)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, views.Home(cs, len(ps) > 0))
 }
 
 // comparison shows the report when the comparison is ready, and its live
@@ -72,12 +78,17 @@ func (s *Server) comparison(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusOK, views.ProgressPage(v))
 		return
 	}
-	rep, err := analysis.BuildWith(r.Context(), s.st, id, reportOptions(r))
+	opt, err := s.reportOptionsFor(r, id) // ?exclude=guessable, ?estimator=biased, ?without=grading-errors
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	v, err := s.reportView(c, rep, r)
+	rep, err := analysis.BuildWith(r.Context(), s.st, id, opt)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v, err := s.reportView(c, rep, opt, r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -160,16 +171,19 @@ func reportOptions(r *http.Request) analysis.Options {
 // reportView prepares the comparison page. When the report's bootstrap
 // intervals are missing or stale it enqueues the statistics job and the
 // page shows point estimates meanwhile.
-func (s *Server) reportView(c store.Comparison, rep *analysis.Report, r *http.Request) (views.ReportView, error) {
+func (s *Server) reportView(c store.Comparison, rep *analysis.Report, opt analysis.Options, r *http.Request) (views.ReportView, error) {
 	q := r.URL.Query()
-	opt := reportOptions(r)
+	reviews, err := s.st.Reviews(r.Context(), c.ID)
+	if err != nil {
+		return views.ReportView{}, err
+	}
 	if rep.Stats.Status == analysis.StatsPending && s.jobs != nil {
 		if err := jobs.StartStats(r.Context(), s.jobs, c.ID); err != nil {
 			s.log.Warn("enqueue statistics", "comparison", c.ID, "err", err)
 		}
 	}
 	f := views.ProblemFilter{Region: q.Get("region"), Subject: q.Get("subject"), Level: q.Get("level"), Pair: 1,
-		Exclude: opt.ExcludeGuessable, Biased: opt.Biased}
+		Exclude: opt.ExcludeGuessable, Biased: opt.Biased, WithoutErrors: opt.ExcludeProblems != nil}
 	if p, err := strconv.Atoi(q.Get("pair")); err == nil && p >= 1 && p < len(rep.Models) {
 		f.Pair = p
 	}
@@ -179,10 +193,19 @@ func (s *Server) reportView(c store.Comparison, rep *analysis.Report, r *http.Re
 	if _, ok := regionOrder[f.Region]; !ok {
 		f.Region = ""
 	}
-	v := views.ReportView{C: c, R: rep, Filter: f, Regions: map[string]int{}, Opt: opt}
+	v := views.ReportView{C: c, R: rep, Filter: f, Regions: map[string]int{}, Opt: opt, Reviews: reviews,
+		Can: perms(comparisonRole(r))}
 	subjects, levels := map[string]bool{}, map[string]bool{}
+	for i := range rep.Rows {
+		rep.Rows[i].Region = regionOf(rep.Rows[i].Counts[0], rep.Rows[i].Counts[f.Pair])
+	}
+	v.Review = reviewSummary(rep.Rows, reviews)
+	for _, rv := range reviews {
+		if slices.Contains(gradingErrors, rv.Verdict) {
+			v.GradingErrors++
+		}
+	}
 	for _, row := range rep.Rows {
-		row.Region = regionOf(row.Counts[0], row.Counts[f.Pair])
 		v.Regions[row.Region]++
 		if row.Subject != "" {
 			subjects[row.Subject] = true
@@ -212,8 +235,7 @@ func (s *Server) reportView(c store.Comparison, rep *analysis.Report, r *http.Re
 		}
 		return strings.Compare(a, b)
 	})
-	var err error
-	v.Crossover, v.Venns, v.VennPairs, v.Histogram, v.Stats, err = reportCharts(c.ID, rep, opt, f.Pair)
+	v.Crossover, v.Venns, v.VennPairs, v.Histogram, v.Stats, err = reportCharts(c.ID, rep, opt, f.Pair, true)
 	return v, err
 }
 
@@ -406,35 +428,58 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	pid, err := idParam(r, "pid")
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	c, err := s.st.GetComparison(ctx, id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	p, err := s.st.GetProblem(ctx, pid)
+	p, err := s.problemOf(r, c)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if c.DatasetID == nil || p.DatasetID != *c.DatasetID {
-		s.fail(w, r, fmt.Errorf("problem %d is not in comparison %d: %w", pid, id, store.ErrNotFound))
-		return
-	}
-	v := views.ProblemView{C: c, P: p, ShowAll: r.URL.Query().Get("all") == "1"}
+	v := views.ProblemView{C: c, P: p, ShowAll: r.URL.Query().Get("all") == "1", Can: perms(comparisonRole(r))}
 	limit := samplesShown
 	if v.ShowAll {
 		limit = 4096
 	}
-	counts, err := s.st.CountsForComparison(ctx, id)
+	if v.Models, err = s.problemModels(r, c, p.ID, limit); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	reviews, err := s.st.Reviews(ctx, id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	if rv, ok := reviews[p.ID]; ok {
+		v.Review = &rv
+	}
+	if v.History, err = s.st.Audit(ctx, id, p.ID); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if c.Status == store.StatusReady {
+		if rep, err := analysis.Build(ctx, s.st, id); err == nil {
+			v.Region, v.Prev, v.Next = neighbours(rep, p.ID)
+			if v.Region == "base-only" {
+				// Reviewing: j / k go to the next / previous base-only problem nobody reviewed yet.
+				v.Prev, v.Next = unreviewedNeighbours(rep.Rows, v.Region, p.ID, reviews)
+				v.Reviewing = true
+				v.ReviewSum = reviewSummary(rep.Rows, reviews)
+			}
+		}
+	}
+	s.render(w, r, http.StatusOK, views.ProblemPage(v))
+}
+
+// problemModels reads each model's counts and first samples on a problem.
+func (s *Server) problemModels(r *http.Request, c store.Comparison, pid int64, limit int) ([]views.ProblemModel, error) {
+	counts, err := s.st.CountsForComparison(r.Context(), c.ID)
+	if err != nil {
+		return nil, err
+	}
+	var out []views.ProblemModel
 	for _, run := range c.Runs {
 		pm := views.ProblemModel{Run: run}
 		for _, x := range counts[run.ID] {
@@ -443,20 +488,14 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if run.HasTexts {
-			if pm.Samples, err = s.st.SamplesForProblem(ctx, run.ID, pid, limit); err != nil {
-				s.fail(w, r, err)
-				return
+			if pm.Samples, err = s.st.SamplesForProblem(r.Context(), run.ID, pid, limit); err != nil {
+				return nil, err
 			}
 			pm.More = pm.N - len(pm.Samples)
 		}
-		v.Models = append(v.Models, pm)
+		out = append(out, pm)
 	}
-	if c.Status == store.StatusReady {
-		if rep, err := analysis.Build(ctx, s.st, id); err == nil {
-			v.Region, v.Prev, v.Next = neighbours(rep, pid)
-		}
-	}
-	s.render(w, r, http.StatusOK, views.ProblemPage(v))
+	return out, nil
 }
 
 // neighbours finds a problem's region and the previous and next problems of

@@ -29,9 +29,14 @@ func (s *Server) renderSampleForm(w http.ResponseWriter, r *http.Request, status
 		s.fail(w, r, err)
 		return
 	}
+	ps, err := s.editableProjects(r.Context(), currentUser(r))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	def := jobs.DefaultSamplingConfig()
 	s.render(w, r, status, views.NewSampling(views.SampleForm{Datasets: ds, Templates: sampling.PresetNames(), Error: msg,
-		N: def.N, Temperature: def.Temperature, TopP: def.TopP, MaxTokens: def.MaxTokens}))
+		N: def.N, Temperature: def.Temperature, TopP: def.TopP, MaxTokens: def.MaxTokens, Projects: ps}))
 }
 
 // parseSampling reads the "sample from endpoints" form. The dataset file,
@@ -165,6 +170,11 @@ func (s *Server) createSampling(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	pid, _ := strconv.ParseInt(r.FormValue("project_id"), 10, 64)
+	if spec.ProjectID, err = s.targetProject(r.Context(), currentUser(r), pid, r.FormValue("project")); err != nil {
+		s.deny(w, r, http.StatusForbidden, "Your role in that project does not allow adding comparisons.")
 		return
 	}
 	id, err := intake.CreateSampling(r.Context(), s.st, s.jobs, s.cfg.Secret, spec)

@@ -35,6 +35,7 @@ func TestBrowserSampleFromEndpoints(t *testing.T) {
 		urls = append(urls, srv.URL+"/v1")
 	}
 	b := newBrowser(t, 2*time.Minute)
+	b.signIn(t, a)
 	b.open(t, a.url+"/comparisons/sample")
 	row := func(i int, name string) string {
 		return fmt.Sprintf("#models .endpoint-row:nth-child(%d) [name=%s]", i, name)

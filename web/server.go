@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/reach-lab/reach/internal/auth"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
@@ -25,10 +26,17 @@ import (
 type Config struct {
 	// MaxUploadBytes caps each uploaded file (default 2 GiB).
 	MaxUploadBytes int64
-	// JobsUI, when set, is mounted at /riverui/ (River's job dashboard).
+	// JobsUI, when set, is mounted at /riverui/ (River's job dashboard), for admins only.
 	JobsUI http.Handler
 	// Secret seals the API keys of endpoints entered in the browser.
 	Secret *secret.Box
+	// BaseURL is the instance's public address for share and invitation
+	// links ("https://reach.example.org"); empty means the request's host.
+	BaseURL string
+	// TrustProxyHeaders takes the client address from X-Forwarded-For /
+	// X-Real-IP (only behind a reverse proxy that sets them): it is what
+	// sign-in rate limiting counts per address.
+	TrustProxyHeaders bool
 }
 
 // Server holds what handlers need.
@@ -37,50 +45,110 @@ type Server struct {
 	jobs *jobs.Client
 	cfg  Config
 	log  *slog.Logger
+
+	loginByAccount, loginByAddress *auth.Limiter
 }
 
 // New returns the HTTP handler of the whole application.
+//
+// Access: /healthz, /static/, sign-in, the first-run page (localhost, no
+// accounts yet), invitations and share links (/s/{token}) are public;
+// everything else needs a signed-in user (session cookie) or, under
+// /api/v1/, an API token (Authorization: Bearer). Comparisons are read by
+// their project's viewers, changed by its editors and shared or deleted by
+// its owners; admins may do everything. Every state-changing request must
+// be same-origin (CSRF), except API requests with a Bearer token.
 func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Handler {
 	if cfg.MaxUploadBytes <= 0 {
 		cfg.MaxUploadBytes = 2 << 30
 	}
-	s := &Server{st: st, jobs: jc, cfg: cfg, log: log}
+	s := &Server{st: st, jobs: jc, cfg: cfg, log: log,
+		loginByAccount: auth.NewLimiter(loginPerAccount, loginWindow),
+		loginByAddress: auth.NewLimiter(loginPerAddress, loginWindow)}
 	r := chi.NewRouter()
-	r.Use(middleware.RealIP, middleware.RequestID, s.logRequests, middleware.Recoverer, securityHeaders)
+	r.Use(keepPeer)
+	if cfg.TrustProxyHeaders {
+		r.Use(middleware.RealIP)
+	}
+	r.Use(middleware.RequestID, s.logRequests, middleware.Recoverer, securityHeaders, s.csrf, s.identify)
 
 	r.Get("/healthz", s.healthz)
 	r.Handle("/static/*", http.StripPrefix("/static/", staticHandler()))
-	if cfg.JobsUI != nil {
-		r.Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))
-		r.Mount("/riverui/", cfg.JobsUI)
-	}
 
-	r.Get("/", s.home)
-	r.Get("/comparisons/new", s.newComparison)
-	r.Post("/comparisons", s.createComparison)
-	r.Get("/comparisons/sample", s.newSampling)
-	r.Post("/comparisons/sample", s.createSampling)
-	r.Route("/comparisons/{id}", func(r chi.Router) {
-		r.Get("/", s.comparison)
-		r.Get("/progress", s.progress)
-		r.Get("/mapping", s.mapping)
-		r.Post("/mapping", s.confirmMapping)
-		r.Post("/reverify", s.reverify)
-		r.Post("/delete", s.deleteComparison)
-		r.Get("/problems/{pid}", s.problem)
-		r.Post("/runs/{rid}/test", s.testConnection)
-		for _, a := range []string{"start", "pause", "resume", "cancel", "extend"} {
-			r.Post("/"+a, s.samplingAction(a))
-		}
+	// Public: signing in, first run, invitations, share links.
+	r.Get("/login", s.loginPage)
+	r.Post("/login", s.login)
+	r.Post("/logout", s.logout)
+	r.Get("/setup", s.setupPage)
+	r.Post("/setup", s.setup)
+	r.Get("/invite/{token}", s.invitePage)
+	r.Post("/invite/{token}", s.acceptInvite)
+	r.Route("/s/{token}", func(r chi.Router) {
+		r.Get("/", s.sharedPage)
+		r.Get("/embed", s.sharedEmbed)
+		r.Get("/problems/{pid}", s.sharedProblem)
+		r.Get("/data/{chart}", s.sharedChartData)
 	})
-	r.Route("/api/v1", func(r chi.Router) {
-		r.Get("/comparisons", s.apiComparisons)
-		r.Post("/comparisons", s.apiCreateComparison)
-		r.Get("/comparisons/{id}", s.apiComparison)
-		r.Get("/comparisons/{id}/report", s.apiReport)
+
+	r.Group(func(r chi.Router) {
+		r.Use(s.signedIn)
+		if cfg.JobsUI != nil {
+			r.With(s.adminOnly).Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))
+			r.With(s.adminOnly).Mount("/riverui/", cfg.JobsUI)
+		}
+		r.Get("/", s.home)
+		r.Get("/account/password", s.accountPage)
+		r.Post("/account/password", s.changePassword)
+		r.Get("/account/tokens", s.tokensPage)
+		r.Post("/account/tokens", s.createToken)
+		r.Post("/account/tokens/{tid}/revoke", s.revokeToken)
+		r.With(s.adminOnly).Get("/admin/users", s.usersPage)
+		r.With(s.adminOnly).Post("/admin/invites", s.createInvite)
+		r.Get("/projects", s.projectsPage)
+		r.Post("/projects", s.createProject)
+		r.Route("/projects/{pid}", func(r chi.Router) {
+			r.With(s.needProject(auth.Read)).Get("/", s.projectPage)
+			r.With(s.needProject(auth.Manage)).Post("/members", s.setMember)
+			r.With(s.needProject(auth.Manage)).Post("/members/{uid}/remove", s.removeMember)
+		})
+		r.Post("/shares/{sid}/revoke", s.revokeShare)
+
+		r.With(s.canCreate).Get("/comparisons/new", s.newComparison)
+		r.With(s.canCreate).Post("/comparisons", s.createComparison)
+		r.With(s.canCreate).Get("/comparisons/sample", s.newSampling)
+		r.With(s.canCreate).Post("/comparisons/sample", s.createSampling)
+		r.Route("/comparisons/{id}", func(r chi.Router) {
+			read, edit, manage := r.With(s.needComparison(auth.Read)), r.With(s.needComparison(auth.Edit)), r.With(s.needComparison(auth.Manage))
+			read.Get("/", s.comparison)
+			read.Get("/progress", s.progress)
+			read.Get("/mapping", s.mapping)
+			read.Get("/problems/{pid}", s.problem)
+			read.Get("/audit", s.auditPage)
+			read.Get("/data/{chart}", s.chartData)
+			edit.Post("/mapping", s.confirmMapping)
+			edit.Post("/reverify", s.reverify)
+			edit.Post("/runs/{rid}/test", s.testConnection)
+			for _, a := range []string{"start", "pause", "resume", "cancel", "extend"} {
+				edit.Post("/"+a, s.samplingAction(a))
+			}
+			edit.Post("/problems/{pid}/review", s.review)
+			edit.Post("/runs/{rid}/problems/{pid}/samples/{idx}/verdict", s.overrideSample)
+			manage.Post("/delete", s.deleteComparison)
+			manage.Get("/shares", s.sharesPage)
+			manage.Post("/shares", s.createShare)
+		})
+		r.Route("/api/v1", func(r chi.Router) {
+			r.Get("/comparisons", s.apiComparisons)
+			r.With(s.canCreate).Post("/comparisons", s.apiCreateComparison)
+			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}", s.apiComparison)
+			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/report", s.apiReport)
+			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/reviews", s.apiReviews)
+			r.With(s.needComparison(auth.Manage)).Post("/comparisons/{id}/shares", s.apiCreateShare)
+			r.Delete("/shares/{sid}", s.apiRevokeShare)
+		})
 	})
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		s.render(w, r, http.StatusNotFound, views.ErrorPage(404, "Not found", "There is nothing at "+r.URL.Path+"."))
+		s.deny(w, r, http.StatusNotFound, "There is nothing at "+r.URL.Path+".")
 	})
 	return r
 }

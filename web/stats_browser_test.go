@@ -89,6 +89,7 @@ func TestBrowserExcludeGuessableAndLuck(t *testing.T) {
 	t.Cleanup(func() { cancelTab(); cancelAlloc() })
 	ctx, cancel := context.WithTimeout(tab, 2*time.Minute)
 	t.Cleanup(cancel)
+	signInTab(t, ctx, st, srv.URL, "admin@reach.test")
 	str := func(expr string) string {
 		t.Helper()
 		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr))

@@ -66,6 +66,7 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	note := fs.String("source", "", "where the samples come from (shown on the page)")
 	wait := fs.Bool("wait", false, "work the jobs in this process and wait until the comparison is ready")
 	reverify := fs.Bool("reverify", false, "ignore the files' verdicts and verify every sample with Reach's verifier")
+	project := fs.String("project", "", "project to put the comparison in; created if missing, owned by the first admin (default: the default project)")
 	fs.Func("base", "base model samples, NAME=FILE", mf.add("base"))
 	fs.Func("model", "other model samples, NAME=FILE (repeatable)", mf.add("rl"))
 	fs.Func("step", "training step of the --model just before (marks it a checkpoint)", mf.step)
@@ -98,8 +99,14 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		defer stopJobs(client)
 	}
+	var projectID int64
+	if *project != "" {
+		if projectID, err = ensureProject(ctx, st, *project); err != nil {
+			return err
+		}
+	}
 	id, mapped, err := intake.Create(ctx, st, client, intake.Spec{Name: *name, SourceNote: *note,
-		Dataset: intake.LocalFile(*dataset), Models: mf.models, Reverify: *reverify})
+		Dataset: intake.LocalFile(*dataset), Models: mf.models, Reverify: *reverify, ProjectID: projectID})
 	if err != nil {
 		return err
 	}
@@ -114,6 +121,20 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintln(stdout, id)
 	return nil
+}
+
+// ensureProject returns the project called name, creating it with the
+// instance's first admin as owner (no owner yet when there is no admin).
+func ensureProject(ctx context.Context, st *store.Store, name string) (int64, error) {
+	var owner int64
+	admin, err := st.FirstAdmin(ctx)
+	switch {
+	case err == nil:
+		owner = admin.ID
+	case !errors.Is(err, store.ErrNotFound):
+		return 0, err
+	}
+	return st.EnsureProject(ctx, name, owner)
 }
 
 // waitReady polls until the comparison is ready (nil) or failed (its error).

@@ -26,11 +26,15 @@ Usage:
   reach serve          web dashboard + in-process workers (creates the database, migrates, loads the example)
   reach worker         River workers only, for more machines on the same Postgres
   reach migrate        apply database migrations and exit
-  reach import         create a comparison from files: --dataset FILE --base NAME=FILE --model NAME=FILE ... --name NAME [--wait]
+  reach import         create a comparison from files: --dataset FILE --base NAME=FILE --model NAME=FILE ... --name NAME
+                       [--project NAME] [--wait]
   reach sample         create a comparison sampled from OpenAI-compatible endpoints:
                        --dataset FILE --base NAME=URL#MODEL --model NAME=URL#MODEL ... --n N --name NAME [--wait]
   reach replay-server  an OpenAI-compatible server that replays a samples file (tests and demos)
   reach report ID      print a comparison's report (--json for the API's JSON)
+  reach user create [--admin] EMAIL     create an account; prints a one-time password
+  reach user reset-password EMAIL       a new one-time password for an account
+  reach token create --user EMAIL       print a new API token (Authorization: Bearer TOKEN)
   reach verify         run the math verifier: --cases FILE --json | --bench FILE
   reach healthcheck    exit 0 when the server's /healthz answers ok (for container health checks)
   reach version        print the version
@@ -65,6 +69,10 @@ func main() {
 		err = runReplayServer(ctx, args)
 	case "report":
 		err = runReport(ctx, args, os.Stdout)
+	case "user":
+		err = runUser(ctx, args, os.Stdout)
+	case "token":
+		err = runToken(ctx, args, os.Stdout)
 	case "verify":
 		err = runVerify(ctx, args, os.Stdin, os.Stdout)
 	case "healthcheck":

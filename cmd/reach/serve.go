@@ -64,6 +64,8 @@ func runServe(ctx context.Context, args []string) error {
 	workers := fs.Int("workers", defaultWorkers(), "River workers in this process; 0 leaves jobs to `reach worker` (env REACH_WORKERS)")
 	example := fs.Bool("example", true, "load the example comparisons into an empty database")
 	maxMiB := fs.Int64("max-upload-mib", 2048, "largest accepted file per upload, MiB")
+	baseURL := fs.String("base-url", os.Getenv("REACH_BASE_URL"), "public address for share and invitation links, e.g. https://reach.example.org (env REACH_BASE_URL; default: the request's host)")
+	trustProxy := fs.Bool("trust-proxy", os.Getenv("REACH_TRUST_PROXY") == "1", "take client addresses from X-Forwarded-For/X-Real-IP (only behind a reverse proxy; env REACH_TRUST_PROXY=1)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -105,13 +107,17 @@ func runServe(ctx context.Context, args []string) error {
 		}
 	}
 	srv := &http.Server{
-		Addr:              *addr,
-		Handler:           web.New(st, client, web.Config{MaxUploadBytes: *maxMiB << 20, JobsUI: ui, Secret: box}, slog.Default()),
+		Addr: *addr,
+		Handler: web.New(st, client, web.Config{MaxUploadBytes: *maxMiB << 20, JobsUI: ui, Secret: box, BaseURL: *baseURL,
+			TrustProxyHeaders: *trustProxy}, slog.Default()),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	slog.Info("Reach is up", "url", "http://"+displayAddr(*addr), "workers", *workers)
+	if err := signInHelp(ctx, st, os.Stdout, "http://"+displayAddr(*addr)); err != nil {
+		return err
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("listen on %s: %w", *addr, err)

@@ -1,0 +1,499 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/reach-lab/reach/internal/auth"
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/web/views"
+)
+
+// Sign-in limits: failures per account and per client address within
+// loginWindow. Per-account limiting bounds guessing against one account
+// from many addresses; per-address limiting bounds spraying many accounts.
+const (
+	loginPerAccount = 5
+	loginPerAddress = 20
+	loginWindow     = 15 * time.Minute
+	inviteTTL       = 7 * 24 * time.Hour
+)
+
+// dummyHash is checked against when the email is unknown, so that a wrong
+// email takes as long as a wrong password.
+var dummyHash = sync.OnceValue(func() string {
+	h, err := auth.HashPassword("reach-dummy-password", auth.DefaultParams)
+	if err != nil {
+		panic(err) // crypto/rand failed: nothing can work
+	}
+	return h
+})
+
+// safeNext keeps a post-sign-in redirect on this site ("/path" but not
+// "//host" or "/\host").
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/"
+	}
+	return next
+}
+
+// chiParam is a URL parameter of the matched route.
+func chiParam(r *http.Request, name string) string { return chi.URLParam(r, name) }
+
+// baseURL is the instance's address for links handed out (share links,
+// invitations): Config.BaseURL, else the scheme and host of the request.
+func (s *Server) baseURL(r *http.Request) string {
+	if s.cfg.BaseURL != "" {
+		return strings.TrimRight(s.cfg.BaseURL, "/")
+	}
+	scheme := "http"
+	if isTLS(r) {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+func (s *Server) setSessionCookie(w http.ResponseWriter, r *http.Request, token string) {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true, Secure: isTLS(r),
+		SameSite: http.SameSiteLaxMode, MaxAge: int(sessionMax / time.Second)})
+}
+
+func (s *Server) clearSessionCookie(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, Secure: isTLS(r),
+		SameSite: http.SameSiteLaxMode, MaxAge: -1})
+}
+
+// startSession signs u in on this browser.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u store.User) error {
+	token, hash, err := auth.NewToken(auth.PrefixSession)
+	if err != nil {
+		return err
+	}
+	if err := s.st.CreateSession(r.Context(), hash, u.ID, time.Now().Add(sessionIdle)); err != nil {
+		return err
+	}
+	s.setSessionCookie(w, r, token)
+	return nil
+}
+
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
+	if currentUser(r) != nil {
+		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
+		return
+	}
+	n, err := s.st.CountUsers(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, views.LoginPage(views.LoginForm{Next: safeNext(r.URL.Query().Get("next")), NoUsers: n == 0,
+		Local: fromLocalhost(r)}))
+}
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+		return
+	}
+	email := store.NormalizeEmail(r.PostForm.Get("email"))
+	password := r.PostForm.Get("password")
+	form := views.LoginForm{Email: email, Next: safeNext(r.PostForm.Get("next"))}
+	addr := clientAddr(r)
+	for _, l := range []struct {
+		lim *auth.Limiter
+		key string
+	}{{s.loginByAccount, email}, {s.loginByAddress, addr}} {
+		if ok, wait := l.lim.Allow(l.key); !ok {
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+			form.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %d minutes.", int(wait.Minutes())+1)
+			s.log.Warn("sign-in rate limited", "email", email, "addr", addr)
+			s.render(w, r, http.StatusTooManyRequests, views.LoginPage(form))
+			return
+		}
+	}
+	u, err := s.st.UserByEmail(r.Context(), email)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.fail(w, r, err)
+		return
+	}
+	known := err == nil && !u.Disabled && u.PasswordHash != ""
+	hash := dummyHash()
+	if known {
+		hash = u.PasswordHash
+	}
+	if auth.CheckPassword(hash, password) != nil || !known {
+		s.loginByAccount.Fail(email)
+		s.loginByAddress.Fail(addr)
+		s.log.Warn("sign-in failed", "email", email, "addr", addr)
+		form.Error = "Wrong email or password."
+		s.render(w, r, http.StatusUnauthorized, views.LoginPage(form))
+		return
+	}
+	s.loginByAccount.Reset(email)
+	if err := s.startSession(w, r, u); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("signed in", "user", u.Email, "addr", addr)
+	target := form.Next
+	if u.MustChangePassword {
+		target = "/account/password"
+	}
+	http.Redirect(w, r, target, http.StatusSeeOther)
+}
+
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	if h := principalOf(r).sessionHash; h != nil {
+		if err := s.st.DeleteSession(r.Context(), h); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	s.clearSessionCookie(w, r)
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// setupAllowed: the first-run page exists only on an instance without
+// accounts, and only for requests from this machine.
+func (s *Server) setupAllowed(w http.ResponseWriter, r *http.Request) bool {
+	n, err := s.st.CountUsers(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return false
+	}
+	if n > 0 || !fromLocalhost(r) {
+		s.deny(w, r, http.StatusNotFound, "There is nothing at "+r.URL.Path+".")
+		return false
+	}
+	return true
+}
+
+func (s *Server) setupPage(w http.ResponseWriter, r *http.Request) {
+	if s.setupAllowed(w, r) {
+		s.render(w, r, http.StatusOK, views.SetupPage(views.PasswordForm{}))
+	}
+}
+
+func (s *Server) setup(w http.ResponseWriter, r *http.Request) {
+	if !s.setupAllowed(w, r) {
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+		return
+	}
+	f := views.PasswordForm{Email: store.NormalizeEmail(r.PostForm.Get("email"))}
+	hash, msg := newPasswordHash(r.PostForm.Get("password"), r.PostForm.Get("confirm"))
+	if !strings.Contains(f.Email, "@") {
+		msg = "Give an email address."
+	}
+	if msg != "" {
+		f.Error = msg
+		s.render(w, r, http.StatusBadRequest, views.SetupPage(f))
+		return
+	}
+	u, err := s.st.CreateFirstAdmin(r.Context(), f.Email, hash)
+	if errors.Is(err, store.ErrHasUsers) {
+		s.deny(w, r, http.StatusNotFound, "The instance already has accounts: sign in.")
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.startSession(w, r, u); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// newPasswordHash checks a new password and its confirmation and hashes
+// it; msg says what is wrong (hash is empty then).
+func newPasswordHash(password, confirm string) (hash, msg string) {
+	if err := auth.CheckPasswordPolicy(password); err != nil {
+		return "", "Password: " + err.Error() + "."
+	}
+	if password != confirm {
+		return "", "The two passwords differ."
+	}
+	h, err := auth.HashPassword(password, auth.DefaultParams)
+	if err != nil {
+		return "", err.Error()
+	}
+	return h, ""
+}
+
+func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) {
+	u := currentUser(r)
+	s.render(w, r, http.StatusOK, views.PasswordPage(views.PasswordForm{Email: u.Email, MustChange: u.MustChangePassword}))
+}
+
+func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
+	u := currentUser(r)
+	if err := r.ParseForm(); err != nil {
+		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+		return
+	}
+	f := views.PasswordForm{Email: u.Email, MustChange: u.MustChangePassword}
+	if err := auth.CheckPassword(u.PasswordHash, r.PostForm.Get("current")); err != nil {
+		f.Error = "The current password is wrong."
+		s.render(w, r, http.StatusBadRequest, views.PasswordPage(f))
+		return
+	}
+	hash, msg := newPasswordHash(r.PostForm.Get("password"), r.PostForm.Get("confirm"))
+	if msg != "" {
+		f.Error = msg
+		s.render(w, r, http.StatusBadRequest, views.PasswordPage(f))
+		return
+	}
+	if err := s.st.SetPassword(r.Context(), u.ID, hash, false, principalOf(r).sessionHash); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	f.MustChange, f.Done = false, true
+	s.render(w, r, http.StatusOK, views.PasswordPage(f))
+}
+
+func (s *Server) tokensPage(w http.ResponseWriter, r *http.Request) {
+	s.renderTokens(w, r, "", "")
+}
+
+func (s *Server) renderTokens(w http.ResponseWriter, r *http.Request, newToken, msg string) {
+	ts, err := s.st.ListAPITokens(r.Context(), currentUser(r).ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, views.TokensPage(views.TokensView{Tokens: ts, New: newToken, Error: msg, BaseURL: s.baseURL(r)}))
+}
+
+// tokenPrefixLen is how much of a token the list shows to recognise it.
+const tokenPrefixLen = len(auth.PrefixAPI) + 4
+
+func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+		return
+	}
+	name := strings.TrimSpace(r.PostForm.Get("name"))
+	if name == "" {
+		s.renderTokens(w, r, "", "Give the token a name (what uses it).")
+		return
+	}
+	token, hash, err := auth.NewToken(auth.PrefixAPI)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if _, err := s.st.CreateAPIToken(r.Context(), currentUser(r).ID, name, token[:tokenPrefixLen], hash); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	s.renderTokens(w, r, token, "")
+}
+
+func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "tid")
+	if err == nil {
+		err = s.st.RevokeAPIToken(r.Context(), currentUser(r).ID, id)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/account/tokens", http.StatusSeeOther)
+}
+
+func (s *Server) usersPage(w http.ResponseWriter, r *http.Request) {
+	s.renderUsers(w, r, "", "")
+}
+
+func (s *Server) renderUsers(w http.ResponseWriter, r *http.Request, inviteURL, msg string) {
+	us, err := s.st.ListUsers(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ps, err := s.st.ProjectsFor(r.Context(), currentUser(r).ID, true)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, views.UsersPage(views.UsersView{Users: us, Projects: ps, InviteURL: inviteURL, Error: msg}))
+}
+
+func (s *Server) createInvite(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+		return
+	}
+	email := store.NormalizeEmail(r.PostForm.Get("email"))
+	if !strings.Contains(email, "@") {
+		s.renderUsers(w, r, "", "Give the email address of the person to invite.")
+		return
+	}
+	if _, err := s.st.UserByEmail(r.Context(), email); err == nil {
+		s.renderUsers(w, r, "", email+" already has an account: add them to a project on its page.")
+		return
+	}
+	inv := store.Invite{Email: email, IsAdmin: r.PostForm.Get("admin") == "on", CreatedBy: currentUser(r).ID,
+		ExpiresAt: time.Now().Add(inviteTTL), Role: "viewer"}
+	if pid, err := strconv.ParseInt(r.PostForm.Get("project_id"), 10, 64); err == nil && pid > 0 {
+		inv.ProjectID = &pid
+		if rl := auth.ParseRole(r.PostForm.Get("role")); rl != auth.NoRole {
+			inv.Role = rl.String()
+		}
+	}
+	token, hash, err := auth.NewToken(auth.PrefixInvite)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.st.CreateInvite(r.Context(), hash, inv); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	s.renderUsers(w, r, s.baseURL(r)+"/invite/"+token, "")
+}
+
+func (s *Server) invitePage(w http.ResponseWriter, r *http.Request) {
+	inv, err := s.st.OpenInvite(r.Context(), auth.HashToken(chiParam(r, "token")))
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("this invitation was used, has expired or never existed: %w", err))
+		return
+	}
+	s.render(w, r, http.StatusOK, views.InvitePage(views.PasswordForm{Email: inv.Email}))
+}
+
+func (s *Server) acceptInvite(w http.ResponseWriter, r *http.Request) {
+	hash := auth.HashToken(chiParam(r, "token"))
+	inv, err := s.st.OpenInvite(r.Context(), hash)
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("this invitation was used, has expired or never existed: %w", err))
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+		return
+	}
+	pw, msg := newPasswordHash(r.PostForm.Get("password"), r.PostForm.Get("confirm"))
+	if msg != "" {
+		s.render(w, r, http.StatusBadRequest, views.InvitePage(views.PasswordForm{Email: inv.Email, Error: msg}))
+		return
+	}
+	u, err := s.st.AcceptInvite(r.Context(), hash, pw)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.startSession(w, r, u); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (s *Server) projectsPage(w http.ResponseWriter, r *http.Request) {
+	s.renderProjects(w, r, http.StatusOK, "")
+}
+
+func (s *Server) renderProjects(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	u := currentUser(r)
+	ps, err := s.st.ProjectsFor(r.Context(), u.ID, u.IsAdmin)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, status, views.ProjectsPage(ps, msg))
+}
+
+func (s *Server) createProject(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+		return
+	}
+	name := strings.TrimSpace(r.PostForm.Get("name"))
+	if name == "" || len(name) > 200 {
+		s.renderProjects(w, r, http.StatusBadRequest, "Give the project a name (up to 200 characters).")
+		return
+	}
+	id, err := s.st.CreateProject(r.Context(), name, currentUser(r).ID)
+	if errors.Is(err, store.ErrExists) {
+		s.renderProjects(w, r, http.StatusBadRequest, fmt.Sprintf("A project called %q exists already.", name))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/projects/%d", id), http.StatusSeeOther)
+}
+
+func (s *Server) projectPage(w http.ResponseWriter, r *http.Request) {
+	s.renderProject(w, r, http.StatusOK, "")
+}
+
+func (s *Server) renderProject(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	pid, _ := idParam(r, "pid")
+	p, err := s.st.GetProject(r.Context(), pid)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ms, err := s.st.Members(r.Context(), pid)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, status, views.ProjectPage(views.ProjectView{P: p, Members: ms, Manage: comparisonRole(r).Allows(auth.Manage), Error: msg}))
+}
+
+func (s *Server) setMember(w http.ResponseWriter, r *http.Request) {
+	pid, _ := idParam(r, "pid")
+	if err := r.ParseForm(); err != nil {
+		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+		return
+	}
+	rl := auth.ParseRole(r.PostForm.Get("role"))
+	if rl == auth.NoRole {
+		s.renderProject(w, r, http.StatusBadRequest, "Choose owner, editor or viewer.")
+		return
+	}
+	u, err := s.st.UserByEmail(r.Context(), r.PostForm.Get("email"))
+	if errors.Is(err, store.ErrNotFound) {
+		s.renderProject(w, r, http.StatusBadRequest, "No account has that email: an admin can invite them.")
+		return
+	}
+	if err == nil {
+		err = s.st.SetMember(r.Context(), pid, u.ID, rl.String())
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/projects/%d", pid), http.StatusSeeOther)
+}
+
+func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) {
+	pid, _ := idParam(r, "pid")
+	uid, err := idParam(r, "uid")
+	if err == nil {
+		err = s.st.RemoveMember(r.Context(), pid, uid)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/projects/%d", pid), http.StatusSeeOther)
+}

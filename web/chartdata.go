@@ -1,0 +1,202 @@
+package web
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/store"
+)
+
+// chartTable is the data behind one chart, as a table: what its CSV and
+// JSON downloads hold. Values are numbers (fractions, not percent) or text.
+type chartTable struct {
+	Chart   string   `json:"chart"`
+	Title   string   `json:"title"`
+	Columns []string `json:"columns"`
+	Rows    [][]any  `json:"rows"`
+}
+
+// chartNames lists the downloadable charts of a report: crossover,
+// histogram, diff, cover and one venn-N per pair (N from 1).
+func chartNames(rep *analysis.Report) []string {
+	out := []string{"crossover", "histogram", "diff", "cover"}
+	for i := range rep.Pairs {
+		out = append(out, fmt.Sprintf("venn-%d", i+1))
+	}
+	return out
+}
+
+// chartData builds the table of the named chart, or ErrNotFound.
+func chartData(rep *analysis.Report, name string) (chartTable, error) {
+	t := chartTable{Chart: name}
+	switch {
+	case name == "crossover":
+		t.Title = "pass@k by k (unbiased estimator; fractions)"
+		t.Columns = []string{"k"}
+		for _, m := range rep.Models {
+			t.Columns = append(t.Columns, m.Name)
+		}
+		withCI := true
+		for _, m := range rep.Models {
+			withCI = withCI && len(m.PassAtKCI) >= rep.KMax
+		}
+		if withCI {
+			for _, m := range rep.Models {
+				t.Columns = append(t.Columns, m.Name+" 95% lo", m.Name+" 95% hi")
+			}
+		}
+		for k := 1; k <= rep.KMax; k++ {
+			row := []any{k}
+			for _, m := range rep.Models {
+				row = append(row, m.PassAtK[k-1].Value)
+			}
+			if withCI {
+				for _, m := range rep.Models {
+					row = append(row, m.PassAtKCI[k-1].Lo, m.PassAtKCI[k-1].Hi)
+				}
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	case name == "histogram":
+		t.Title = "problems by per-problem accuracy c/n"
+		t.Columns = []string{"bin", "lo", "hi"}
+		for _, m := range rep.Models {
+			t.Columns = append(t.Columns, m.Name)
+		}
+		for i, b := range rep.Models[0].Histogram {
+			row := []any{b.Label, b.Lo, b.Hi}
+			for _, m := range rep.Models {
+				row = append(row, m.Histogram[i].Count)
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	case name == "diff":
+		t.Title = "pass@k(model) − pass@k(base) by k (fractions)"
+		t.Columns = []string{"k"}
+		for _, p := range rep.Pairs {
+			t.Columns = append(t.Columns, p.Other+" − "+p.Base)
+		}
+		for k := 1; k <= rep.KMax; k++ {
+			row := []any{k}
+			for _, p := range rep.Pairs {
+				row = append(row, p.Diff[k-1].Value)
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	case name == "cover":
+		t.Title = "Cover@τ: share of problems with c/n ≥ τ"
+		t.Columns = []string{"tau"}
+		for _, m := range rep.Models {
+			t.Columns = append(t.Columns, m.Name)
+		}
+		for i, tau := range analysis.CoverTaus {
+			row := []any{tau}
+			for _, m := range rep.Models {
+				row = append(row, m.Cover[i].Value)
+			}
+			t.Rows = append(t.Rows, row)
+		}
+	case strings.HasPrefix(name, "venn-"):
+		i, err := strconv.Atoi(strings.TrimPrefix(name, "venn-"))
+		if err != nil || i < 1 || i > len(rep.Pairs) {
+			return t, fmt.Errorf("chart %q: %w", name, store.ErrNotFound)
+		}
+		p := rep.Pairs[i-1]
+		t.Title = fmt.Sprintf("solved sets at k = %d: %s vs %s", rep.KMax, p.Base, p.Other)
+		t.Columns = []string{"region", "problems", "problem_ids"}
+		t.Rows = [][]any{
+			{"both", p.Solved.Both, ""},
+			{"base-only", p.Solved.BaseOnly, strings.Join(p.BaseOnly, " ")},
+			{"other-only", p.Solved.OtherOnly, strings.Join(p.OtherOnly, " ")},
+			{"neither", p.Solved.Neither, ""},
+		}
+	default:
+		return t, fmt.Errorf("chart %q: %w", name, store.ErrNotFound)
+	}
+	return t, nil
+}
+
+// csvCell writes a value; text that a spreadsheet would run as a formula
+// (=, +, -, @ first) gets a leading apostrophe.
+func csvCell(v any) string {
+	switch x := v.(type) {
+	case string:
+		if x != "" && strings.ContainsRune("=+-@\t\r", rune(x[0])) {
+			return "'" + x
+		}
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// writeChartData answers file ("crossover.csv", "venn-1.json") with the
+// chart's table; an unknown chart or extension is ErrNotFound.
+func writeChartData(w http.ResponseWriter, rep *analysis.Report, file string) error {
+	name, ext, ok := strings.Cut(file, ".")
+	if !ok || (ext != "csv" && ext != "json") {
+		return fmt.Errorf("chart data %q (want NAME.csv or NAME.json): %w", file, store.ErrNotFound)
+	}
+	t, err := chartData(rep, name)
+	if err != nil {
+		return err
+	}
+	fname := fmt.Sprintf("reach-%d-%s.%s", rep.ComparisonID, name, ext)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+fname+`"`)
+	if ext == "json" {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(t)
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	cw := csv.NewWriter(w)
+	cols := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		cols[i] = csvCell(c)
+	}
+	if err := cw.Write(cols); err != nil {
+		return err
+	}
+	for _, row := range t.Rows {
+		rec := make([]string, len(row))
+		for i, v := range row {
+			rec[i] = csvCell(v)
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// chartData serves /comparisons/{id}/data/{chart}: the data of one chart of
+// the report variant the query selects.
+func (s *Server) chartData(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	opt, err := s.reportOptionsFor(r, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rep, err := analysis.BuildWith(r.Context(), s.st, id, opt)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := writeChartData(w, rep, chiParam(r, "chart")); err != nil {
+		s.fail(w, r, err)
+	}
+}

@@ -1,0 +1,240 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/web/views"
+)
+
+// gradingErrors are the review verdicts that say a problem's verdicts
+// cannot be trusted: ?without=grading-errors leaves those problems out.
+var gradingErrors = []string{store.VerdictVerifierFP, store.VerdictWrongReference}
+
+// reportOptionsFor is reportOptions plus ?without=grading-errors, which
+// needs the comparison's reviews.
+func (s *Server) reportOptionsFor(r *http.Request, id int64) (analysis.Options, error) {
+	opt := reportOptions(r)
+	if r.URL.Query().Get("without") != "grading-errors" {
+		return opt, nil
+	}
+	reviews, err := s.st.Reviews(r.Context(), id)
+	if err != nil {
+		return opt, err
+	}
+	opt.ExcludeProblems = map[int64]bool{}
+	for pid, rv := range reviews {
+		if slices.Contains(gradingErrors, rv.Verdict) {
+			opt.ExcludeProblems[pid] = true
+		}
+	}
+	return opt, nil
+}
+
+// reviewSummary counts the verdicts on the base-only problems of rows
+// (regions already set against the pair shown).
+func reviewSummary(rows []analysis.ProblemRow, reviews map[int64]store.Review) views.ReviewSummary {
+	sum := views.ReviewSummary{Counts: map[string]int{}}
+	for _, row := range rows {
+		if row.Region != "base-only" {
+			continue
+		}
+		sum.BaseOnly++
+		if rv, ok := reviews[row.ProblemID]; ok {
+			sum.Counts[rv.Verdict]++
+		} else {
+			sum.Unreviewed++
+		}
+	}
+	return sum
+}
+
+// unreviewedNeighbours finds, among the rows of region in dataset order,
+// the previous and next problem around pid without a review (0 = none).
+func unreviewedNeighbours(rows []analysis.ProblemRow, region string, pid int64, reviews map[int64]store.Review) (prev, next int64) {
+	at := slices.IndexFunc(rows, func(r analysis.ProblemRow) bool { return r.ProblemID == pid })
+	if at < 0 {
+		return 0, 0
+	}
+	open := func(r analysis.ProblemRow) bool {
+		_, done := reviews[r.ProblemID]
+		return r.Region == region && !done
+	}
+	for i := at - 1; i >= 0; i-- {
+		if open(rows[i]) {
+			prev = rows[i].ProblemID
+			break
+		}
+	}
+	for i := at + 1; i < len(rows); i++ {
+		if open(rows[i]) {
+			next = rows[i].ProblemID
+			break
+		}
+	}
+	return prev, next
+}
+
+// problemOf reads {pid} and checks it belongs to the comparison's dataset.
+func (s *Server) problemOf(r *http.Request, c store.Comparison) (store.Problem, error) {
+	pid, err := idParam(r, "pid")
+	if err != nil {
+		return store.Problem{}, err
+	}
+	p, err := s.st.GetProblem(r.Context(), pid)
+	if err != nil {
+		return p, err
+	}
+	if c.DatasetID == nil || p.DatasetID != *c.DatasetID {
+		return p, fmt.Errorf("problem %d is not in comparison %d: %w", pid, c.ID, store.ErrNotFound)
+	}
+	return p, nil
+}
+
+// review records a verdict on a problem: POST verdict, note.
+func (s *Server) review(w http.ResponseWriter, r *http.Request) {
+	id, _ := idParam(r, "id")
+	c, err := s.st.GetComparison(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	p, err := s.problemOf(r, c)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+		return
+	}
+	verdict, note := r.PostForm.Get("verdict"), strings.TrimSpace(r.PostForm.Get("note"))
+	if !slices.Contains(store.ReviewVerdicts, verdict) {
+		s.deny(w, r, http.StatusBadRequest, fmt.Sprintf("Unknown verdict %q.", verdict))
+		return
+	}
+	if len(note) > 4000 {
+		s.deny(w, r, http.StatusBadRequest, "Keep the note under 4,000 characters.")
+		return
+	}
+	err = s.st.SetReview(r.Context(), store.Review{ComparisonID: id, ProblemID: p.ID, Verdict: verdict, Note: note, ReviewerID: currentUser(r).ID})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d/problems/%d#review", id, p.ID), http.StatusSeeOther)
+}
+
+// overrideSample changes one sample's verdict: POST status (correct or
+// incorrect), note. The run's counts are recomputed before the redirect,
+// so the report the reviewer opens next already reflects it; the
+// statistics job is enqueued for the intervals.
+func (s *Server) overrideSample(w http.ResponseWriter, r *http.Request) {
+	id, _ := idParam(r, "id")
+	c, err := s.st.GetComparison(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	p, err := s.problemOf(r, c)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rid, err := idParam(r, "rid")
+	if err != nil || !slices.ContainsFunc(c.Runs, func(run store.Run) bool { return run.ID == rid }) {
+		s.fail(w, r, fmt.Errorf("run %s of comparison %d: %w", chiParam(r, "rid"), id, store.ErrNotFound))
+		return
+	}
+	idx, err := strconv.Atoi(chiParam(r, "idx"))
+	if err != nil || idx < 0 {
+		s.fail(w, r, fmt.Errorf("sample %q: %w", chiParam(r, "idx"), store.ErrNotFound))
+		return
+	}
+	if c.Status != store.StatusReady {
+		s.render(w, r, http.StatusConflict, views.ErrorPage(409, "Not ready", "This comparison is "+c.Status+"; override verdicts once it is ready."))
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+		return
+	}
+	status := r.PostForm.Get("status")
+	if status != store.SampleCorrect && status != store.SampleIncorrect {
+		s.deny(w, r, http.StatusBadRequest, "Choose correct or incorrect.")
+		return
+	}
+	_, err = s.st.OverrideSample(r.Context(), store.SampleOverride{ComparisonID: id, RunID: rid, ProblemID: p.ID, SampleIndex: idx,
+		Status: status, UserID: currentUser(r).ID, Note: strings.TrimSpace(r.PostForm.Get("note"))})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if s.jobs != nil {
+		if err := jobs.StartStats(r.Context(), s.jobs, id); err != nil {
+			s.log.Warn("enqueue statistics", "comparison", id, "err", err)
+		}
+	}
+	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d/problems/%d#sample-%d-%d", id, p.ID, rid, idx), http.StatusSeeOther)
+}
+
+func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) {
+	id, _ := idParam(r, "id")
+	c, err := s.st.GetComparison(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	es, err := s.st.Audit(r.Context(), id, 0)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, views.AuditPage(c, es))
+}
+
+// apiReview is one review in GET /api/v1/comparisons/{id}/reviews.
+type apiReview struct {
+	ProblemID string    `json:"problem_id"`
+	Region    string    `json:"region"`
+	Verdict   string    `json:"verdict"`
+	Note      string    `json:"note"`
+	Reviewer  string    `json:"reviewer"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+func (s *Server) apiReviews(w http.ResponseWriter, r *http.Request) {
+	id, _ := idParam(r, "id")
+	rep, err := analysis.Build(r.Context(), s.st, id)
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	reviews, err := s.st.Reviews(r.Context(), id)
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	out := struct {
+		BaseOnly   int            `json:"base_only"`
+		Counts     map[string]int `json:"counts"`
+		Unreviewed int            `json:"unreviewed"`
+		Reviews    []apiReview    `json:"reviews"`
+	}{Reviews: []apiReview{}}
+	sum := reviewSummary(rep.Rows, reviews)
+	out.BaseOnly, out.Counts, out.Unreviewed = sum.BaseOnly, sum.Counts, sum.Unreviewed
+	for _, row := range rep.Rows {
+		if rv, ok := reviews[row.ProblemID]; ok {
+			out.Reviews = append(out.Reviews, apiReview{ProblemID: row.Key, Region: row.Region, Verdict: rv.Verdict, Note: rv.Note,
+				Reviewer: rv.ReviewerEmail, UpdatedAt: rv.UpdatedAt})
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,352 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/auth"
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/web/views"
+)
+
+// shareCharts are what a share link can show: "" is every chart.
+var shareCharts = []string{"", "crossover", "venn", "histogram"}
+
+// shareRequest is what a new share link is made of (form or API JSON).
+type shareRequest struct {
+	Chart     string     `json:"chart"`      // "", crossover, venn, histogram
+	ShowTexts bool       `json:"show_texts"` // problem statements and completions visible
+	ExpiresIn string     `json:"expires_in"` // Go duration ("72h"); empty: no expiry
+	ExpiresAt *time.Time `json:"expires_at"` // RFC 3339; wins over ExpiresIn
+}
+
+// newShare validates req and creates the link; it returns its id and URL
+// (the token appears only in that URL, never stored).
+func (s *Server) newShare(r *http.Request, comparisonID int64, req shareRequest) (int64, string, error) {
+	if !slices.Contains(shareCharts, req.Chart) {
+		return 0, "", badForm("chart %q: choose crossover, venn, histogram or nothing (every chart)", req.Chart)
+	}
+	l := store.ShareLink{ComparisonID: comparisonID, Chart: req.Chart, ShowTexts: req.ShowTexts, CreatedBy: currentUser(r).ID}
+	switch {
+	case req.ExpiresAt != nil:
+		l.ExpiresAt = req.ExpiresAt
+	case req.ExpiresIn != "":
+		d, err := time.ParseDuration(req.ExpiresIn)
+		if err != nil || d <= 0 {
+			return 0, "", badForm("expires_in %q: want a positive duration such as 72h", req.ExpiresIn)
+		}
+		t := time.Now().Add(d)
+		l.ExpiresAt = &t
+	}
+	if l.ExpiresAt != nil && !l.ExpiresAt.After(time.Now()) {
+		return 0, "", badForm("the expiry %s is in the past", l.ExpiresAt.Format(time.RFC3339))
+	}
+	token, hash, err := auth.NewToken(auth.PrefixShare)
+	if err != nil {
+		return 0, "", err
+	}
+	var id int64
+	err = s.st.WithTx(r.Context(), func(tx *store.Store) error {
+		if id, err = tx.CreateShare(r.Context(), l, hash); err != nil {
+			return err
+		}
+		return tx.AddAudit(r.Context(), store.AuditEntry{UserID: l.CreatedBy, ComparisonID: comparisonID, Action: "share",
+			Target: fmt.Sprintf("share link %d", id), New: views.ShareScope(l)})
+	})
+	if err != nil {
+		return 0, "", err
+	}
+	return id, s.baseURL(r) + "/s/" + token, nil
+}
+
+func (s *Server) sharesPage(w http.ResponseWriter, r *http.Request) {
+	s.renderShares(w, r, http.StatusOK, views.NewShare{Chart: r.URL.Query().Get("chart")})
+}
+
+func (s *Server) renderShares(w http.ResponseWriter, r *http.Request, status int, ns views.NewShare) {
+	id, _ := idParam(r, "id")
+	c, err := s.st.GetComparison(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ls, err := s.st.ListShares(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if ns.URL != "" {
+		w.Header().Set("Cache-Control", "no-store")
+	}
+	s.render(w, r, status, views.SharesPage(views.SharesView{C: c, Links: ls, New: ns, Now: time.Now()}))
+}
+
+// createShare is the browser's "Share" form: chart, show_texts, expires
+// (days; empty for never).
+func (s *Server) createShare(w http.ResponseWriter, r *http.Request) {
+	id, _ := idParam(r, "id")
+	if err := r.ParseForm(); err != nil {
+		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+		return
+	}
+	req := shareRequest{Chart: r.PostForm.Get("chart"), ShowTexts: r.PostForm.Get("show_texts") == "on"}
+	if d := r.PostForm.Get("expires_days"); d != "" {
+		n, err := strconv.Atoi(d)
+		if err != nil || n <= 0 {
+			s.renderShares(w, r, http.StatusBadRequest, views.NewShare{Chart: req.Chart, Error: "Choose how many days the link lasts."})
+			return
+		}
+		req.ExpiresIn = (time.Duration(n) * 24 * time.Hour).String()
+	}
+	sid, u, err := s.newShare(r, id, req)
+	var fe formError
+	if errors.As(err, &fe) {
+		s.renderShares(w, r, http.StatusBadRequest, views.NewShare{Chart: req.Chart, Error: fe.msg})
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.renderShares(w, r, http.StatusOK, views.NewShare{ID: sid, URL: u, Chart: req.Chart, ShowTexts: req.ShowTexts})
+}
+
+// shareForRevoke finds share {sid} and checks the user owns its
+// comparison's project: a share of a comparison they cannot read is 404.
+func (s *Server) shareForRevoke(r *http.Request) (store.ShareLink, int, error) {
+	sid, err := idParam(r, "sid")
+	if err != nil {
+		return store.ShareLink{}, http.StatusNotFound, err
+	}
+	l, err := s.st.GetShare(r.Context(), sid)
+	if err != nil {
+		return l, http.StatusNotFound, err
+	}
+	u := currentUser(r)
+	_, member, err := s.st.ComparisonRole(r.Context(), l.ComparisonID, u.ID)
+	if err != nil {
+		return l, http.StatusNotFound, err
+	}
+	rl := role(u, member)
+	if !rl.Allows(auth.Read) {
+		return l, http.StatusNotFound, fmt.Errorf("share link %d: %w", sid, store.ErrNotFound)
+	}
+	if !rl.Allows(auth.Manage) {
+		return l, http.StatusForbidden, errForbidden
+	}
+	if err := s.st.RevokeShare(r.Context(), sid); err != nil {
+		return l, http.StatusInternalServerError, err
+	}
+	err = s.st.AddAudit(r.Context(), store.AuditEntry{UserID: u.ID, ComparisonID: l.ComparisonID, Action: "share-revoke",
+		Target: fmt.Sprintf("share link %d", sid), Old: views.ShareScope(l), New: "revoked"})
+	return l, http.StatusOK, err
+}
+
+func (s *Server) revokeShare(w http.ResponseWriter, r *http.Request) {
+	l, status, err := s.shareForRevoke(r)
+	switch {
+	case status == http.StatusNotFound:
+		s.deny(w, r, status, "There is no such share link.")
+	case status == http.StatusForbidden:
+		s.deny(w, r, status, "Only the project's owners can revoke share links.")
+	case err != nil:
+		s.fail(w, r, err)
+	default:
+		http.Redirect(w, r, fmt.Sprintf("/comparisons/%d/shares", l.ComparisonID), http.StatusSeeOther)
+	}
+}
+
+// apiCreateShare: POST /api/v1/comparisons/{id}/shares with an optional
+// JSON body {"chart", "show_texts", "expires_in" | "expires_at"}; answers
+// 201 {"id", "url"}.
+func (s *Server) apiCreateShare(w http.ResponseWriter, r *http.Request) {
+	id, _ := idParam(r, "id")
+	var req shareRequest
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	if err != nil {
+		s.apiFail(w, r, badForm("reading the body: %v", err))
+		return
+	}
+	if len(strings.TrimSpace(string(body))) > 0 {
+		dec := json.NewDecoder(strings.NewReader(string(body)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			s.apiFail(w, r, badForm("share request JSON: %v", err))
+			return
+		}
+	}
+	sid, u, err := s.newShare(r, id, req)
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, struct {
+		ID  int64  `json:"id"`
+		URL string `json:"url"`
+	}{sid, u})
+}
+
+// apiRevokeShare: DELETE /api/v1/shares/{id} answers 204.
+func (s *Server) apiRevokeShare(w http.ResponseWriter, r *http.Request) {
+	_, status, err := s.shareForRevoke(r)
+	switch {
+	case status == http.StatusNotFound:
+		s.deny(w, r, status, "no such share link")
+	case status == http.StatusForbidden:
+		s.deny(w, r, status, "only the project's owners can revoke share links")
+	case err != nil:
+		s.apiFail(w, r, err)
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// openShare resolves /s/{token}: a live link, its ready comparison and
+// report. Anything else (unknown, revoked, expired, not ready) is 404 and
+// ok is false. view counts one view.
+func (s *Server) openShare(w http.ResponseWriter, r *http.Request, view bool) (store.ShareLink, store.Comparison, *analysis.Report, bool) {
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("X-Robots-Tag", "noindex, nofollow")
+	notFound := func() (store.ShareLink, store.Comparison, *analysis.Report, bool) {
+		s.render(w, r, http.StatusNotFound, views.SharedGone())
+		return store.ShareLink{}, store.Comparison{}, nil, false
+	}
+	l, err := s.st.OpenShare(r.Context(), auth.HashToken(chiParam(r, "token")), view)
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound()
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return l, store.Comparison{}, nil, false
+	}
+	c, err := s.st.GetComparison(r.Context(), l.ComparisonID)
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound()
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return l, c, nil, false
+	}
+	rep, err := analysis.Build(r.Context(), s.st, c.ID)
+	if errors.Is(err, analysis.ErrNotReady) {
+		s.render(w, r, http.StatusServiceUnavailable, views.SharedNotReady())
+		return l, c, nil, false
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return l, c, nil, false
+	}
+	return l, c, rep, true
+}
+
+// sharedView builds the shared page's charts (only those the link covers).
+func (s *Server) sharedView(r *http.Request, l store.ShareLink, c store.Comparison, rep *analysis.Report) (views.SharedView, error) {
+	v := views.SharedView{L: l, C: c, R: rep, Token: chiParam(r, "token"), BaseURL: s.baseURL(r)}
+	cross, venns, vennPairs, hist, _, err := reportCharts(c.ID, rep, analysis.Options{}, 1, false)
+	if err != nil {
+		return v, err
+	}
+	if l.Chart == "" || l.Chart == "crossover" {
+		v.Crossover = cross
+	}
+	if l.Chart == "" || l.Chart == "venn" {
+		v.Venns, v.VennPairs = venns, vennPairs
+	}
+	if l.Chart == "" || l.Chart == "histogram" {
+		v.Histogram = hist
+	}
+	if l.ShowTexts {
+		for _, row := range rep.Rows {
+			if row.Region == "base-only" {
+				v.BaseOnly = append(v.BaseOnly, row)
+			}
+		}
+	}
+	return v, nil
+}
+
+func (s *Server) sharedPage(w http.ResponseWriter, r *http.Request) {
+	l, c, rep, ok := s.openShare(w, r, true)
+	if !ok {
+		return
+	}
+	v, err := s.sharedView(r, l, c, rep)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, views.SharedPage(v))
+}
+
+// sharedEmbed is the iframe view: the link's chart only, framable from
+// any site.
+func (s *Server) sharedEmbed(w http.ResponseWriter, r *http.Request) {
+	l, c, rep, ok := s.openShare(w, r, true)
+	if !ok {
+		return
+	}
+	v, err := s.sharedView(r, l, c, rep)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Del("X-Frame-Options")
+	w.Header().Set("Content-Security-Policy", "frame-ancestors *")
+	s.render(w, r, http.StatusOK, views.SharedEmbed(v))
+}
+
+func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
+	l, c, rep, ok := s.openShare(w, r, false)
+	if !ok {
+		return
+	}
+	if !l.ShowTexts {
+		s.render(w, r, http.StatusNotFound, views.SharedGone())
+		return
+	}
+	p, err := s.problemOf(r, c)
+	if errors.Is(err, store.ErrNotFound) {
+		s.render(w, r, http.StatusNotFound, views.SharedGone())
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v := views.ProblemView{C: c, P: p, Shared: chiParam(r, "token")}
+	if v.Models, err = s.problemModels(r, c, p.ID, samplesShown); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for _, row := range rep.Rows {
+		if row.ProblemID == p.ID {
+			v.Region = row.Region
+		}
+	}
+	s.render(w, r, http.StatusOK, views.SharedProblem(v))
+}
+
+func (s *Server) sharedChartData(w http.ResponseWriter, r *http.Request) {
+	l, _, rep, ok := s.openShare(w, r, false)
+	if !ok {
+		return
+	}
+	name, _, _ := strings.Cut(chiParam(r, "chart"), ".")
+	if l.Chart != "" && !strings.HasPrefix(name, l.Chart) || name == "diff" || name == "cover" {
+		s.render(w, r, http.StatusNotFound, views.SharedGone())
+		return
+	}
+	if err := writeChartData(w, rep, chiParam(r, "chart")); errors.Is(err, store.ErrNotFound) {
+		s.render(w, r, http.StatusNotFound, views.SharedGone())
+	} else if err != nil {
+		s.fail(w, r, err)
+	}
+}
