@@ -174,7 +174,9 @@ type route struct {
 	ok     int // status when allowed
 }
 
-func static(p string) func(*fixture, string) string { return func(*fixture, string) string { return p } }
+func static(p string) func(*fixture, string) string {
+	return func(*fixture, string) string { return p }
+}
 
 func form(v url.Values) func(*fixture) (string, []byte) {
 	return func(*fixture) (string, []byte) { return "application/x-www-form-urlencoded", []byte(v.Encode()) }
@@ -241,21 +243,29 @@ var routes = []route{
 	{"project", read, "GET", func(f *fixture, _ string) string { return fmt.Sprintf("/projects/%d", f.project) }, nil, 200},
 
 	{"confirm mapping", edit, "POST", cpath("/comparisons/%d/mapping"), form(nil), 303},
-	{"re-verify", edit, "POST", func(f *fixture, _ string) string { c, _, _ := f.fresh(); return fmt.Sprintf("/comparisons/%d/reverify", c) }, form(nil), 303},
+	{"re-verify", edit, "POST", func(f *fixture, _ string) string {
+		c, _, _ := f.fresh()
+		return fmt.Sprintf("/comparisons/%d/reverify", c)
+	}, form(nil), 303},
 	{"test connection", edit, "POST", func(f *fixture, _ string) string { return fmt.Sprintf("/comparisons/%d/runs/%d/test", f.cid, f.rid) }, form(nil), 200},
 	{"start sampling", edit, "POST", cpath("/comparisons/%d/start"), form(nil), 409},
 	{"pause sampling", edit, "POST", cpath("/comparisons/%d/pause"), form(nil), 409},
 	{"resume sampling", edit, "POST", cpath("/comparisons/%d/resume"), form(nil), 409},
 	{"cancel sampling", edit, "POST", cpath("/comparisons/%d/cancel"), form(nil), 409},
 	{"extend sampling", edit, "POST", cpath("/comparisons/%d/extend"), form(nil), 409},
-	{"review", edit, "POST", func(f *fixture, _ string) string { return fmt.Sprintf("/comparisons/%d/problems/%d/review", f.cid, f.pid) },
+	{"review", edit, "POST", func(f *fixture, _ string) string {
+		return fmt.Sprintf("/comparisons/%d/problems/%d/review", f.cid, f.pid)
+	},
 		form(url.Values{"verdict": {"genuine"}}), 303},
 	{"override verdict", edit, "POST", func(f *fixture, _ string) string {
 		c, r, p := f.fresh()
 		return fmt.Sprintf("/comparisons/%d/runs/%d/problems/%d/samples/0/verdict", c, r, p)
 	}, form(url.Values{"status": {"incorrect"}}), 303},
 
-	{"delete", manage, "POST", func(f *fixture, _ string) string { c, _, _ := f.fresh(); return fmt.Sprintf("/comparisons/%d/delete", c) }, form(nil), 303},
+	{"delete", manage, "POST", func(f *fixture, _ string) string {
+		c, _, _ := f.fresh()
+		return fmt.Sprintf("/comparisons/%d/delete", c)
+	}, form(nil), 303},
 	{"share links", manage, "GET", cpath("/comparisons/%d/shares"), nil, 200},
 	{"create share", manage, "POST", cpath("/comparisons/%d/shares"), form(url.Values{"chart": {""}}), 200},
 	{"revoke share", manage, "POST", func(f *fixture, _ string) string { return fmt.Sprintf("/shares/%d/revoke", f.freshShare()) }, form(nil), 303},
@@ -265,7 +275,9 @@ var routes = []route{
 		func(f *fixture) (string, []byte) {
 			return form(url.Values{"email": {f.spare.Email}, "role": {"viewer"}})(f)
 		}, 303},
-	{"remove member", manage, "POST", func(f *fixture, _ string) string { return fmt.Sprintf("/projects/%d/members/%d/remove", f.project, f.spare.ID) }, form(nil), 303},
+	{"remove member", manage, "POST", func(f *fixture, _ string) string {
+		return fmt.Sprintf("/projects/%d/members/%d/remove", f.project, f.spare.ID)
+	}, form(nil), 303},
 
 	{"users", admin, "GET", static("/admin/users"), nil, 200},
 	{"invite", admin, "POST", static("/admin/invites"), func(f *fixture) (string, []byte) {
