@@ -80,6 +80,10 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u store.Us
 	if err := s.st.CreateSession(r.Context(), hash, u.ID, time.Now().Add(sessionIdle)); err != nil {
 		return err
 	}
+	// Sign-ins are rare: a good moment to forget sessions that ended.
+	if err := s.st.DeleteExpiredSessions(r.Context()); err != nil {
+		s.log.Warn("delete expired sessions", "err", err)
+	}
 	s.setSessionCookie(w, r, token)
 	return nil
 }
