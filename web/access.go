@@ -99,6 +99,10 @@ func isTLS(r *http.Request) bool {
 // session cookie. It never refuses anonymous requests; the route guards do.
 func (s *Server) identify(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/static/") || r.URL.Path == "/healthz" {
+			next.ServeHTTP(w, r) // public, and asked for many times per page: no session lookup
+			return
+		}
 		p := &principal{}
 		if tok, ok := bearer(r); ok {
 			u, err := s.st.APITokenUser(r.Context(), auth.HashToken(tok))
@@ -207,8 +211,9 @@ func role(u *store.User, member string) auth.Role {
 	return auth.ParseRole(member)
 }
 
-// comparisonRole is the role needComparison resolved for this request.
-func comparisonRole(r *http.Request) auth.Role {
+// routeRole is the role needComparison or needProject resolved for this
+// request (NoRole on other routes).
+func routeRole(r *http.Request) auth.Role {
 	rl, _ := r.Context().Value(roleKey).(auth.Role)
 	return rl
 }

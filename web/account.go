@@ -460,7 +460,7 @@ func (s *Server) renderProject(w http.ResponseWriter, r *http.Request, status in
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, status, views.ProjectPage(views.ProjectView{P: p, Members: ms, Manage: comparisonRole(r).Allows(auth.Manage), Error: msg}))
+	s.render(w, r, status, views.ProjectPage(views.ProjectView{P: p, Members: ms, Manage: routeRole(r).Allows(auth.Manage), Error: msg}))
 }
 
 func (s *Server) setMember(w http.ResponseWriter, r *http.Request) {

@@ -194,7 +194,7 @@ func (s *Server) reportView(c store.Comparison, rep *analysis.Report, opt analys
 		f.Region = ""
 	}
 	v := views.ReportView{C: c, R: rep, Filter: f, Regions: map[string]int{}, Opt: opt, Reviews: reviews,
-		Can: perms(comparisonRole(r))}
+		Can: perms(routeRole(r))}
 	subjects, levels := map[string]bool{}, map[string]bool{}
 	for i := range rep.Rows {
 		rep.Rows[i].Region = regionOf(rep.Rows[i].Counts[0], rep.Rows[i].Counts[f.Pair])
@@ -438,7 +438,7 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	v := views.ProblemView{C: c, P: p, ShowAll: r.URL.Query().Get("all") == "1", Can: perms(comparisonRole(r))}
+	v := views.ProblemView{C: c, P: p, ShowAll: r.URL.Query().Get("all") == "1", Can: perms(routeRole(r))}
 	limit := samplesShown
 	if v.ShowAll {
 		limit = 4096

@@ -119,9 +119,10 @@ func (s *Server) createShare(w http.ResponseWriter, r *http.Request) {
 	s.renderShares(w, r, http.StatusOK, views.NewShare{ID: sid, URL: u, Chart: req.Chart, ShowTexts: req.ShowTexts})
 }
 
-// shareForRevoke finds share {sid} and checks the user owns its
-// comparison's project: a share of a comparison they cannot read is 404.
-func (s *Server) shareForRevoke(r *http.Request) (store.ShareLink, int, error) {
+// revokeShareFor revokes share {sid} if the user owns its comparison's
+// project, and returns it with the status to answer: 404 for a share of a
+// comparison they cannot read, 403 for a role below owner.
+func (s *Server) revokeShareFor(r *http.Request) (store.ShareLink, int, error) {
 	sid, err := idParam(r, "sid")
 	if err != nil {
 		return store.ShareLink{}, http.StatusNotFound, err
@@ -151,7 +152,7 @@ func (s *Server) shareForRevoke(r *http.Request) (store.ShareLink, int, error) {
 }
 
 func (s *Server) revokeShare(w http.ResponseWriter, r *http.Request) {
-	l, status, err := s.shareForRevoke(r)
+	l, status, err := s.revokeShareFor(r)
 	switch {
 	case status == http.StatusNotFound:
 		s.deny(w, r, status, "There is no such share link.")
@@ -196,7 +197,7 @@ func (s *Server) apiCreateShare(w http.ResponseWriter, r *http.Request) {
 
 // apiRevokeShare: DELETE /api/v1/shares/{id} answers 204.
 func (s *Server) apiRevokeShare(w http.ResponseWriter, r *http.Request) {
-	_, status, err := s.shareForRevoke(r)
+	_, status, err := s.revokeShareFor(r)
 	switch {
 	case status == http.StatusNotFound:
 		s.deny(w, r, status, "no such share link")
@@ -340,7 +341,8 @@ func (s *Server) sharedChartData(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, _, _ := strings.Cut(chiParam(r, "chart"), ".")
-	if l.Chart != "" && !strings.HasPrefix(name, l.Chart) || name == "diff" || name == "cover" {
+	// Only the charts the page shows: the link's one chart, or crossover, Venns and histogram.
+	if (l.Chart != "" && !strings.HasPrefix(name, l.Chart)) || name == "diff" || name == "cover" {
 		s.render(w, r, http.StatusNotFound, views.SharedGone())
 		return
 	}
