@@ -143,11 +143,68 @@
     sel.addRange(r);
   }
 
+  // Chart images: PNG from the chart as drawn, SVG by drawing its option
+  // again with ECharts' SVG renderer (server-side mode, no DOM), whatever
+  // renderer the page uses. window.reachChartImage(div, "svg" | "png")
+  // returns the SVG text or the PNG data URL.
+  function chartImage(div, type) {
+    var inst = echarts.getInstanceByDom(div);
+    if (!inst) return "";
+    if (type === "png") return inst.getDataURL({ type: "png", pixelRatio: 2, backgroundColor: "#ffffff" });
+    var ssr = echarts.init(null, null, { renderer: "svg", ssr: true, width: div.clientWidth || 800, height: div.clientHeight || 400 });
+    var opt = inst.getOption();
+    opt.animation = false;
+    ssr.setOption(opt);
+    var svg = ssr.renderToSVGString();
+    ssr.dispose();
+    return svg;
+  }
+  window.reachChartImage = chartImage;
+
+  function download(name, href) {
+    var a = document.createElement("a");
+    a.href = href;
+    a.download = name;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+  }
+
+  function setupChartDownloads() {
+    if (typeof echarts === "undefined") return;
+    document.querySelectorAll("[_echarts_instance_]").forEach(function (div) {
+      if (div.nextElementSibling && div.nextElementSibling.classList.contains("chart-images")) return;
+      var bar = document.createElement("p");
+      bar.className = "chart-images small";
+      bar.appendChild(document.createTextNode("Image: "));
+      ["png", "svg"].forEach(function (type, i) {
+        if (i) bar.appendChild(document.createTextNode(" · "));
+        var b = document.createElement("button");
+        b.type = "button";
+        b.className = "link chart-" + type;
+        b.textContent = type.toUpperCase();
+        b.addEventListener("click", function () {
+          var data = chartImage(div, type);
+          if (type === "svg") {
+            var url = URL.createObjectURL(new Blob([data], { type: "image/svg+xml" }));
+            download((div.id || "chart") + ".svg", url);
+            setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
+          } else {
+            download((div.id || "chart") + ".png", data);
+          }
+        });
+        bar.appendChild(b);
+      });
+      div.insertAdjacentElement("afterend", bar);
+    });
+  }
+
   onReady(function () {
     renderMath(document);
     highlightCode(document);
     setupForm();
     setupKeys();
     setupCopy();
+    setupChartDownloads();
   });
 })();

@@ -108,6 +108,15 @@ func TestBrowserShareLink(t *testing.T) {
 	if len(figures) != 2 || figures[0][1] != "35.00%" || figures[1][1] != "30.00%" {
 		t.Errorf("shared headline %q, want pass@1 35.00%% and 30.00%%", figures)
 	}
+	// The chart downloads as PNG and as SVG (drawn again by ECharts' SVG renderer).
+	img := eval[[]string](t, f, `(() => {
+		const div = document.querySelector("#crossover-chart [_echarts_instance_]");
+		return [reachChartImage(div, "png").slice(0, 22), reachChartImage(div, "svg"),
+			Array.from(document.querySelectorAll("#crossover-chart .chart-images button")).map(b => b.textContent).join(" ")];
+	})()`)
+	if img[0] != "data:image/png;base64," || !strings.HasPrefix(img[1], "<svg") || !strings.Contains(img[1], ">rl<") || img[2] != "PNG SVG" {
+		t.Errorf("chart images: PNG %q, SVG %.80q (names the series: %v), buttons %q", img[0], img[1], strings.Contains(img[1], ">rl<"), img[2])
+	}
 	if og := eval[string](t, f, `document.querySelector('meta[property="og:title"]').content`); og != "team pair — pass@k crossover" {
 		t.Errorf("og:title %q", og)
 	}
