@@ -41,7 +41,7 @@ type VerifyWorker struct {
 	v  verify.Verifier
 }
 
-const verifyBatch = 1000
+const verifyBatch = 5000
 
 // Timeout lets verification of a large run take long.
 func (w *VerifyWorker) Timeout(*river.Job[VerifyArgs]) time.Duration { return longTimeout }
