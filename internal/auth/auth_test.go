@@ -118,3 +118,17 @@ func TestLimiter(t *testing.T) {
 		t.Error("refused after Reset")
 	}
 }
+
+// BenchmarkCheckPassword is the cost of one sign-in attempt with
+// DefaultParams (what an attacker pays per guess, besides the limiter).
+func BenchmarkCheckPassword(b *testing.B) {
+	h, err := HashPassword("correct horse battery", DefaultParams)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := CheckPassword(h, "correct horse battery"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
