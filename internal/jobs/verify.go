@@ -21,6 +21,9 @@ func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 type VerifyArgs struct {
 	RunID        int64 `json:"run_id"`
 	ComparisonID int64 `json:"comparison_id"`
+	// All re-verifies every sample (not only those without a verdict),
+	// rewriting each row once rather than resetting and rewriting it.
+	All bool `json:"all,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -53,11 +56,14 @@ func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) err
 		return river.JobCancel(fmt.Errorf("no verifier configured"))
 	}
 	runID := job.Args.RunID
-	_, pending, err := w.st.CountSamples(ctx, runID)
+	total, pending, err := w.st.CountSamples(ctx, runID)
 	if err != nil {
 		return err
 	}
 	need := pending
+	if job.Args.All {
+		need = total
+	}
 	prog := store.Progress{RunID: runID, Stage: "verify", Total: need, Unit: "samples", Status: "running"}
 	_ = w.st.SetProgress(ctx, prog)
 	var (
@@ -68,7 +74,7 @@ func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) err
 		start        = time.Now()
 	)
 	for {
-		batch, err := w.st.PendingSamples(ctx, runID, afterProblem, afterIndex, verifyBatch)
+		batch, err := w.st.PendingSamples(ctx, runID, afterProblem, afterIndex, verifyBatch, job.Args.All)
 		if err != nil {
 			return err
 		}
@@ -150,7 +156,10 @@ func (w *AggregateWorker) Work(ctx context.Context, job *river.Job[AggregateArgs
 		if err := tx.AggregateRun(ctx, runID); err != nil {
 			return err
 		}
-		return tx.SetRunStatus(ctx, runID, store.StatusReady, "")
+		// A late duplicate of this job (one per finished chunk may be
+		// enqueued) must not call a run ready while it is being extended
+		// or re-verified.
+		return tx.SetRunReadyIfSettled(ctx, runID)
 	})
 	if err != nil {
 		return err
@@ -177,7 +186,7 @@ type ReverifyWorker struct {
 	st *store.Store
 }
 
-// Work resets verdicts and enqueues a VerifyJob per run with texts, in one
+// Work enqueues a VerifyJob over all samples of each run with texts, in one
 // transaction.
 func (w *ReverifyWorker) Work(ctx context.Context, job *river.Job[ReverifyArgs]) error {
 	c, err := w.st.GetComparison(ctx, job.Args.ComparisonID)
@@ -190,16 +199,13 @@ func (w *ReverifyWorker) Work(ctx context.Context, job *river.Job[ReverifyArgs])
 			if !r.HasTexts {
 				continue
 			}
-			if err := tx.ResetVerdicts(ctx, r.ID); err != nil {
-				return err
-			}
 			if err := tx.SetRunStatus(ctx, r.ID, store.StatusVerifying, ""); err != nil {
 				return err
 			}
 			if err := tx.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "verify", Unit: "samples", Status: "queued"}); err != nil {
 				return err
 			}
-			follow = append(follow, VerifyArgs{RunID: r.ID, ComparisonID: c.ID})
+			follow = append(follow, VerifyArgs{RunID: r.ID, ComparisonID: c.ID, All: true})
 		}
 		if len(follow) == 0 {
 			return nil

@@ -273,12 +273,18 @@ func TestSharesReviewsAndOverrides(t *testing.T) {
 	if s0.Status != store.SampleIncorrect || s0.Override == nil || s0.Override.From != store.SampleCorrect || s0.Override.By != "r@lab.org" || s0.Override.Note != "wrong unit" {
 		t.Errorf("overridden sample %+v / %+v", s0, s0.Override)
 	}
-	// Re-verification keeps the reviewer's verdict.
-	if err := st.ResetVerdicts(ctx, base); err != nil {
+	// Re-verification (every sample) skips the reviewer's verdict.
+	all, err := st.PendingSamples(ctx, base, 0, -1, 100, true)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, pending, _ := st.CountSamples(ctx, base); pending != 5 {
-		t.Errorf("%d samples pending after reset, want 5 (the overridden one keeps its verdict)", pending)
+	if len(all) != 5 {
+		t.Errorf("%d samples to re-verify, want 5 (the overridden one keeps its verdict)", len(all))
+	}
+	for _, x := range all {
+		if x.ProblemID == pids[0] && x.SampleIndex == 0 {
+			t.Error("the overridden sample is re-verified")
+		}
 	}
 	// Setting the original verdict back clears the override.
 	if _, err := st.OverrideSample(ctx, store.SampleOverride{ComparisonID: cid, RunID: base, ProblemID: pids[0], SampleIndex: 0,

@@ -317,7 +317,7 @@ func (s *Store) DeleteComparison(ctx context.Context, id int64) error {
 // to finish always sees the others.
 func (s *Store) MarkComparisonReadyIfDone(ctx context.Context, id int64) error {
 	_, err := s.db.Exec(ctx, `UPDATE comparisons SET status = 'ready', error = '', updated_at = now()
-		WHERE id = $1 AND status <> 'failed' AND NOT EXISTS (SELECT 1 FROM runs WHERE comparison_id = $1 AND status <> 'ready')`, id)
+		WHERE id = $1 AND status NOT IN ('failed', 'paused', 'configured') AND NOT EXISTS (SELECT 1 FROM runs WHERE comparison_id = $1 AND status <> 'ready')`, id)
 	if err != nil {
 		return fmt.Errorf("finish comparison %d: %w", id, err)
 	}

@@ -110,3 +110,15 @@ func (s *Store) ProgressForComparison(ctx context.Context, comparisonID int64) (
 	}
 	return out, nil
 }
+
+// SetRunReadyIfSettled marks a run ready unless it still has chunks to
+// sample or samples awaiting a verdict.
+func (s *Store) SetRunReadyIfSettled(ctx context.Context, runID int64) error {
+	_, err := s.db.Exec(ctx, `UPDATE runs SET status = 'ready', error = '' WHERE id = $1
+		AND NOT EXISTS (SELECT 1 FROM sample_chunks WHERE run_id = $1 AND status = 'pending')
+		AND NOT EXISTS (SELECT 1 FROM samples WHERE run_id = $1 AND status = 'pending')`, runID)
+	if err != nil {
+		return fmt.Errorf("set run %d ready: %w", runID, err)
+	}
+	return nil
+}

@@ -83,10 +83,17 @@ type PendingSample struct {
 
 // PendingSamples returns up to limit unverified samples of a run after the
 // given key, in key order (keyset pagination keeps each batch cheap).
-func (s *Store) PendingSamples(ctx context.Context, runID, afterProblem int64, afterIndex, limit int) ([]PendingSample, error) {
+//
+// With all set it returns every sample (re-verification), except those a
+// reviewer overrode: their verdict outlives re-verification.
+func (s *Store) PendingSamples(ctx context.Context, runID, afterProblem int64, afterIndex, limit int, all bool) ([]PendingSample, error) {
+	filter := `s.status = 'pending'`
+	if all {
+		filter = `s.override_at IS NULL`
+	}
 	rows, err := s.db.Query(ctx, `SELECT s.problem_id, s.sample_index, s.completion, p.reference, p.kind
 		FROM samples s JOIN problems p ON p.id = s.problem_id
-		WHERE s.run_id = $1 AND s.status = 'pending' AND (s.problem_id, s.sample_index) > ($2, $3)
+		WHERE s.run_id = $1 AND `+filter+` AND (s.problem_id, s.sample_index) > ($2, $3)
 		ORDER BY s.problem_id, s.sample_index LIMIT $4`, runID, afterProblem, afterIndex, limit)
 	if err != nil {
 		return nil, fmt.Errorf("pending samples of run %d: %w", runID, err)
@@ -147,17 +154,6 @@ func (s *Store) SaveVerdicts(ctx context.Context, runID int64, source string, vs
 		return 0, fmt.Errorf("save %d verdicts of run %d: %w", len(vs), runID, err)
 	}
 	return changed, nil
-}
-
-// ResetVerdicts marks every sample of a run as awaiting a verdict (for a
-// re-verification with Reach's verifier). File verdicts are kept aside in
-// file_correct; samples a reviewer overrode keep their verdict.
-func (s *Store) ResetVerdicts(ctx context.Context, runID int64) error {
-	// A reviewer's override outlives re-verification.
-	if _, err := s.db.Exec(ctx, `UPDATE samples SET status = 'pending' WHERE run_id = $1 AND override_at IS NULL`, runID); err != nil {
-		return fmt.Errorf("reset verdicts of run %d: %w", runID, err)
-	}
-	return nil
 }
 
 // ChangedVerdicts counts a run's samples whose current verdict differs from
