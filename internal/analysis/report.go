@@ -212,17 +212,20 @@ type TrajectoryPoint struct {
 
 // ModelReport is one model's curve and counts.
 type ModelReport struct {
-	RunID         int64   `json:"run_id"`
-	Name          string  `json:"name"`
-	Role          string  `json:"role"`
-	Step          *int    `json:"step,omitempty"`
-	VerdictSource string  `json:"verdict_source"`
-	HasTexts      bool    `json:"has_texts"`
-	N             int     `json:"n"`         // samples per problem (the smallest, if they differ)
-	PassAtK       []Point `json:"pass_at_k"` // every k from 1 to N
-	Pass1         float64 `json:"pass_at_1"`
-	PassN         float64 `json:"pass_at_n"`
-	Solved        int     `json:"solved"` // problems with c >= 1
+	RunID         int64  `json:"run_id"`
+	Name          string `json:"name"`
+	Role          string `json:"role"`
+	Step          *int   `json:"step,omitempty"`
+	VerdictSource string `json:"verdict_source"`
+	// VerdictsChanged counts Reach's verdicts that differ from the file's
+	// labels, once Reach's verifier graded a labelled file.
+	VerdictsChanged *int64  `json:"verdicts_changed_from_file,omitempty"`
+	HasTexts        bool    `json:"has_texts"`
+	N               int     `json:"n"`         // samples per problem (the smallest, if they differ)
+	PassAtK         []Point `json:"pass_at_k"` // every k from 1 to N
+	Pass1           float64 `json:"pass_at_1"`
+	PassN           float64 `json:"pass_at_n"`
+	Solved          int     `json:"solved"` // problems with c >= 1
 	// Crossover and DeltaSE repeat, for non-base models, this model's pair
 	// with the base model.
 	Crossover *Crossover     `json:"crossover,omitempty"`
@@ -558,7 +561,8 @@ var CoverTaus = func() []float64 {
 }()
 
 func modelReport(r store.Run, cs []passk.Count, opt Options) (ModelReport, error) {
-	m := ModelReport{RunID: r.ID, Name: r.ModelName, Role: r.Role, Step: r.Step, VerdictSource: r.VerdictSource, HasTexts: r.HasTexts}
+	m := ModelReport{RunID: r.ID, Name: r.ModelName, Role: r.Role, Step: r.Step, VerdictSource: r.VerdictSource, HasTexts: r.HasTexts,
+		VerdictsChanged: r.VerdictsChanged}
 	curve, err := passk.CurveAll(cs)
 	if err != nil {
 		return m, err

@@ -288,6 +288,7 @@ func (w *ImportWorker) importRun(ctx context.Context, tx *store.Store, c store.C
 		nCounts   int64
 		pending   int64
 		verified  int64
+		changed   int64 // Reach's verdict differs from the file's label
 		lastTick  time.Time
 		fileLabel bool
 	)
@@ -305,7 +306,8 @@ func (w *ImportWorker) importRun(ctx context.Context, tx *store.Store, c store.C
 			return nil
 		}
 		if w.v != nil {
-			verified += gradeSamples(ctx, w.v, ix, samples)
+			n, ch := gradeSamples(ctx, w.v, ix, samples)
+			verified, changed = verified+n, changed+ch
 		}
 		err := tx.InsertSamples(ctx, samples)
 		samples, bytesIn = samples[:0], 0
@@ -394,6 +396,11 @@ func (w *ImportWorker) importRun(ctx context.Context, tx *store.Store, c store.C
 		_ = w.st.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "verify", Done: verified, Total: verified, Unit: "samples",
 			Status: "done", Detail: fmt.Sprintf("%d samples verified by %s during the import", verified, w.v.Name())})
 	}
+	if verified > 0 && fileLabel && c.Reverify {
+		if err := tx.SetVerdictsChanged(ctx, r.ID, changed); err != nil {
+			return nil, err
+		}
+	}
 	if verified > 0 || pending > 0 {
 		source = "verifier"
 		if fileLabel && !c.Reverify {
@@ -436,8 +443,9 @@ func runFormat(ctx context.Context, tx *store.Store, r store.Run, up store.Uploa
 }
 
 // gradeSamples verifies the batch's samples that have no verdict yet, on all
-// cores, and returns how many it graded.
-func gradeSamples(ctx context.Context, v verify.Verifier, ix problemIndex, batch []store.Sample) int64 {
+// cores, and returns how many it graded and how many of those differ from
+// the file's label.
+func gradeSamples(ctx context.Context, v verify.Verifier, ix problemIndex, batch []store.Sample) (graded, changed int64) {
 	var todo []int
 	for i := range batch {
 		if batch[i].Status == store.SamplePending {
@@ -458,5 +466,10 @@ func gradeSamples(ctx context.Context, v verify.Verifier, ix problemIndex, batch
 		}()
 	}
 	wg.Wait()
-	return int64(len(todo))
+	for _, i := range todo {
+		if fc := batch[i].FileCorrect; fc != nil && *fc != (batch[i].Status == store.SampleCorrect) {
+			changed++
+		}
+	}
+	return int64(len(todo)), changed
 }

@@ -195,6 +195,23 @@ func TestGSM8KRollouts(t *testing.T) {
 		if rep.KMax != 8 || rep.Problems != 30 {
 			t.Errorf("kmax %d problems %d; want 8, 30", rep.KMax, rep.Problems)
 		}
+		for _, m := range rep.Models {
+			if !reverify {
+				if m.VerdictsChanged != nil {
+					t.Errorf("%s: verdicts changed %d without re-verification", m.Name, *m.VerdictsChanged)
+				}
+				continue
+			}
+			var want int64
+			err := e.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM samples
+				WHERE run_id = $1 AND file_correct <> (status = 'correct')`, m.RunID).Scan(&want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.VerdictsChanged == nil || *m.VerdictsChanged != want {
+				t.Errorf("%s: verdicts changed %v; want %d", m.Name, m.VerdictsChanged, want)
+			}
+		}
 	}
 }
 
@@ -271,5 +288,45 @@ func TestJobsAreIdempotent(t *testing.T) {
 	again, err := analysis.Build(ctx, e.st, rep.ComparisonID)
 	if err != nil || again.Pairs[0].Solved != rep.Pairs[0].Solved {
 		t.Fatalf("counts changed after re-running jobs: %v", err)
+	}
+}
+
+// Re-verifying a labelled comparison grades every sample with Reach's
+// verifier and records how many verdicts differ from the file's labels.
+func TestReverifyCountsChangedVerdicts(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	rep := e.importReady(t, gsm8kSpec(t, false))
+	if err := jobs.StartReverify(ctx, e.client, rep.ComparisonID); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		c, err := e.st.GetComparison(ctx, rep.ComparisonID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Status == store.StatusReady && c.Runs[0].VerdictsChanged != nil && c.Runs[1].VerdictsChanged != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("re-verification not done: %s", c.Status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	again, err := analysis.Build(ctx, e.st, rep.ComparisonID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range again.Models {
+		var want, fileVerdicts int64
+		err := e.st.Pool().QueryRow(ctx, `SELECT count(*) FILTER (WHERE file_correct <> (status = 'correct')),
+			count(*) FILTER (WHERE verdict_source = 'file') FROM samples WHERE run_id = $1`, m.RunID).Scan(&want, &fileVerdicts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *m.VerdictsChanged != want || fileVerdicts != 0 {
+			t.Errorf("%s: %d verdicts changed (want %d), %d still from the file", m.Name, *m.VerdictsChanged, want, fileVerdicts)
+		}
 	}
 }

@@ -94,6 +94,12 @@ func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) err
 		prog.Done, prog.Detail = done, fmt.Sprintf("%d of %d samples, %.0f/s", done, need, rate)
 		_ = w.st.SetProgress(ctx, prog)
 	}
+	if job.Args.All {
+		// Every labelled sample was graded again: the total is exact.
+		if err := w.st.SetVerdictsChanged(ctx, runID, changed); err != nil {
+			return err
+		}
+	}
 	prog.Status, prog.Done = "done", need
 	prog.Detail = fmt.Sprintf("%d samples verified by %s", done, w.v.Name())
 	if changed > 0 {

@@ -63,6 +63,9 @@ type Run struct {
 	Error         string
 	Endpoint      Endpoint // BaseURL empty for imported runs
 	Usage         RunUsage
+	// VerdictsChanged is how many of Reach's verdicts differ from the
+	// file's labels; nil until Reach's verifier graded labelled samples.
+	VerdictsChanged *int64
 }
 
 // Endpoint is where an endpoint-backed run samples from. The API key is
@@ -177,7 +180,7 @@ func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error)
 	}
 	rows, err := s.db.Query(ctx, `SELECT id, comparison_id, position, model_name, role, step, upload_id, source_file, format,
 			mapping, has_texts, verdict_source, status, error, endpoint_url, endpoint_model, endpoint_style, api_key_enc,
-			max_concurrency, tokens_in, tokens_out, requests, errors, sampling_started_at
+			max_concurrency, tokens_in, tokens_out, requests, errors, sampling_started_at, verdicts_changed
 		FROM runs WHERE comparison_id = $1 ORDER BY position`, id)
 	if err != nil {
 		return c, fmt.Errorf("runs of comparison %d: %w", id, err)
@@ -187,7 +190,7 @@ func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error)
 		err := row.Scan(&r.ID, &r.ComparisonID, &r.Position, &r.ModelName, &r.Role, &r.Step, &r.UploadID, &r.SourceFile,
 			&r.Format, &r.Mapping, &r.HasTexts, &r.VerdictSource, &r.Status, &r.Error, &r.Endpoint.BaseURL, &r.Endpoint.Model,
 			&r.Endpoint.Style, &r.Endpoint.APIKeyEnc, &r.Endpoint.MaxConcurrency, &r.Usage.TokensIn, &r.Usage.TokensOut,
-			&r.Usage.Requests, &r.Usage.Errors, &r.Usage.StartedAt)
+			&r.Usage.Requests, &r.Usage.Errors, &r.Usage.StartedAt, &r.VerdictsChanged)
 		return r, err
 	})
 	if err != nil {
@@ -320,6 +323,14 @@ func (s *Store) MarkComparisonReadyIfDone(ctx context.Context, id int64) error {
 		WHERE id = $1 AND status NOT IN ('failed', 'paused', 'configured') AND NOT EXISTS (SELECT 1 FROM runs WHERE comparison_id = $1 AND status <> 'ready')`, id)
 	if err != nil {
 		return fmt.Errorf("finish comparison %d: %w", id, err)
+	}
+	return nil
+}
+
+// SetVerdictsChanged records how many verdicts differ from the file's labels.
+func (s *Store) SetVerdictsChanged(ctx context.Context, runID, n int64) error {
+	if _, err := s.db.Exec(ctx, `UPDATE runs SET verdicts_changed = $2 WHERE id = $1`, runID, n); err != nil {
+		return fmt.Errorf("record changed verdicts of run %d: %w", runID, err)
 	}
 	return nil
 }
