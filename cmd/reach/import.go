@@ -45,6 +45,18 @@ func (m *modelFlags) add(role string) func(string) error {
 	}
 }
 
+func (m *modelFlags) mapping(v string) error {
+	if len(m.models) == 0 {
+		return errors.New("--map goes after the --base or --model it belongs to")
+	}
+	mp, err := intake.ParseMapping(v)
+	if err != nil {
+		return err
+	}
+	m.models[len(m.models)-1].Mapping = mp
+	return nil
+}
+
 func (m *modelFlags) step(v string) error {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
@@ -70,6 +82,7 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Func("base", "base model samples, NAME=FILE", mf.add("base"))
 	fs.Func("model", "other model samples, NAME=FILE (repeatable)", mf.add("rl"))
 	fs.Func("step", "training step of the --model just before (marks it a checkpoint)", mf.step)
+	fs.Func("map", "field mapping of the model just before, e.g. completion=text,correct=ok,problem_id=qid,list=rollouts (instead of the guessed one)", mf.mapping)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -112,7 +125,7 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	for model, m := range mapped {
 		b, _ := json.Marshal(m)
-		fmt.Fprintf(os.Stderr, "model %q: unrecognised layout, read with the guessed field mapping %s\n", model, b)
+		fmt.Fprintf(os.Stderr, "model %q: unrecognised layout, read with the guessed field mapping %s (set one with --map)\n", model, b)
 	}
 	if *wait {
 		if err := waitReady(ctx, st, id); err != nil {

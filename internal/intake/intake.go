@@ -36,6 +36,9 @@ type Model struct {
 	Role string // base | rl | checkpoint | distilled
 	Step *int
 	File File
+	// Mapping, when set, reads the file as the "mapped" format with these
+	// fields instead of sniffing its layout.
+	Mapping *ingest.Mapping
 }
 
 // Spec describes a comparison to create. Models[0] is the base model.
@@ -50,7 +53,8 @@ type Spec struct {
 }
 
 // Mapped reports, per model name, the field mapping that was guessed for a
-// file in an unrecognised format (the CLI prints it).
+// file in an unrecognised format (the CLI prints it); mappings the caller
+// gave are not repeated.
 type Mapped map[string]ingest.Mapping
 
 // Create stores the files and enqueues the import. Files in an unknown
@@ -115,6 +119,9 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 			return 0, nil, err
 		}
 		format, mapping, err := ingest.Sniff(head, m.File.Name)
+		if m.Mapping != nil {
+			format, mapping, err = ingest.FormatMapped, m.Mapping, nil
+		}
 		if err != nil {
 			cleanup()
 			return 0, nil, fmt.Errorf("model %q: %w", m.Name, err)
@@ -122,7 +129,9 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 		run := store.NewRun{ModelName: m.Name, Role: role, Step: m.Step, UploadID: id, SourceFile: m.File.Name, Format: string(format)}
 		if format == ingest.FormatMapped && mapping != nil {
 			run.Mapping = mapping
-			mapped[m.Name] = *mapping
+			if m.Mapping == nil {
+				mapped[m.Name] = *mapping
+			}
 		}
 		nc.Runs = append(nc.Runs, run)
 	}
@@ -261,4 +270,27 @@ func ParseEndpointFlag(v string) (name, baseURL, model string, err error) {
 		return "", "", "", fmt.Errorf("%q: want NAME=URL#MODEL (the model name after #)", v)
 	}
 	return name, baseURL, model, nil
+}
+
+// ParseMapping reads a --map value: comma-separated KEY=FIELD pairs with
+// keys problem_id, list, completion, correct, extracted, sample_index,
+// finish_reason and tokens, e.g.
+// "completion=175b_verification.solution,correct=175b_verification.is_correct".
+func ParseMapping(v string) (*ingest.Mapping, error) {
+	m := &ingest.Mapping{}
+	fields := map[string]*string{"problem_id": &m.ProblemID, "list": &m.List, "completion": &m.Completion,
+		"correct": &m.Correct, "extracted": &m.Extracted, "sample_index": &m.SampleIndex,
+		"finish_reason": &m.FinishReason, "tokens": &m.Tokens}
+	for _, pair := range strings.Split(v, ",") {
+		k, f, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		dst, known := fields[k]
+		if !ok || !known || f == "" {
+			return nil, fmt.Errorf("mapping %q: want KEY=FIELD pairs with keys problem_id, list, completion, correct, extracted, sample_index, finish_reason, tokens", pair)
+		}
+		*dst = f
+	}
+	if m.Completion == "" && m.Correct == "" {
+		return nil, errors.New("mapping: give at least completion= or correct=")
+	}
+	return m, nil
 }
