@@ -118,6 +118,7 @@ func parseSampling(r *http.Request) (intake.SampleSpec, error) {
 
 	roles, names, urls, models := f["model_role"], f["model_name"], f["model_url"], f["model_model"]
 	keys, styles, concs, steps := f["model_key"], f["model_style"], f["model_concurrency"], f["model_step"]
+	templates := f["model_template"]
 	if len(names) < 2 || len(urls) != len(names) || len(models) != len(names) || len(roles) != len(names) {
 		return spec, badForm("give a base model and at least one other model, each with a name, base URL and model")
 	}
@@ -129,7 +130,7 @@ func parseSampling(r *http.Request) (intake.SampleSpec, error) {
 	}
 	for i := range names {
 		m := intake.EndpointModel{Name: at(names, i), Role: at(roles, i), BaseURL: at(urls, i), Model: at(models, i),
-			APIKey: at(keys, i), Style: at(styles, i)}
+			APIKey: at(keys, i), Style: at(styles, i), Template: at(templates, i)}
 		if c, err := strconv.Atoi(at(concs, i)); err == nil {
 			m.MaxConcurrency = c
 		}
@@ -216,15 +217,35 @@ func (s *Server) setupView(ctx context.Context, c store.Comparison) (views.Setup
 	if err != nil || len(ps) == 0 {
 		return v, err
 	}
-	t, err := cfg.TemplateFor()
-	if err != nil {
-		v.Error = err.Error()
-		return v, nil
-	}
-	if v.Prompt, err = sampling.Render(t, sampling.PromptData{Problem: ps[0].Statement, Subject: ps[0].Subject, Level: ps[0].Level}); err != nil {
-		v.Error = err.Error()
+	for _, run := range c.Runs {
+		rc, err := cfg.ForRun(run)
+		if err != nil {
+			v.Error = err.Error()
+			return v, nil
+		}
+		t, err := rc.TemplateFor()
+		if err != nil {
+			v.Error = err.Error()
+			return v, nil
+		}
+		p, err := sampling.Render(t, sampling.PromptData{Problem: ps[0].Statement, Subject: ps[0].Subject, Level: ps[0].Level})
+		if err != nil {
+			v.Error = err.Error()
+			return v, nil
+		}
+		v.Prompts = append(v.Prompts, views.ModelPrompt{RunID: run.ID, Model: run.ModelName, Template: t.Name, Prompt: p})
 	}
 	return v, nil
+}
+
+// promptFor is the rendered first prompt of one run in a setup view.
+func promptFor(v views.SetupView, runID int64) string {
+	for _, p := range v.Prompts {
+		if p.RunID == runID {
+			return p.Prompt
+		}
+	}
+	return ""
 }
 
 // testConnection sends one tiny request to a run's endpoint and shows the
@@ -259,7 +280,7 @@ func (s *Server) testConnection(w http.ResponseWriter, r *http.Request) {
 		// The first problem's prompt also tries the template on the server.
 		prompt := ""
 		if v, err := s.setupView(r.Context(), c); err == nil {
-			prompt = v.Prompt
+			prompt = promptFor(v, run.ID)
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 		defer cancel()

@@ -169,6 +169,9 @@ type EndpointModel struct {
 	APIKey         string // sealed with box before it is stored
 	Style          string // completions | chat
 	MaxConcurrency int
+	// Template overrides the comparison's prompt template for this model
+	// ("" = the comparison's).
+	Template string
 }
 
 // SampleSpec describes an endpoint-backed comparison.
@@ -226,8 +229,18 @@ func CreateSampling(ctx context.Context, st *store.Store, client *jobs.Client, b
 				return 0, err
 			}
 		}
-		nc.Runs = append(nc.Runs, store.NewRun{ModelName: m.Name, Role: role, Step: m.Step, Format: "endpoint",
-			Endpoint: store.Endpoint{BaseURL: m.BaseURL, Model: m.Model, Style: m.Style, APIKeyEnc: sealed, MaxConcurrency: m.MaxConcurrency}})
+		run := store.NewRun{ModelName: m.Name, Role: role, Step: m.Step, Format: "endpoint",
+			Endpoint: store.Endpoint{BaseURL: m.BaseURL, Model: m.Model, Style: m.Style, APIKeyEnc: sealed, MaxConcurrency: m.MaxConcurrency}}
+		if m.Template != "" {
+			o := jobs.ModelOverride{Template: m.Template}
+			check := spec.Config
+			check.Template, check.TemplateText = o.Template, ""
+			if _, err := check.TemplateFor(); err != nil {
+				return 0, fmt.Errorf("model %q: %w", m.Name, err)
+			}
+			run.SamplingOverride = o
+		}
+		nc.Runs = append(nc.Runs, run)
 	}
 	var upload int64
 	if spec.DatasetID == 0 {

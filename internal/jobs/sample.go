@@ -78,6 +78,41 @@ func (c SamplingConfig) TemplateFor() (sampling.Template, error) {
 	return sampling.Preset(name)
 }
 
+// ModelOverride is one model's departure from the comparison's sampling
+// config: its own prompt template (e.g. a chat template for a chat model
+// next to a raw-prompt base model).
+type ModelOverride struct {
+	Template     string `json:"template,omitempty"`
+	TemplateText string `json:"template_text,omitempty"`
+}
+
+// ForRun returns the config a run samples with: the comparison's, with the
+// run's override applied. A chat-style endpoint whose template is a raw
+// completions prompt (chat markup written out, as qwen-boxed is) gets the
+// chat preset instead: the server applies the model's own chat template, so
+// the markup would be doubled.
+func (c SamplingConfig) ForRun(r store.Run) (SamplingConfig, error) {
+	if len(r.SamplingOverride) > 0 && string(r.SamplingOverride) != "null" {
+		var o ModelOverride
+		if err := json.Unmarshal(r.SamplingOverride, &o); err != nil {
+			return c, fmt.Errorf("sampling override of %q: %w", r.ModelName, err)
+		}
+		if o.Template != "" {
+			c.Template, c.TemplateText = o.Template, o.TemplateText
+			c.Stop = nil
+			if t, err := c.TemplateFor(); err == nil {
+				c.Stop = t.Stop
+			}
+		}
+	}
+	if r.Endpoint.Style == string(sampling.StyleChat) && c.Template != "custom" {
+		if t, err := c.TemplateFor(); err == nil && !t.Chat {
+			c.Template, c.Stop = "chat", nil
+		}
+	}
+	return c, nil
+}
+
 // Params returns the request parameters for n completions.
 func (c SamplingConfig) Params(n int) sampling.Params {
 	return sampling.Params{N: n, Temperature: c.Temperature, TopP: c.TopP, TopK: c.TopK, MinP: c.MinP,
@@ -222,6 +257,9 @@ func (w *SampleWorker) Work(ctx context.Context, job *river.Job[SampleArgs]) err
 	}
 	cfg, err := ParseSamplingConfig(c.Sampling)
 	if err != nil {
+		return fail(err)
+	}
+	if cfg, err = cfg.ForRun(run); err != nil {
 		return fail(err)
 	}
 	tmpl, err := cfg.TemplateFor()

@@ -66,6 +66,9 @@ type Run struct {
 	// VerdictsChanged is how many of Reach's verdicts differ from the
 	// file's labels; nil until Reach's verifier graded labelled samples.
 	VerdictsChanged *int64
+	// SamplingOverride is this model's JSON override of the comparison's
+	// sampling config (e.g. its own prompt template), or nil.
+	SamplingOverride json.RawMessage
 }
 
 // Endpoint is where an endpoint-backed run samples from. The API key is
@@ -95,6 +98,8 @@ type NewRun struct {
 	Format     string
 	Mapping    any // JSON-encodable field mapping, or nil
 	Endpoint   Endpoint
+	// SamplingOverride is JSON-encodable, or nil.
+	SamplingOverride any
 }
 
 // NewComparison describes a comparison to create. Exactly one of DatasetID
@@ -152,11 +157,17 @@ func (s *Store) CreateComparison(ctx context.Context, nc NewComparison) (int64, 
 		if e.MaxConcurrency <= 0 {
 			e.MaxConcurrency = 16
 		}
+		var override []byte
+		if r.SamplingOverride != nil {
+			if override, err = json.Marshal(r.SamplingOverride); err != nil {
+				return 0, fmt.Errorf("encode sampling override of %q: %w", r.ModelName, err)
+			}
+		}
 		_, err := s.db.Exec(ctx, `INSERT INTO runs (comparison_id, position, model_name, role, step, upload_id, source_file, format, mapping,
-				endpoint_url, endpoint_model, endpoint_style, api_key_enc, max_concurrency)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+				endpoint_url, endpoint_model, endpoint_style, api_key_enc, max_concurrency, sampling_override)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			id, i, r.ModelName, r.Role, r.Step, nullID(r.UploadID), r.SourceFile, r.Format, mapping,
-			e.BaseURL, e.Model, e.Style, e.APIKeyEnc, e.MaxConcurrency)
+			e.BaseURL, e.Model, e.Style, e.APIKeyEnc, e.MaxConcurrency, override)
 		if err != nil {
 			return 0, fmt.Errorf("create run %q: %w", r.ModelName, err)
 		}
@@ -180,7 +191,7 @@ func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error)
 	}
 	rows, err := s.db.Query(ctx, `SELECT id, comparison_id, position, model_name, role, step, upload_id, source_file, format,
 			mapping, has_texts, verdict_source, status, error, endpoint_url, endpoint_model, endpoint_style, api_key_enc,
-			max_concurrency, tokens_in, tokens_out, requests, errors, sampling_started_at, verdicts_changed
+			max_concurrency, tokens_in, tokens_out, requests, errors, sampling_started_at, verdicts_changed, sampling_override
 		FROM runs WHERE comparison_id = $1 ORDER BY position`, id)
 	if err != nil {
 		return c, fmt.Errorf("runs of comparison %d: %w", id, err)
@@ -190,7 +201,7 @@ func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error)
 		err := row.Scan(&r.ID, &r.ComparisonID, &r.Position, &r.ModelName, &r.Role, &r.Step, &r.UploadID, &r.SourceFile,
 			&r.Format, &r.Mapping, &r.HasTexts, &r.VerdictSource, &r.Status, &r.Error, &r.Endpoint.BaseURL, &r.Endpoint.Model,
 			&r.Endpoint.Style, &r.Endpoint.APIKeyEnc, &r.Endpoint.MaxConcurrency, &r.Usage.TokensIn, &r.Usage.TokensOut,
-			&r.Usage.Requests, &r.Usage.Errors, &r.Usage.StartedAt, &r.VerdictsChanged)
+			&r.Usage.Requests, &r.Usage.Errors, &r.Usage.StartedAt, &r.VerdictsChanged, &r.SamplingOverride)
 		return r, err
 	})
 	if err != nil {
