@@ -98,20 +98,11 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	workers := 0
-	if *wait {
-		workers = defaultWorkers()
-	}
-	client, err := newJobs(st, workers, nil)
+	client, stop, err := cliJobs(ctx, st, nil, *wait)
 	if err != nil {
 		return err
 	}
-	if *wait {
-		if err := client.Start(ctx); err != nil {
-			return fmt.Errorf("start workers: %w", err)
-		}
-		defer stopJobs(client)
-	}
+	defer stop()
 	var projectID int64
 	if *project != "" {
 		if projectID, err = ensureProject(ctx, st, *project); err != nil {

@@ -84,20 +84,11 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	workers := 0
-	if *wait {
-		workers = defaultWorkers()
-	}
-	client, err := newJobs(st, workers, box)
+	client, stop, err := cliJobs(ctx, st, box, *wait)
 	if err != nil {
 		return err
 	}
-	if *wait {
-		if err := client.Start(ctx); err != nil {
-			return fmt.Errorf("start workers: %w", err)
-		}
-		defer stopJobs(client)
-	}
+	defer stop()
 	id, err := intake.CreateSampling(ctx, st, client, box, intake.SampleSpec{Name: *name, Dataset: intake.LocalFile(*dataset),
 		Models: ef.models, Config: cfg, AutoStart: true})
 	if err != nil {

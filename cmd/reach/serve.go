@@ -44,6 +44,27 @@ func newJobs(st *store.Store, workers int, box *secret.Box) (*jobs.Client, error
 		Secret: box, Logger: slog.Default(), JobTimeout: timeout, RescueAfter: rescue})
 }
 
+// cliJobs returns a River client for a CLI command: with wait it works the
+// jobs in this process (stop it with the returned func), otherwise it only
+// enqueues them for a running serve or worker.
+func cliJobs(ctx context.Context, st *store.Store, box *secret.Box, wait bool) (*jobs.Client, func(), error) {
+	workers := 0
+	if wait {
+		workers = defaultWorkers()
+	}
+	client, err := newJobs(st, workers, box)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !wait {
+		return client, func() {}, nil
+	}
+	if err := client.Start(ctx); err != nil {
+		return nil, nil, fmt.Errorf("start workers: %w", err)
+	}
+	return client, func() { stopJobs(client) }, nil
+}
+
 func samplingWorkers() int {
 	if n, err := strconv.Atoi(os.Getenv("REACH_SAMPLING_WORKERS")); err == nil {
 		return n

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -452,20 +450,11 @@ func gradeSamples(ctx context.Context, v verify.Verifier, ix problemIndex, batch
 			todo = append(todo, i)
 		}
 	}
-	workers := runtime.GOMAXPROCS(0)
-	var wg sync.WaitGroup
-	for g := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := g; j < len(todo); j += workers {
-				x := &batch[todo[j]]
-				vd := v.Verify(ctx, ix.byID[x.ProblemID], x.Completion)
-				x.Status, x.Extracted, x.Rule, x.Reason, x.VerdictSource = string(vd.Status), vd.Extracted, vd.Rule, vd.Reason, v.Name()
-			}
-		}()
-	}
-	wg.Wait()
+	onAllCores(len(todo), func(j int) {
+		x := &batch[todo[j]]
+		vd := v.Verify(ctx, ix.byID[x.ProblemID], x.Completion)
+		x.Status, x.Extracted, x.Rule, x.Reason, x.VerdictSource = string(vd.Status), vd.Extracted, vd.Rule, vd.Reason, v.Name()
+	})
 	for _, i := range todo {
 		if fc := batch[i].FileCorrect; fc != nil && *fc != (batch[i].Status == store.SampleCorrect) {
 			changed++

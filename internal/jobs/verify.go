@@ -120,22 +120,30 @@ func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) err
 // grade runs the verifier over a batch on all cores.
 func (w *VerifyWorker) grade(ctx context.Context, batch []store.PendingSample) []store.Verdict {
 	out := make([]store.Verdict, len(batch))
+	onAllCores(len(batch), func(i int) {
+		s := batch[i]
+		v := w.v.Verify(ctx, verify.Problem{Reference: s.Reference, Kind: s.Kind}, s.Completion)
+		out[i] = store.Verdict{ProblemID: s.ProblemID, SampleIndex: s.SampleIndex, Status: string(v.Status),
+			Extracted: v.Extracted, Rule: v.Rule, Reason: v.Reason}
+	})
+	return out
+}
+
+// onAllCores calls f(0..n-1), spread over GOMAXPROCS goroutines; the
+// verifier is pure CPU work and safe for concurrent use.
+func onAllCores(n int, f func(i int)) {
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
 	for g := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := g; i < len(batch); i += workers {
-				s := batch[i]
-				v := w.v.Verify(ctx, verify.Problem{Reference: s.Reference, Kind: s.Kind}, s.Completion)
-				out[i] = store.Verdict{ProblemID: s.ProblemID, SampleIndex: s.SampleIndex, Status: string(v.Status),
-					Extracted: v.Extracted, Rule: v.Rule, Reason: v.Reason}
+			for i := g; i < n; i += workers {
+				f(i)
 			}
 		}()
 	}
 	wg.Wait()
-	return out
 }
 
 // AggregateArgs recomputes a run's per-problem counts.
