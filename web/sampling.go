@@ -329,7 +329,7 @@ func (s *Server) samplingAction(action string) http.HandlerFunc {
 				conflict("sampling")
 				return
 			}
-			err = jobs.PauseSampling(ctx, s.st, id)
+			err = jobs.PauseSampling(ctx, s.jobs, s.st, id)
 		case "resume":
 			if c.Status != store.StatusPaused {
 				conflict("paused")

@@ -290,8 +290,13 @@ func (w *SampleWorker) Work(ctx context.Context, job *river.Job[SampleArgs]) err
 			return fail(err)
 		}
 		comps, usage, err := rc.c.Sample(ctx, prompt, cfg.Params(len(missing)))
-		if uerr := w.st.AddRunUsage(ctx, a.RunID, int64(usage.PromptTokens), int64(usage.CompletionTokens), 1, rc.errorDelta()); uerr != nil {
+		if uerr := w.st.AddRunUsage(context.WithoutCancel(ctx), a.RunID, int64(usage.PromptTokens), int64(usage.CompletionTokens), 1, rc.errorDelta()); uerr != nil {
 			slog.Warn("record usage", "run", a.RunID, "err", uerr)
+		}
+		if ctx.Err() != nil {
+			// Paused or cancelled (River cancelled this job) or shutting
+			// down: the chunk stays pending for Resume or a retry.
+			return ctx.Err()
 		}
 		if err != nil {
 			var se *sampling.Error
@@ -412,9 +417,27 @@ func StartSampling(ctx context.Context, client *Client, tx *store.Store, c store
 	return nil
 }
 
-// PauseSampling stops drawing new samples; requests in flight finish.
-func PauseSampling(ctx context.Context, st *store.Store, id int64) error {
-	return st.SetComparisonStatus(ctx, id, store.StatusPaused, "")
+// PauseSampling stops drawing samples at once: queued SampleJobs are
+// cancelled and running ones have their requests cancelled. Their chunks
+// stay pending; ResumeSampling enqueues them again.
+func PauseSampling(ctx context.Context, client *Client, st *store.Store, id int64) error {
+	if err := st.SetComparisonStatus(ctx, id, store.StatusPaused, ""); err != nil {
+		return err
+	}
+	return cancelSampleJobs(ctx, client, st, id)
+}
+
+func cancelSampleJobs(ctx context.Context, client *Client, st *store.Store, id int64) error {
+	ids, err := st.ActiveSampleJobs(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, jid := range ids {
+		if _, err := client.JobCancel(ctx, jid); err != nil && !errors.Is(err, river.ErrNotFound) {
+			return fmt.Errorf("cancel sample job %d: %w", jid, err)
+		}
+	}
+	return nil
 }
 
 // ResumeSampling enqueues the pending chunks of a paused comparison again.
@@ -431,6 +454,12 @@ func ResumeSampling(ctx context.Context, client *Client, st *store.Store, id int
 // CancelSampling gives up the samples not drawn yet: their problems drop
 // out of the counts, and the comparison is reported on what was sampled.
 func CancelSampling(ctx context.Context, client *Client, st *store.Store, id int64) error {
+	if err := st.SetComparisonStatus(ctx, id, store.StatusPaused, ""); err != nil {
+		return err
+	}
+	if err := cancelSampleJobs(ctx, client, st, id); err != nil {
+		return err
+	}
 	return st.WithTx(ctx, func(tx *store.Store) error {
 		c, err := tx.GetComparison(ctx, id)
 		if err != nil {

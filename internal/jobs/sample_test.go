@@ -309,3 +309,102 @@ func (e env) waitFor(t *testing.T, id int64, d time.Duration) {
 	rows.Close()
 	t.Fatalf("comparison %d not ready after %v", id, d)
 }
+
+// Pause stops sampling at once, Resume draws the rest,
+// Cancel reports on what was sampled, dropping unfinished problems.
+func TestPauseResumeCancel(t *testing.T) {
+	e, box := startSampling(t)
+	ctx := context.Background()
+	sft, ppo := replayPair(t, replay.Options{Latency: 100 * time.Millisecond})
+	samples := func(id int64) int64 {
+		ps, err := e.st.SamplingProgressFor(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for _, p := range ps {
+			n += p.Samples
+		}
+		return n
+	}
+	waitSamples := func(id int64, atLeast int64) {
+		deadline := time.Now().Add(time.Minute)
+		for samples(id) < atLeast {
+			if time.Now().After(deadline) {
+				t.Fatalf("fewer than %d samples after a minute", atLeast)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	newSpec := func() intake.SampleSpec {
+		spec := sampleSpec(t, sft, ppo, 4)
+		spec.Config.PerRequest = 1
+		spec.Models[0].MaxConcurrency, spec.Models[1].MaxConcurrency = 2, 2
+		return spec
+	}
+
+	id, err := intake.CreateSampling(ctx, e.st, e.client, box, newSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSamples(id, 20)
+	if err := jobs.PauseSampling(ctx, e.client, e.st, id); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // River cancels the running jobs' requests
+	paused := samples(id)
+	time.Sleep(time.Second)
+	if now := samples(id); now != paused || now >= 240 {
+		t.Fatalf("paused at %d samples, then %d a second later (of 240)", paused, now)
+	}
+	if err := jobs.ResumeSampling(ctx, e.client, e.st, id); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(t, id, time.Minute)
+	if n := samples(id); n != 240 {
+		t.Fatalf("%d samples after resuming; want 240", n)
+	}
+
+	id2, err := intake.CreateSampling(ctx, e.st, e.client, box, newSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cancel once both models have finished some problems (jobs run in
+	// order, the base model's first).
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ps, err := e.st.SamplingProgressFor(ctx, id2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		low := int64(1 << 30)
+		for _, p := range ps {
+			low = min(low, p.Samples)
+		}
+		if len(ps) == 2 && low >= 12 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the models did not reach 12 samples each")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := jobs.CancelSampling(ctx, e.client, e.st, id2); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(t, id2, time.Minute)
+	rep, err := analysis.Build(ctx, e.st, id2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Problems == 0 || rep.Problems >= 30 || rep.Dropped != 30-rep.Problems {
+		t.Fatalf("cancelled comparison reports %d problems (%d dropped); want some but not all 30", rep.Problems, rep.Dropped)
+	}
+	for _, m := range rep.Models {
+		for _, c := range m.Counts {
+			if c.N != 4 {
+				t.Fatalf("%s: problem %s has n = %d in a cancelled comparison; only complete problems count", m.Name, c.ProblemID, c.N)
+			}
+		}
+	}
+}

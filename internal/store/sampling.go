@@ -209,3 +209,19 @@ func (s *Store) SamplingProgressFor(ctx context.Context, comparisonID int64) (ma
 	}
 	return out, rows.Err()
 }
+
+// ActiveSampleJobs returns the ids of a comparison's SampleJobs that are
+// queued or running (River's job table), for pause and cancel.
+func (s *Store) ActiveSampleJobs(ctx context.Context, comparisonID int64) ([]int64, error) {
+	rows, err := s.db.Query(ctx, `SELECT id FROM river_job WHERE kind = 'sample'
+		AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled')
+		AND (args->>'comparison_id')::bigint = $1`, comparisonID)
+	if err != nil {
+		return nil, fmt.Errorf("sample jobs of comparison %d: %w", comparisonID, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("sample jobs of comparison %d: %w", comparisonID, err)
+	}
+	return ids, nil
+}
