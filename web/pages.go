@@ -195,6 +195,9 @@ func (s *Server) reportView(c store.Comparison, rep *analysis.Report, opt analys
 	}
 	v := views.ReportView{C: c, R: rep, Filter: f, Regions: map[string]int{}, Opt: opt, Reviews: reviews,
 		Can: perms(routeRole(r))}
+	if cfg, err := jobs.ParseSamplingConfig(c.Sampling); err == nil && c.Sampling != nil {
+		v.SampledN = cfg.N
+	}
 	subjects, levels := map[string]bool{}, map[string]bool{}
 	for i := range rep.Rows {
 		rep.Rows[i].Region = regionOf(rep.Rows[i].Counts[0], rep.Rows[i].Counts[f.Pair])

@@ -113,6 +113,19 @@ func TestBrowserSampleFromEndpoints(t *testing.T) {
 	if rep.Problems != 30 || rep.KMax != 8 {
 		t.Errorf("report: %d problems, k max %d; want 30, 8", rep.Problems, rep.KMax)
 	}
+	// Extend n from the report: only the missing samples are drawn.
+	b.open(t, fmt.Sprintf("%s/comparisons/%d", a.url, id))
+	b.do(t, "extend to n = 12",
+		chromedp.SetValue(chromedp.CSS("form.extend input[name=n]"), "12"),
+		chromedp.Click(chromedp.CSS("form.extend button")))
+	b.waitLoaded(t, regexp.MustCompile(`^/comparisons/\d+$`)) // the POST set it sampling before redirecting
+	a.waitReady(t, id, time.Minute)
+	if rep, err = analysis.Build(context.Background(), a.st, id); err != nil {
+		t.Fatal(err)
+	}
+	if rep.KMax != 12 {
+		t.Errorf("k max %d after extending to n = 12", rep.KMax)
+	}
 	t.Logf("sampling bars seen: %v", seen)
 	b.checkConsole(t)
 }
