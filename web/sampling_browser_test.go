@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/replay"
 )
 
@@ -118,7 +119,18 @@ func TestBrowserSampleFromEndpoints(t *testing.T) {
 	b.do(t, "extend to n = 12",
 		chromedp.SetValue(chromedp.CSS("form.extend input[name=n]"), "12"),
 		chromedp.Click(chromedp.CSS("form.extend button")))
-	b.waitLoaded(t, regexp.MustCompile(`^/comparisons/\d+$`)) // the POST set it sampling before redirecting
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		c, err := a.st.GetComparison(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg, err := jobs.ParseSamplingConfig(c.Sampling); err == nil && cfg.N == 12 {
+			break // the form was taken: sampling to n = 12 has started
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("extending to n = 12 did not start\n%s", b.describe())
+		}
+	}
 	a.waitReady(t, id, time.Minute)
 	if rep, err = analysis.Build(context.Background(), a.st, id); err != nil {
 		t.Fatal(err)
