@@ -28,6 +28,23 @@ func idParam(r *http.Request, name string) (int64, error) {
 	return id, nil
 }
 
+// comparisonParam loads the comparison named by the {id} URL parameter; on
+// failure it has written the error page (404 for an unknown id) and
+// returns false.
+func (s *Server) comparisonParam(w http.ResponseWriter, r *http.Request) (store.Comparison, bool) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.fail(w, r, err)
+		return store.Comparison{}, false
+	}
+	c, err := s.st.GetComparison(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return c, false
+	}
+	return c, true
+}
+
 func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 	u := currentUser(r)
 	cs, err := s.st.ListComparisonsFor(r.Context(), u.ID, u.IsAdmin)
@@ -46,16 +63,11 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 // comparison shows the report when the comparison is ready, and its live
 // progress (or the mapping to confirm) before that.
 func (s *Server) comparison(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.fail(w, r, err)
+	c, ok := s.comparisonParam(w, r)
+	if !ok {
 		return
 	}
-	c, err := s.st.GetComparison(r.Context(), id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+	id := c.ID
 	switch c.Status {
 	case store.StatusNeedsMapping:
 		http.Redirect(w, r, fmt.Sprintf("/comparisons/%d/mapping", id), http.StatusSeeOther)
@@ -116,16 +128,11 @@ func (s *Server) progressView(r *http.Request, c store.Comparison) (views.Progre
 }
 
 func (s *Server) progress(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.fail(w, r, err)
+	c, ok := s.comparisonParam(w, r)
+	if !ok {
 		return
 	}
-	c, err := s.st.GetComparison(r.Context(), id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+	id := c.ID
 	v, err := s.progressView(r, c)
 	if err != nil {
 		s.fail(w, r, err)
@@ -300,16 +307,11 @@ func truncate(s string, n int) string {
 }
 
 func (s *Server) mapping(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.fail(w, r, err)
+	c, ok := s.comparisonParam(w, r)
+	if !ok {
 		return
 	}
-	c, err := s.st.GetComparison(r.Context(), id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+	id := c.ID
 	if c.Status != store.StatusNeedsMapping {
 		http.Redirect(w, r, fmt.Sprintf("/comparisons/%d", id), http.StatusSeeOther)
 		return
@@ -323,16 +325,11 @@ func (s *Server) mapping(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) confirmMapping(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.fail(w, r, err)
+	c, ok := s.comparisonParam(w, r)
+	if !ok {
 		return
 	}
-	c, err := s.st.GetComparison(r.Context(), id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+	id := c.ID
 	if c.Status != store.StatusNeedsMapping {
 		http.Redirect(w, r, fmt.Sprintf("/comparisons/%d", id), http.StatusSeeOther)
 		return
@@ -344,7 +341,7 @@ func (s *Server) confirmMapping(w http.ResponseWriter, r *http.Request) {
 	get := func(runID int64, f string) string {
 		return strings.TrimSpace(r.PostForm.Get(fmt.Sprintf("run%d_%s", runID, f)))
 	}
-	err = s.st.WithTx(r.Context(), func(tx *store.Store) error {
+	err := s.st.WithTx(r.Context(), func(tx *store.Store) error {
 		for _, run := range c.Runs {
 			if run.Format != "" {
 				continue
@@ -382,16 +379,11 @@ func (s *Server) confirmMapping(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) reverify(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.fail(w, r, err)
+	c, ok := s.comparisonParam(w, r)
+	if !ok {
 		return
 	}
-	c, err := s.st.GetComparison(r.Context(), id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+	id := c.ID
 	if c.Status != store.StatusReady {
 		s.render(w, r, http.StatusConflict, views.ErrorPage(409, "Not ready", "This comparison is still "+c.Status+"; re-verify once it is ready."))
 		return
