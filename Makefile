@@ -4,7 +4,7 @@
 
 GO      ?= go
 BIN     ?= bin/reach
-ADDR    ?= :8080
+ADDR    ?= $(or $(REACH_ADDR),:8080)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
 .PHONY: run build test check generate postgres bench clean

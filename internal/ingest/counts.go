@@ -70,8 +70,8 @@ func readCounts(r io.Reader, file string, onCount func(Count) error) error {
 			return bad("problem_id", "empty problem id")
 		}
 		nv, err := strconv.Atoi(strings.TrimSpace(rec[n]))
-		if err != nil || nv < 0 {
-			return bad("n", "want a non-negative integer, got %q", rec[n])
+		if err != nil || nv < 1 {
+			return bad("n", "want a whole number of samples, at least 1, got %q", rec[n])
 		}
 		cv, err := strconv.Atoi(strings.TrimSpace(rec[c]))
 		if err != nil || cv < 0 {

@@ -216,6 +216,9 @@ func (w *ReverifyWorker) Work(ctx context.Context, job *river.Job[ReverifyArgs])
 			if err := tx.SetRunStatus(ctx, r.ID, store.StatusVerifying, ""); err != nil {
 				return err
 			}
+			if err := tx.SetRunVerdictSource(ctx, r.ID, "verifier"); err != nil {
+				return err
+			}
 			if err := tx.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "verify", Unit: "samples", Status: "queued"}); err != nil {
 				return err
 			}
