@@ -30,7 +30,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 
 	db := stdlib.OpenDBFromPool(s.pool)
 	defer db.Close()
-	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
+	// Out of order: migrations written on parallel branches get numbers from
+	// separate ranges, so a database may have a higher one applied first.
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return fmt.Errorf("reach migrations: %w", err)
 	}
