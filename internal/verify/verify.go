@@ -51,3 +51,21 @@ type Verifier interface {
 	Name() string
 	Verify(ctx context.Context, p Problem, completion string) Verdict
 }
+
+// FallbackRules are the extraction rules that take an answer the completion
+// never marked as final: the last math span or the last number, as the
+// Qwen2.5-Math evaluator does when there is no \boxed{}. Under the strict
+// grading policy a verdict by one of these rules is not a solve; under the
+// lenient policy (the one behind Yue et al.'s figures) it is. Verifiers that
+// add a fallback rule list it here.
+var FallbackRules = []string{"last-math", "last-number"}
+
+// IsFallbackRule reports whether rule is one of FallbackRules.
+func IsFallbackRule(rule string) bool {
+	for _, r := range FallbackRules {
+		if r == rule {
+			return true
+		}
+	}
+	return false
+}
