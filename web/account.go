@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,10 +37,24 @@ var dummyHash = sync.OnceValue(func() string {
 	return h
 })
 
-// safeNext keeps a post-sign-in redirect on this site ("/path" but not
-// "//host" or "/\host").
+// safeNext keeps a post-sign-in redirect on this site: only a clean
+// absolute path ("/comparisons/3?pair=2") passes; anything else becomes
+// "/". Browsers drop tabs and newlines from URLs and read "\" as "/", so
+// "/\t/evil.example" or "/\\evil.example" would leave the site: control
+// characters, spaces, backslashes, "//" at the start, and anything with a
+// scheme or host are refused.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || len(next) > 2048 {
+		return "/"
+	}
+	for _, c := range []byte(next) {
+		if c <= ' ' || c == 0x7f || c == '\\' {
+			return "/"
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") ||
+		strings.HasPrefix(u.Path, "//") {
 		return "/"
 	}
 	return next
