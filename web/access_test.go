@@ -653,11 +653,7 @@ func TestFirstRun(t *testing.T) {
 		t.Fatalf("first-run page from localhost: HTTP %d", code)
 	}
 	v := url.Values{"email": {"first@reach.test"}, "password": {testPassword}, "confirm": {testPassword}}
-	resp, err := noRedirect.PostForm(srv.url+"/setup", v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp := postSetup(t, srv.url, "", srv.url, v)
 	if resp.StatusCode != 303 || len(resp.Cookies()) == 0 {
 		t.Fatalf("first-run: HTTP %d, cookies %v", resp.StatusCode, resp.Cookies())
 	}
@@ -672,8 +668,7 @@ func TestFirstRun(t *testing.T) {
 	if code, _ := get(t, srv.url+"/setup"); code != 404 {
 		t.Errorf("first-run page once an account exists: HTTP %d, want 404", code)
 	}
-	resp, _ = noRedirect.PostForm(srv.url+"/setup", url.Values{"email": {"second@reach.test"}, "password": {testPassword}, "confirm": {testPassword}})
-	resp.Body.Close()
+	postSetup(t, srv.url, "", srv.url, url.Values{"email": {"second@reach.test"}, "password": {testPassword}, "confirm": {testPassword}})
 	if _, err := srv.st.UserByEmail(context.Background(), "second@reach.test"); err == nil {
 		t.Error("a second first-run admin was created")
 	}

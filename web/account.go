@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -114,7 +115,7 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.render(w, r, http.StatusOK, views.LoginPage(views.LoginForm{Next: safeNext(r.URL.Query().Get("next")), NoUsers: n == 0,
-		Local: fromLocalhost(r)}))
+		Local: fromLocalhost(r) && localHostName(r.Host)}))
 }
 
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
@@ -181,18 +182,52 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 }
 
 // setupAllowed: the first-run page exists only on an instance without
-// accounts, and only for requests from this machine.
+// accounts, and only for requests from this machine that name this machine:
+// a loopback peer without proxy headers, and a Host that is a localhost
+// name. The Host check stops DNS rebinding (a foreign site whose name
+// resolves to 127.0.0.1 sends its own name as Host). A POST must also be
+// same-origin by Sec-Fetch-Site or Origin; a request with neither is
+// refused (the CLI's `reach user create --admin` needs no page).
 func (s *Server) setupAllowed(w http.ResponseWriter, r *http.Request) bool {
 	n, err := s.st.CountUsers(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
 		return false
 	}
-	if n > 0 || !fromLocalhost(r) {
+	if n > 0 || !fromLocalhost(r) || !localHostName(r.Host) {
 		s.deny(w, r, http.StatusNotFound, "There is nothing at "+r.URL.Path+".")
 		return false
 	}
+	if r.Method == http.MethodPost && !sameOrigin(r) {
+		s.deny(w, r, http.StatusForbidden, "Open the first-run page in a browser on this machine, or create the admin with `reach user create --admin EMAIL`.")
+		return false
+	}
 	return true
+}
+
+// localHostName reports whether a Host header names this machine:
+// localhost, a *.localhost name (RFC 6761) or a loopback address, any port.
+func localHostName(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// sameOrigin reports whether a browser says the request comes from this
+// origin: Sec-Fetch-Site: same-origin, or an Origin equal to the Host's.
+func sameOrigin(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Site") == "same-origin" {
+		return true
+	}
+	o, err := url.Parse(r.Header.Get("Origin"))
+	return err == nil && (o.Scheme == "http" || o.Scheme == "https") && strings.EqualFold(o.Host, r.Host) && o.Path == ""
 }
 
 func (s *Server) setupPage(w http.ResponseWriter, r *http.Request) {

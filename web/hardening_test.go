@@ -3,6 +3,8 @@ package web_test
 // Tests of issue 10 ("Hardening"): each fails on the code before the fix.
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -73,4 +75,66 @@ func roundTrip(t *testing.T, req *http.Request) (int, string) {
 	}
 	resp.Body.Close()
 	return resp.StatusCode, resp.Header.Get("Location")
+}
+
+// postSetup posts the first-run form to base with the Host header host
+// ("" keeps the URL's) and the Origin header origin ("" sends none).
+func postSetup(t *testing.T, base, host, origin string, v url.Values) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/setup", strings.NewReader(v.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if host != "" {
+		req.Host = host
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// DNS rebinding: a page of evil.example whose name now resolves to
+// 127.0.0.1 posts the first-run form with its own Host and Origin. The
+// peer is loopback, so only the Host check stops it; a POST without any
+// origin header is refused too.
+func TestSetupRefusesForeignHost(t *testing.T) {
+	srv := newServer(t)
+	_, port, _ := strings.Cut(strings.TrimPrefix(srv.url, "http://"), ":")
+	v := func(email string) url.Values {
+		return url.Values{"email": {email}, "password": {testPassword}, "confirm": {testPassword}}
+	}
+	for _, c := range []struct{ host, origin string }{
+		{"evil.example:" + port, "http://evil.example:" + port},
+		{"evil.example", "http://evil.example"},
+		{"127.0.0.1.evil.example:" + port, "http://127.0.0.1.evil.example:" + port},
+		{"localhost.evil.example:" + port, "http://localhost.evil.example:" + port},
+		{"localhost:" + port, "http://evil.example"}, // right Host, foreign Origin
+		{"localhost:" + port, ""},                    // no Origin, no Sec-Fetch-Site
+	} {
+		resp := postSetup(t, srv.url, c.host, c.origin, v("rebound@reach.test"))
+		if resp.StatusCode == 303 {
+			t.Errorf("first-run POST with Host %q, Origin %q: HTTP 303, want a refusal", c.host, c.origin)
+		}
+		if n, _ := srv.st.CountUsers(context.Background()); n != 0 {
+			t.Fatalf("first-run POST with Host %q, Origin %q created an account", c.host, c.origin)
+		}
+	}
+	req, _ := http.NewRequest("GET", srv.url+"/setup", nil)
+	req.Host = "evil.example:" + port
+	if resp, err := noRedirect.Do(req); err != nil || resp.StatusCode != 404 {
+		t.Errorf("first-run page with a foreign Host: %v, want 404", resp.StatusCode)
+	}
+	for i, host := range []string{"localhost:" + port, "[::1]:" + port} {
+		resp := postSetup(t, srv.url, host, "http://"+host, v(fmt.Sprintf("first%d@reach.test", i)))
+		if i == 0 && resp.StatusCode != 303 {
+			t.Errorf("first-run POST from localhost with its own Origin: HTTP %d, want 303", resp.StatusCode)
+		}
+	}
+	if n, _ := srv.st.CountUsers(context.Background()); n != 1 {
+		t.Errorf("%d accounts after one good first-run POST, want 1", n)
+	}
 }
