@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,9 +34,9 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, http.StatusForbidden, apiError{"your role in that project does not allow this"})
 	case errors.Is(err, analysis.ErrNotReady):
 		writeJSON(w, http.StatusConflict, apiError{err.Error()})
+	case errors.Is(err, context.Canceled):
 	default:
-		s.log.Error("api request failed", "path", r.URL.Path, "err", err)
-		writeJSON(w, http.StatusInternalServerError, apiError{err.Error()})
+		writeJSON(w, http.StatusInternalServerError, apiError{s.internal(r, err)})
 	}
 }
 

@@ -3,12 +3,18 @@ package web_test
 // Tests of issue 10 ("Hardening"): each fails on the code before the fix.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reach-lab/reach/internal/testdb"
 )
 
 // After sign-in, ?next= may only name a clean path of this site: browsers
@@ -136,5 +142,64 @@ func TestSetupRefusesForeignHost(t *testing.T) {
 	}
 	if n, _ := srv.st.CountUsers(context.Background()); n != 1 {
 		t.Errorf("%d accounts after one good first-run POST, want 1", n)
+	}
+}
+
+// When the database fails, pages, the API and /healthz say so without the
+// driver's message (it names the user, database, host and port): the page
+// shows a request id, under which the server log has the cause.
+func TestDatabaseErrorsNotShown(t *testing.T) {
+	srv := newServer(t)
+	ctx := context.Background()
+	a := newAccount(t, srv.st, srv.url, "u@reach.test", false, "viewer")
+	var dbName string
+	if err := srv.st.Pool().QueryRow(ctx, "SELECT current_database()").Scan(&dbName); err != nil {
+		t.Fatal(err)
+	}
+	admin, err := pgx.Connect(ctx, testdb.ServerURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "ALTER DATABASE "+dbName+" ALLOW_CONNECTIONS false"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "ALTER DATABASE "+dbName+" ALLOW_CONNECTIONS true") })
+	if _, err := admin.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", dbName); err != nil {
+		t.Fatal(err)
+	}
+	leaks := []string{dbName, "user=", "postgres", "5432", "127.0.0.1", "FATAL", "SQLSTATE"}
+	for _, c := range []struct {
+		name, path string
+		hdr        []string
+		want       int
+	}{
+		{"page", "/", []string{"Cookie", a.Cookie.String()}, 500},
+		{"page again", "/projects", []string{"Cookie", a.Cookie.String()}, 500},
+		{"API", "/api/v1/comparisons", []string{"Authorization", "Bearer " + a.Token}, 500},
+		{"health", "/healthz", nil, 503},
+	} {
+		req, _ := http.NewRequest("GET", srv.url+c.path, nil)
+		for i := 0; i+1 < len(c.hdr); i += 2 {
+			req.Header.Set(c.hdr[i], c.hdr[i+1])
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s with the database down: HTTP %d, want %d\n%s", c.name, resp.StatusCode, c.want, body)
+		}
+		for _, leak := range leaks {
+			if bytes.Contains(body, []byte(leak)) {
+				t.Errorf("%s with the database down shows %q:\n%s", c.name, leak, body)
+			}
+		}
+		id := resp.Header.Get("X-Request-Id")
+		if id == "" || (c.want == 500 && !bytes.Contains(body, []byte(id))) {
+			t.Errorf("%s: request id %q not on the error page:\n%s", c.name, id, body)
+		}
 	}
 }

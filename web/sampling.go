@@ -174,13 +174,22 @@ func (s *Server) createSampling(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pid, _ := strconv.ParseInt(r.FormValue("project_id"), 10, 64)
-	if spec.ProjectID, err = s.targetProject(r.Context(), currentUser(r), pid, r.FormValue("project")); err != nil {
+	spec.ProjectID, err = s.targetProject(r.Context(), currentUser(r), pid, r.FormValue("project"))
+	if errors.Is(err, errForbidden) {
 		s.deny(w, r, http.StatusForbidden, "Your role in that project does not allow adding comparisons.")
 		return
 	}
-	id, err := intake.CreateSampling(r.Context(), s.st, s.jobs, s.cfg.Secret, spec)
 	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	id, err := intake.CreateSampling(r.Context(), s.st, s.jobs, s.cfg.Secret, spec)
+	if err != nil && !fromDatabase(err) {
 		s.renderSampleForm(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d", id), http.StatusSeeOther)

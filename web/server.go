@@ -8,9 +8,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -18,6 +20,9 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/puddle/v2"
 
 	"github.com/reach-lab/reach/internal/auth"
 	"github.com/reach-lab/reach/internal/jobs"
@@ -75,7 +80,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 	if cfg.TrustProxyHeaders {
 		r.Use(middleware.RealIP)
 	}
-	r.Use(middleware.RequestID, s.logRequests, middleware.Recoverer, securityHeaders, s.csrf, s.identify)
+	r.Use(requestID, s.logRequests, middleware.Recoverer, securityHeaders, s.csrf, s.identify)
 
 	r.Get("/healthz", s.healthz)
 	r.Handle("/static/*", http.StripPrefix("/static/", staticHandler()))
@@ -186,7 +191,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		if r.URL.Path == "/healthz" || len(r.URL.Path) > 7 && r.URL.Path[:8] == "/static/" {
 			return
 		}
-		s.log.Info("http", "method", r.Method, "path", r.URL.Path, "status", ww.Status(),
+		s.log.Info("http", "request_id", middleware.GetReqID(r.Context()), "method", r.Method, "path", r.URL.Path, "status", ww.Status(),
 			"bytes", ww.BytesWritten(), "duration", time.Since(start).Round(time.Microsecond))
 	})
 }
@@ -195,7 +200,8 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.st.Pool().Ping(ctx); err != nil {
-		http.Error(w, "database unreachable: "+err.Error(), http.StatusServiceUnavailable)
+		s.log.Error("health check", "request_id", middleware.GetReqID(r.Context()), "err", err)
+		http.Error(w, "database unreachable (the server log has the cause)", http.StatusServiceUnavailable)
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -219,8 +225,7 @@ var chartScript = []byte("<script>\n{")
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
 	var buf bytes.Buffer
 	if err := c.Render(r.Context(), &buf); err != nil {
-		s.log.Error("render", "path", r.URL.Path, "err", err)
-		http.Error(w, "could not render the page: "+err.Error(), http.StatusInternalServerError)
+		http.Error(w, s.internal(r, fmt.Errorf("render: %w", err)), http.StatusInternalServerError)
 		return
 	}
 	b := make([]byte, 16)
@@ -237,7 +242,9 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c te
 	_, _ = w.Write(page)
 }
 
-// fail renders an error page; not-found errors become 404.
+// fail renders an error page; not-found errors become 404. Any other
+// error is logged with the request id and the page shows only that id:
+// database errors name the user, database, host and port.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, store.ErrNotFound) {
 		s.render(w, r, http.StatusNotFound, views.ErrorPage(404, "Not found", err.Error()))
@@ -246,6 +253,37 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) {
 		return
 	}
-	s.log.Error("request failed", "path", r.URL.Path, "err", err)
-	s.render(w, r, http.StatusInternalServerError, views.ErrorPage(500, "Something went wrong", err.Error()))
+	s.render(w, r, http.StatusInternalServerError, views.ErrorPage(500, "Something went wrong", s.internal(r, err)))
+}
+
+// internal logs err with the request's id and returns the message to show
+// instead of it.
+func (s *Server) internal(r *http.Request, err error) string {
+	id := middleware.GetReqID(r.Context())
+	s.log.Error("request failed", "request_id", id, "method", r.Method, "path", r.URL.Path, "err", err)
+	return fmt.Sprintf("The server could not complete this request. The administrator can find the cause in the server log under request id %s.", id)
+}
+
+// requestID gives every request a random id (a client's X-Request-Id is
+// not trusted), kept where chi's middleware.GetReqID finds it and sent back
+// as X-Request-Id: the key to the request's lines in the server log.
+func requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := make([]byte, 8)
+		_, _ = rand.Read(b)
+		id := hex.EncodeToString(b)
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), middleware.RequestIDKey, id)))
+	})
+}
+
+// fromDatabase reports whether err came from Postgres or the connection to
+// it, rather than from checking what the user sent: such errors are logged,
+// never shown.
+func fromDatabase(err error) bool {
+	var pgErr *pgconn.PgError
+	var connErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &pgErr) || errors.As(err, &connErr) || errors.As(err, &netErr) ||
+		errors.Is(err, puddle.ErrClosedPool) || errors.Is(err, pgx.ErrTxClosed)
 }
