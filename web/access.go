@@ -90,8 +90,11 @@ func clientAddr(r *http.Request) string {
 	return r.RemoteAddr
 }
 
-func isTLS(r *http.Request) bool {
-	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+// isTLS reports whether the browser reached Reach over HTTPS: a TLS
+// connection, or, with --trust-proxy only, X-Forwarded-Proto: https from
+// the reverse proxy (any client could send that header otherwise).
+func (s *Server) isTLS(r *http.Request) bool {
+	return r.TLS != nil || (s.cfg.TrustProxyHeaders && strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https"))
 }
 
 // identify finds who is asking: a Bearer API token on /api/ paths (a bad

@@ -31,7 +31,10 @@ type server struct {
 	url string
 }
 
-func newServer(t *testing.T) server {
+func newServer(t *testing.T) server { return newServerWith(t, web.Config{}) }
+
+// newServerWith is newServer with cfg (its JobsUI is set here).
+func newServerWith(t *testing.T, cfg web.Config) server {
 	t.Helper()
 	st, _ := testdb.New(t)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
@@ -40,7 +43,8 @@ func newServer(t *testing.T) server {
 		t.Fatal(err)
 	}
 	jobsUI := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "river UI") })
-	srv := httptest.NewServer(web.New(st, client, web.Config{JobsUI: jobsUI}, logger))
+	cfg.JobsUI = jobsUI
+	srv := httptest.NewServer(web.New(st, client, cfg, logger))
 	t.Cleanup(srv.Close)
 	return server{st: st, url: srv.URL}
 }

@@ -71,19 +71,19 @@ func (s *Server) baseURL(r *http.Request) string {
 		return strings.TrimRight(s.cfg.BaseURL, "/")
 	}
 	scheme := "http"
-	if isTLS(r) {
+	if s.isTLS(r) {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host
 }
 
 func (s *Server) setSessionCookie(w http.ResponseWriter, r *http.Request, token string) {
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true, Secure: isTLS(r),
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true, Secure: s.isTLS(r),
 		SameSite: http.SameSiteLaxMode, MaxAge: int(sessionMax / time.Second)})
 }
 
 func (s *Server) clearSessionCookie(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, Secure: isTLS(r),
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true, Secure: s.isTLS(r),
 		SameSite: http.SameSiteLaxMode, MaxAge: -1})
 }
 

@@ -88,12 +88,12 @@ func (s *Server) apiComparison(w http.ResponseWriter, r *http.Request) {
 // apiCreateComparison takes the same multipart fields as the browser form
 // (project_id or project picks the project; default: the default project).
 func (s *Server) apiCreateComparison(w http.ResponseWriter, r *http.Request) {
-	id, status, err := s.create(r.Context(), r)
+	c, err := s.create(r.Context(), r)
 	if err != nil {
 		s.apiFail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, ComparisonStatus{ID: id, Status: status, URL: fmt.Sprintf("/comparisons/%d", id)})
+	writeJSON(w, http.StatusAccepted, ComparisonStatus{ID: c.id, Name: c.name, Status: c.status, URL: fmt.Sprintf("/comparisons/%d", c.id)})
 }
 
 func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {

@@ -233,10 +233,16 @@ func (s *Server) validate(ctx context.Context, rc *received) (store.NewCompariso
 	return nc, nil
 }
 
+// created is what create made: the new comparison's id, name and status.
+type created struct {
+	id           int64
+	name, status string
+}
+
 // create receives, validates and stores a submission and enqueues its
 // import (unless a field mapping must be confirmed first). On any error the
 // files received so far are deleted.
-func (s *Server) create(ctx context.Context, r *http.Request) (int64, string, error) {
+func (s *Server) create(ctx context.Context, r *http.Request) (created, error) {
 	rc, err := s.receive(ctx, r)
 	cleanup := func() {
 		if rc == nil {
@@ -248,7 +254,7 @@ func (s *Server) create(ctx context.Context, r *http.Request) (int64, string, er
 	}
 	if err != nil {
 		cleanup()
-		return 0, "", err
+		return created{}, err
 	}
 	nc, err := s.validate(ctx, rc)
 	if err == nil {
@@ -256,7 +262,7 @@ func (s *Server) create(ctx context.Context, r *http.Request) (int64, string, er
 	}
 	if err != nil {
 		cleanup()
-		return 0, "", err
+		return created{}, err
 	}
 	var id int64
 	err = s.st.WithTx(ctx, func(tx *store.Store) error {
@@ -271,9 +277,9 @@ func (s *Server) create(ctx context.Context, r *http.Request) (int64, string, er
 	})
 	if err != nil {
 		cleanup()
-		return 0, "", err
+		return created{}, err
 	}
-	return id, nc.Status, nil
+	return created{id, nc.Name, nc.Status}, nil
 }
 
 func (s *Server) newComparison(w http.ResponseWriter, r *http.Request) {
@@ -295,7 +301,7 @@ func (s *Server) renderNewForm(w http.ResponseWriter, r *http.Request, status in
 }
 
 func (s *Server) createComparison(w http.ResponseWriter, r *http.Request) {
-	id, status, err := s.create(r.Context(), r)
+	c, err := s.create(r.Context(), r)
 	var fe formError
 	if errors.As(err, &fe) {
 		s.renderNewForm(w, r, http.StatusBadRequest, fe.msg)
@@ -309,8 +315,8 @@ func (s *Server) createComparison(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	target := fmt.Sprintf("/comparisons/%d", id)
-	if status == store.StatusNeedsMapping {
+	target := fmt.Sprintf("/comparisons/%d", c.id)
+	if c.status == store.StatusNeedsMapping {
 		target += "/mapping"
 	}
 	http.Redirect(w, r, target, http.StatusSeeOther)

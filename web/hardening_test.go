@@ -5,6 +5,7 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,7 +15,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/testdb"
+	"github.com/reach-lab/reach/web"
 )
 
 // After sign-in, ?next= may only name a clean path of this site: browsers
@@ -200,6 +203,93 @@ func TestDatabaseErrorsNotShown(t *testing.T) {
 		id := resp.Header.Get("X-Request-Id")
 		if id == "" || (c.want == 500 && !bytes.Contains(body, []byte(id))) {
 			t.Errorf("%s: request id %q not on the error page:\n%s", c.name, id, body)
+		}
+	}
+}
+
+// Smaller holes: a crossover-only link's preview holds no solved-set
+// counts; /static/ lists nothing; /riverui/ has a CSP; an untrusted
+// X-Forwarded-Proto does not set the Secure flag; the create API returns
+// the name.
+func TestSmallLeaks(t *testing.T) {
+	f := newFixture(t)
+	_, cross := shareToken(t, f.srv.st, store.ShareLink{ComparisonID: f.cid, Chart: "crossover"})
+	_, venn := shareToken(t, f.srv.st, store.ShareLink{ComparisonID: f.cid, Chart: "venn"})
+	ogDescription := func(page string) string {
+		_, rest, _ := strings.Cut(page, `property="og:description" content="`)
+		d, _, _ := strings.Cut(rest, `"`)
+		return d
+	}
+	_, page := get(t, f.srv.url+"/s/"+cross)
+	if d := ogDescription(page); d == "" || strings.Contains(d, "only") || !strings.Contains(d, "pass@1") {
+		t.Errorf("crossover-only link's preview %q: want pass@k figures and no solved-set counts", d)
+	}
+	if strings.Contains(page, "<th>solved</th>") {
+		t.Error("crossover-only link's page shows the solved counts")
+	}
+	_, page = get(t, f.srv.url+"/s/"+venn)
+	if d := ogDescription(page); !strings.Contains(d, "base-only 1") || strings.Contains(d, "pass@") {
+		t.Errorf("Venn-only link's preview %q: want the solved-set counts only", d)
+	}
+	_, page = get(t, f.srv.url+"/s/"+f.token)
+	if d := ogDescription(page); !strings.Contains(d, "base-only 1") || !strings.Contains(d, "pass@1") {
+		t.Errorf("every-chart link's preview %q: want both", d)
+	}
+
+	for _, p := range []string{"/static/", "/static/katex/", "/static/katex", "/static/katex/fonts/"} {
+		if code, body := get(t, f.srv.url+p); code != 404 || strings.Contains(body, "<a href=") && strings.Contains(body, ".js") {
+			t.Errorf("GET %s: HTTP %d, want 404 without a listing", p, code)
+		}
+	}
+	if code, _ := get(t, f.srv.url+"/static/app.css"); code != 200 {
+		t.Errorf("a static file: HTTP %d", code)
+	}
+
+	req, _ := http.NewRequest("GET", f.srv.url+"/riverui/", nil)
+	req.AddCookie(f.acc["admin"].Cookie)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if csp := resp.Header.Get("Content-Security-Policy"); resp.StatusCode != 200 || !strings.Contains(csp, "default-src 'self'") ||
+		!strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-eval") {
+		t.Errorf("/riverui/: HTTP %d, CSP %q", resp.StatusCode, csp)
+	}
+
+	// The create API answers with the comparison's name.
+	ctype, body := uploadBody(f)
+	resp = f.do("editor", "POST", "/api/v1/comparisons", ctype, body)
+	var out struct {
+		ID   int64
+		Name string
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if resp.StatusCode != 202 || !strings.HasPrefix(out.Name, "upload-") {
+		t.Errorf("POST /api/v1/comparisons: HTTP %d, %+v: want the name", resp.StatusCode, out)
+	}
+}
+
+// The session cookie is Secure over TLS; behind a proxy, X-Forwarded-Proto
+// counts only with --trust-proxy (any client can send the header).
+func TestSecureCookieTrustsProxyOnlyWhenTold(t *testing.T) {
+	for _, trust := range []bool{false, true} {
+		srv := newServerWith(t, web.Config{TrustProxyHeaders: trust})
+		createUser(t, srv.st, "u@reach.test", false, "")
+		req, _ := http.NewRequest("POST", srv.url+"/login", strings.NewReader(url.Values{"email": {"u@reach.test"}, "password": {testPassword}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Forwarded-Proto", "https")
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if len(resp.Cookies()) == 0 {
+			t.Fatalf("trust-proxy %v: no cookie (HTTP %d)", trust, resp.StatusCode)
+		}
+		if c := resp.Cookies()[0]; c.Secure != trust {
+			t.Errorf("trust-proxy %v, X-Forwarded-Proto https: cookie Secure = %v", trust, c.Secure)
 		}
 	}
 }

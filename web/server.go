@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -104,7 +105,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 		r.Use(s.signedIn)
 		if cfg.JobsUI != nil {
 			r.With(s.adminOnly).Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))
-			r.With(s.adminOnly).Mount("/riverui/", cfg.JobsUI)
+			r.With(s.adminOnly, jobsUIPolicy).Mount("/riverui/", cfg.JobsUI)
 		}
 		r.Get("/", s.home)
 		r.Get("/account/password", s.accountPage)
@@ -163,8 +164,24 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 	return r
 }
 
+// filesOnly hides an FS's directories, so the file server answers 404
+// instead of listing them.
+type filesOnly struct{ fs.FS }
+
+func (f filesOnly) Open(name string) (fs.File, error) {
+	file, err := f.FS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := file.Stat(); err != nil || st.IsDir() {
+		file.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return file, nil
+}
+
 func staticHandler() http.Handler {
-	fs := http.FileServerFS(static.FS)
+	fs := http.FileServerFS(filesOnly{static.FS})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		fs.ServeHTTP(w, r)
@@ -179,6 +196,19 @@ func securityHeaders(next http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Frame-Options", "SAMEORIGIN")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// jobsUICSP is River UI's Content-Security-Policy: its prebuilt frontend
+// loads only its own scripts, styles and API from this origin (its config
+// is a JSON data block, not a script); React sets inline styles.
+const jobsUICSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+	"font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
+
+func jobsUIPolicy(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", jobsUICSP)
 		next.ServeHTTP(w, r)
 	})
 }
