@@ -289,7 +289,10 @@ var routes = []route{
 	}, 200},
 	{"jobs UI", admin, "GET", static("/riverui/"), nil, 200},
 
-	{"create project", signedIn, "POST", static("/projects"), func(f *fixture) (string, []byte) {
+	{"allow project creation", admin, "POST", func(f *fixture, _ string) string {
+		return fmt.Sprintf("/admin/users/%d/project-creator", f.spare.ID)
+	}, form(url.Values{"allowed": {"on"}}), 303},
+	{"create project", admin, "POST", static("/projects"), func(f *fixture) (string, []byte) {
 		return form(url.Values{"name": {fmt.Sprintf("project %d", f.n.Add(1))}})(f)
 	}, 303},
 }

@@ -421,6 +421,25 @@ func (s *Server) createInvite(w http.ResponseWriter, r *http.Request) {
 	s.renderUsers(w, r, s.baseURL(r)+"/invite/"+token, "")
 }
 
+// setProjectCreator is the users page's switch: POST allowed=on lets
+// user {uid} create projects, anything else stops them.
+func (s *Server) setProjectCreator(w http.ResponseWriter, r *http.Request) {
+	uid, err := idParam(r, "uid")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+		return
+	}
+	if err := s.st.SetProjectCreator(r.Context(), uid, r.PostForm.Get("allowed") == "on"); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/admin/users", http.StatusSeeOther)
+}
+
 func (s *Server) invitePage(w http.ResponseWriter, r *http.Request) {
 	inv, err := s.st.OpenInvite(r.Context(), auth.HashToken(chiParam(r, "token")))
 	if err != nil {
@@ -469,10 +488,19 @@ func (s *Server) renderProjects(w http.ResponseWriter, r *http.Request, status i
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, status, views.ProjectsPage(ps, msg))
+	s.render(w, r, status, views.ProjectsPage(ps, msg, mayCreateProjects(u)))
 }
 
+// mayCreateProjects: admins, and the users an admin allowed to. Creating a
+// project makes the creator its owner, with uploads, sampling and Test
+// connection, so it is not for every account.
+func mayCreateProjects(u *store.User) bool { return u != nil && (u.IsAdmin || u.CanCreateProjects) }
+
 func (s *Server) createProject(w http.ResponseWriter, r *http.Request) {
+	if !mayCreateProjects(currentUser(r)) {
+		s.deny(w, r, http.StatusForbidden, "Only admins, and the users an admin allows to, can create projects.")
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
 		return

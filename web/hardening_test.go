@@ -293,3 +293,62 @@ func TestSecureCookieTrustsProxyOnlyWhenTold(t *testing.T) {
 		}
 	}
 }
+
+// Creating a project makes its creator an owner (uploads, sampling, Test
+// connection): only admins may, and the users an admin allows to.
+func TestProjectCreationNeedsAdminGrant(t *testing.T) {
+	f := newFixture(t)
+	create := func(role, name string) int {
+		resp := f.do(role, "POST", "/projects", "application/x-www-form-urlencoded", []byte(url.Values{"name": {name}}.Encode()))
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, role := range []string{"outsider", "viewer", "editor", "owner"} {
+		if code := create(role, "mine-"+role); code != 403 {
+			t.Errorf("%s creates a project: HTTP %d, want 403", role, code)
+		}
+	}
+	_, page := getAs(t, f, "viewer", "/projects")
+	if strings.Contains(page, `id="project-form"`) {
+		t.Error("the projects page offers a viewer the new-project form")
+	}
+	grant := func(uid int64, allowed string) {
+		resp := f.do("admin", "POST", fmt.Sprintf("/admin/users/%d/project-creator", uid), "application/x-www-form-urlencoded",
+			[]byte(url.Values{"allowed": {allowed}}.Encode()))
+		resp.Body.Close()
+		if resp.StatusCode != 303 {
+			t.Fatalf("admin sets project creation of user %d: HTTP %d", uid, resp.StatusCode)
+		}
+	}
+	viewer := f.acc["viewer"].ID
+	grant(viewer, "on")
+	if code := create("viewer", "granted"); code != 303 {
+		t.Errorf("viewer allowed by an admin creates a project: HTTP %d, want 303", code)
+	}
+	if _, page := getAs(t, f, "viewer", "/projects"); !strings.Contains(page, `id="project-form"`) {
+		t.Error("the projects page does not offer the form to a user allowed to create projects")
+	}
+	grant(viewer, "")
+	if code := create("viewer", "again"); code != 403 {
+		t.Errorf("viewer after the admin withdrew the grant: HTTP %d, want 403", code)
+	}
+	if code := create("admin", "by admin"); code != 303 {
+		t.Errorf("admin creates a project: HTTP %d", code)
+	}
+	// Only admins grant it.
+	resp := f.do("owner", "POST", fmt.Sprintf("/admin/users/%d/project-creator", f.acc["owner"].ID), "application/x-www-form-urlencoded",
+		[]byte("allowed=on"))
+	resp.Body.Close()
+	if resp.StatusCode != 403 {
+		t.Errorf("an owner grants themself project creation: HTTP %d, want 403", resp.StatusCode)
+	}
+}
+
+// getAs GETs path as role (a page, with its session cookie).
+func getAs(t *testing.T, f *fixture, role, path string) (int, string) {
+	t.Helper()
+	resp := f.do(role, "GET", path, "", nil)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}

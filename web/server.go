@@ -115,6 +115,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 		r.Post("/account/tokens/{tid}/revoke", s.revokeToken)
 		r.With(s.adminOnly).Get("/admin/users", s.usersPage)
 		r.With(s.adminOnly).Post("/admin/invites", s.createInvite)
+		r.With(s.adminOnly).Post("/admin/users/{uid}/project-creator", s.setProjectCreator)
 		r.Get("/projects", s.projectsPage)
 		r.Post("/projects", s.createProject)
 		r.Route("/projects/{pid}", func(r chi.Router) {

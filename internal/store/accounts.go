@@ -23,6 +23,9 @@ type User struct {
 	MustChangePassword bool // signed in with a one-time password
 	Disabled           bool
 	CreatedAt          time.Time
+	// CanCreateProjects: an admin let this user create projects (admins
+	// always may).
+	CanCreateProjects bool
 }
 
 // NormalizeEmail is how emails are compared and stored: trimmed, lower-case.
@@ -33,11 +36,11 @@ func isUniqueViolation(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
 }
 
-const userColumns = `id, email, password_hash, is_admin, must_change_password, disabled, created_at`
+const userColumns = `id, email, password_hash, is_admin, must_change_password, disabled, created_at, can_create_projects`
 
 func scanUser(row pgx.Row) (User, error) {
 	var u User
-	err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.IsAdmin, &u.MustChangePassword, &u.Disabled, &u.CreatedAt)
+	err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.IsAdmin, &u.MustChangePassword, &u.Disabled, &u.CreatedAt, &u.CanCreateProjects)
 	return u, err
 }
 
@@ -110,6 +113,19 @@ func (s *Store) ListUsers(ctx context.Context) ([]User, error) {
 	return out, nil
 }
 
+// SetProjectCreator lets a user create projects, or stops them
+// (ErrNotFound for an unknown user).
+func (s *Store) SetProjectCreator(ctx context.Context, userID int64, allowed bool) error {
+	tag, err := s.db.Exec(ctx, `UPDATE users SET can_create_projects = $2 WHERE id = $1`, userID, allowed)
+	if err != nil {
+		return fmt.Errorf("set project creation of user %d: %w", userID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("user %d: %w", userID, ErrNotFound)
+	}
+	return nil
+}
+
 // SetPassword replaces a user's password hash and ends all their sessions
 // except the one whose token hash is keep (nil: all of them).
 func (s *Store) SetPassword(ctx context.Context, userID int64, hash string, mustChange bool, keep []byte) error {
@@ -139,9 +155,11 @@ func (s *Store) CreateSession(ctx context.Context, tokenHash []byte, userID int6
 func (s *Store) SessionUser(ctx context.Context, tokenHash []byte, idle, absolute time.Duration) (User, error) {
 	var created, seen time.Time
 	var u User
-	err := s.db.QueryRow(ctx, `SELECT s.created_at, s.last_seen, u.id, u.email, u.password_hash, u.is_admin, u.must_change_password, u.disabled, u.created_at
+	err := s.db.QueryRow(ctx, `SELECT s.created_at, s.last_seen, u.id, u.email, u.password_hash, u.is_admin, u.must_change_password, u.disabled, u.created_at,
+			u.can_create_projects
 		FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1 AND s.expires_at > now() AND NOT u.disabled`, tokenHash).
-		Scan(&created, &seen, &u.ID, &u.Email, &u.PasswordHash, &u.IsAdmin, &u.MustChangePassword, &u.Disabled, &u.CreatedAt)
+		Scan(&created, &seen, &u.ID, &u.Email, &u.PasswordHash, &u.IsAdmin, &u.MustChangePassword, &u.Disabled, &u.CreatedAt,
+			&u.CanCreateProjects)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return u, fmt.Errorf("session: %w", ErrNotFound)
 	}
