@@ -25,9 +25,9 @@ type ImportArgs struct {
 // Kind implements river.JobArgs.
 func (ImportArgs) Kind() string { return "import" }
 
-// InsertOpts makes a second enqueue of the same import a no-op.
+// InsertOpts makes a second enqueue of an unfinished import a no-op.
 func (ImportArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: unfinished}}
 }
 
 // ImportWorker works ImportArgs.

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
@@ -49,6 +50,9 @@ type Config struct {
 
 	// StatsDraws is the bootstrap draws of the statistics job; 0 means 2,000.
 	StatsDraws int
+	// Lease sets how fast the work of a dead worker is resumed; zero
+	// values take the defaults (about a minute).
+	Lease LeaseConfig
 }
 
 // NewClient builds a River client on the store's pool with Reach's workers
@@ -61,6 +65,8 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	river.AddWorker(workers, &ReverifyWorker{st: st})
 	river.AddWorker(workers, &StatsWorker{st: st, draws: cfg.StatsDraws})
 	river.AddWorker(workers, &SampleWorker{st: st, v: cfg.Verifier, box: cfg.Secret, clients: map[int64]*runClient{}})
+	lease := cfg.Lease.withDefaults()
+	river.AddWorker(workers, &ReapWorker{st: st, cfg: lease})
 	// A finite timeout is what lets River rescue the jobs of a killed worker.
 	timeout := cmp.Or(cfg.JobTimeout, 30*time.Minute)
 	rc := &river.Config{
@@ -68,9 +74,10 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 		Logger:               cfg.Logger,
 		JobTimeout:           timeout,
 		RescueStuckJobsAfter: cmp.Or(cfg.RescueAfter, timeout+5*time.Minute),
+		Middleware:           []rivertype.Middleware{leaseMiddleware(st, lease)},
 	}
 	if cfg.Workers > 0 {
-		rc.PeriodicJobs = statsPeriodic()
+		rc.PeriodicJobs = append(statsPeriodic(), reapPeriodic(lease)...)
 		sw := cfg.SamplingWorkers
 		if sw <= 0 {
 			sw = 32

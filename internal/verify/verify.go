@@ -69,3 +69,34 @@ func IsFallbackRule(rule string) bool {
 	}
 	return false
 }
+
+// Capabilities is what a Verifier may tell about the problem kinds it
+// grades. Verifiers that do not implement it grade "math" and "choice"
+// problems (and problems without a kind), inline.
+type Capabilities interface {
+	// Supports reports whether the verifier can grade problems of kind
+	// (e.g. "code" only where a sandbox works). Re-verification is offered
+	// only for comparisons whose problems it supports.
+	Supports(kind string) bool
+	// Inline reports whether grading kind is cheap enough (microseconds per
+	// completion) to run inside an import or a sampling job; otherwise the
+	// samples wait, pending, for a VerifyJob that workers scale out.
+	Inline(kind string) bool
+}
+
+// Supports reports whether v can grade problems of kind.
+func Supports(v Verifier, kind string) bool {
+	if c, ok := v.(Capabilities); ok {
+		return c.Supports(kind)
+	}
+	return kind == "" || kind == "math" || kind == "choice"
+}
+
+// Inline reports whether v grades problems of kind inline (see
+// Capabilities).
+func Inline(v Verifier, kind string) bool {
+	if c, ok := v.(Capabilities); ok {
+		return c.Inline(kind)
+	}
+	return Supports(v, kind)
+}
