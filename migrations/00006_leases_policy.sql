@@ -25,7 +25,12 @@ ALTER TABLE samples ADD COLUMN seed bigint;
 ALTER TABLE uploads ADD COLUMN codec text NOT NULL DEFAULT '';
 ALTER TABLE upload_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
 
+-- The comparison whose dataset upload created a dataset: a failed import
+-- deletes what it created.
+ALTER TABLE datasets ADD COLUMN origin_comparison_id bigint;
+
 -- +goose Down
+ALTER TABLE datasets DROP COLUMN origin_comparison_id;
 ALTER TABLE upload_chunks ALTER COLUMN data SET STORAGE EXTENDED;
 ALTER TABLE uploads DROP COLUMN codec;
 ALTER TABLE samples DROP COLUMN seed;

@@ -17,7 +17,9 @@ import (
 	"github.com/reach-lab/reach/internal/verify"
 )
 
-// ImportArgs imports a comparison's uploaded dataset and samples files.
+// ImportArgs starts the import of a comparison: it loads the dataset file
+// (if one was uploaded) and enqueues one ImportRunArgs per samples file, so
+// that the files of one comparison import in parallel on any workers.
 type ImportArgs struct {
 	ComparisonID int64 `json:"comparison_id"`
 }
@@ -34,25 +36,13 @@ func (ImportArgs) InsertOpts() river.InsertOpts {
 type ImportWorker struct {
 	river.WorkerDefaults[ImportArgs]
 	st *store.Store
-	// v grades samples that carry no verdict as they are imported (all
-	// cores, batch by batch): far cheaper than updating a million stored
-	// rows afterwards. Without it they are left to a VerifyJob.
-	v verify.Verifier
 }
 
-// Timeout lets a large import run long (River's default is 1 minute).
+// Timeout: a dataset file is small; a dead worker is noticed by its lease.
 func (w *ImportWorker) Timeout(*river.Job[ImportArgs]) time.Duration { return longTimeout }
 
-// Batch limits: rows and completion bytes per COPY, so memory stays flat
-// whatever the file size.
-const (
-	batchRows  = 2000
-	batchBytes = 16 << 20
-)
-
-// Work imports everything in one transaction: a bad line anywhere rolls the
-// whole import back and fails the comparison with an error naming file,
-// line and field; nothing is half-kept.
+// Work loads the dataset and fans out, in one transaction: a bad dataset
+// line fails the comparison with file, line and field, and nothing is kept.
 func (w *ImportWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) error {
 	id := job.Args.ComparisonID
 	c, err := w.st.GetComparison(ctx, id)
@@ -63,48 +53,22 @@ func (w *ImportWorker) Work(ctx context.Context, job *river.Job[ImportArgs]) err
 		return err
 	}
 	if c.Status != store.StatusPending && c.Status != store.StatusImporting {
-		return nil // already imported by an earlier attempt
+		return nil // already started by an earlier attempt
 	}
-	if err := w.st.SetComparisonStatus(ctx, id, store.StatusImporting, ""); err != nil {
-		return err
-	}
-	start := time.Now()
-	err = w.st.WithTx(ctx, func(tx *store.Store) error {
-		return w.importAll(ctx, tx, c)
-	})
+	err = w.st.WithTx(ctx, func(tx *store.Store) error { return w.start(ctx, tx, c) })
 	if err != nil {
-		var ie *ingest.Error
-		if errors.As(err, &ie) || errors.Is(err, errBadInput) || job.Attempt >= job.MaxAttempts {
-			w.fail(ctx, c, err)
+		if !transient(err) || job.Attempt >= job.MaxAttempts {
+			failImport(ctx, w.st, c.ID, 0, err, !transient(err))
 			return river.JobCancel(err)
 		}
 		return err
 	}
-	slog.Info("imported comparison", "comparison", id, "name", c.Name, "duration", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
 var errBadInput = errors.New("bad input")
 
-func (w *ImportWorker) fail(ctx context.Context, c store.Comparison, err error) {
-	ctx = context.WithoutCancel(ctx)
-	msg := err.Error()
-	if err := w.st.SetComparisonStatus(ctx, c.ID, store.StatusFailed, msg); err != nil {
-		slog.Error("record import failure", "comparison", c.ID, "err", err)
-	}
-	for _, r := range c.Runs {
-		_ = w.st.SetRunStatus(ctx, r.ID, store.StatusFailed, "")
-		_ = w.st.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "import", Status: "failed", Error: msg})
-		if r.UploadID != nil {
-			_ = w.st.DeleteUpload(ctx, *r.UploadID)
-		}
-	}
-	if c.DatasetUploadID != nil {
-		_ = w.st.DeleteUpload(ctx, *c.DatasetUploadID)
-	}
-}
-
-func (w *ImportWorker) importAll(ctx context.Context, tx *store.Store, c store.Comparison) error {
+func (w *ImportWorker) start(ctx context.Context, tx *store.Store, c store.Comparison) error {
 	datasetID := int64(0)
 	if c.DatasetID != nil {
 		datasetID = *c.DatasetID
@@ -116,15 +80,15 @@ func (w *ImportWorker) importAll(ctx context.Context, tx *store.Store, c store.C
 		if err := tx.SetComparisonDataset(ctx, c.ID, datasetID); err != nil {
 			return err
 		}
+		if err := tx.DeleteUpload(ctx, *c.DatasetUploadID); err != nil {
+			return err
+		}
 	} else {
 		return fmt.Errorf("comparison %d has no dataset: %w", c.ID, errBadInput)
 	}
-	problems, err := tx.Problems(ctx, datasetID, false)
-	if err != nil {
+	if err := tx.SetComparisonStatus(ctx, c.ID, store.StatusImporting, ""); err != nil {
 		return err
 	}
-	idx := newProblemIndex(problems)
-
 	var follow []river.JobArgs
 	endpoints := 0
 	for _, r := range c.Runs {
@@ -132,40 +96,57 @@ func (w *ImportWorker) importAll(ctx context.Context, tx *store.Store, c store.C
 			endpoints++
 			continue // sampled, not imported
 		}
-		next, err := w.importRun(ctx, tx, c, r, idx)
-		if err != nil {
+		if r.UploadID == nil {
+			return fmt.Errorf("model %q has no samples file: %w", r.ModelName, errBadInput)
+		}
+		if err := tx.SetRunStatus(ctx, r.ID, store.StatusImporting, ""); err != nil {
 			return err
 		}
-		if next != nil {
-			follow = append(follow, next)
-		}
-	}
-	if c.DatasetUploadID != nil {
-		if err := tx.DeleteUpload(ctx, *c.DatasetUploadID); err != nil {
+		if err := tx.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "import", Unit: "bytes", Status: "queued"}); err != nil {
 			return err
 		}
-	}
-	if endpoints > 0 {
-		if len(follow) > 0 {
-			if err := enqueue(ctx, tx, follow...); err != nil {
-				return err
-			}
-		}
-		if !c.AutoStart {
-			return tx.SetComparisonStatus(ctx, c.ID, store.StatusConfigured, "")
-		}
-		c.DatasetID = &datasetID
-		return StartSampling(ctx, nil, tx, c)
-	}
-	if err := tx.SetComparisonStatus(ctx, c.ID, store.StatusVerifying, ""); err != nil {
-		return err
+		follow = append(follow, ImportRunArgs{ComparisonID: c.ID, RunID: r.ID})
 	}
 	if len(follow) > 0 {
 		if err := enqueue(ctx, tx, follow...); err != nil {
 			return err
 		}
 	}
-	return tx.MarkComparisonReadyIfDone(ctx, c.ID)
+	if endpoints > 0 {
+		if !c.AutoStart {
+			return tx.SetComparisonStatus(ctx, c.ID, store.StatusConfigured, "")
+		}
+		c.DatasetID = &datasetID
+		return StartSampling(ctx, nil, tx, c)
+	}
+	return nil
+}
+
+// failImport marks a comparison's import failed with err (naming the
+// model when runID is set) and deletes what its runs stored, so nothing of
+// a failed import is half-kept. The uploaded files are deleted too when the
+// error is in the files (dropFiles); after a transient failure they stay so
+// that Retry can import them again.
+func failImport(ctx context.Context, st *store.Store, comparisonID, runID int64, err error, dropFiles bool) {
+	ctx = context.WithoutCancel(ctx)
+	c, gerr := st.GetComparison(ctx, comparisonID)
+	if gerr != nil {
+		slog.Error("record import failure", "comparison", comparisonID, "err", gerr, "import_err", err)
+		return
+	}
+	msg := err.Error()
+	if !dropFiles {
+		msg = "the import failed after several attempts: " + msg + " (the files are kept: Retry imports them again)"
+	}
+	for _, r := range c.Runs {
+		if runID != 0 && r.ID == runID && !errors.As(err, new(*ingest.Error)) {
+			msg = fmt.Sprintf("model %q: %s", r.ModelName, msg)
+		}
+	}
+	if err := st.FailComparisonImport(ctx, comparisonID, runID, msg, dropFiles); err != nil {
+		slog.Error("record import failure", "comparison", comparisonID, "err", err)
+	}
+	slog.Warn("import failed", "comparison", comparisonID, "run", runID, "err", msg)
 }
 
 // importDataset reads an uploaded dataset file into a new dataset.
@@ -218,21 +199,129 @@ func importDataset(ctx context.Context, tx *store.Store, uploadID int64) (int64,
 	return dsID, nil
 }
 
+// ImportRunArgs imports one model's samples file.
+type ImportRunArgs struct {
+	ComparisonID int64 `json:"comparison_id"`
+	RunID        int64 `json:"run_id"`
+}
+
+// Kind implements river.JobArgs.
+func (ImportRunArgs) Kind() string { return "import-run" }
+
+// InsertOpts makes a second enqueue of an unfinished import a no-op.
+func (ImportRunArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: unfinished}}
+}
+
+// ImportRunWorker works ImportRunArgs.
+type ImportRunWorker struct {
+	river.WorkerDefaults[ImportRunArgs]
+	st *store.Store
+	// v grades samples that carry no verdict as they are imported, on all
+	// cores: far cheaper than updating a million stored rows afterwards.
+	// Without it (or for kinds it does not grade inline) they are left to
+	// a VerifyJob.
+	v verify.Verifier
+}
+
+// Timeout lets a large file import for long; a dead worker is noticed by
+// its lease within a minute, not by this timeout.
+func (w *ImportRunWorker) Timeout(*river.Job[ImportRunArgs]) time.Duration { return longTimeout }
+
+// errImportAborted rolls back a run's import when another file of the
+// comparison failed meanwhile.
+var errImportAborted = errors.New("the comparison's import failed")
+
+// Work imports the file in one transaction: a bad line anywhere rolls the
+// run back and fails the comparison with an error naming file, line and
+// field. A killed worker's transaction dies with its connection, so the
+// job that resumes it starts from a clean run.
+func (w *ImportRunWorker) Work(ctx context.Context, job *river.Job[ImportRunArgs]) error {
+	a := job.Args
+	c, err := w.st.GetComparison(ctx, a.ComparisonID)
+	if errors.Is(err, store.ErrNotFound) {
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err
+	}
+	var run *store.Run
+	for i := range c.Runs {
+		if c.Runs[i].ID == a.RunID {
+			run = &c.Runs[i]
+		}
+	}
+	if run == nil {
+		return river.JobCancel(fmt.Errorf("run %d is not in comparison %d", a.RunID, a.ComparisonID))
+	}
+	if c.Status == store.StatusFailed || (run.Status != store.StatusPending && run.Status != store.StatusImporting) {
+		return nil // the comparison failed, or an earlier attempt imported the run
+	}
+	if c.DatasetID == nil {
+		return river.JobCancel(fmt.Errorf("comparison %d has no dataset yet", c.ID))
+	}
+	start := time.Now()
+	var sum pipelineStats
+	err = w.st.WithTx(ctx, func(tx *store.Store) error {
+		var err error
+		sum, err = w.importRun(ctx, tx, c, *run)
+		if err != nil {
+			return err
+		}
+		// Serialise with failImport: a comparison that failed while this
+		// file was read keeps nothing.
+		if st, err := tx.LockComparisonStatus(ctx, c.ID); err != nil {
+			return err
+		} else if st == store.StatusFailed {
+			return errImportAborted
+		}
+		return nil
+	})
+	if errors.Is(err, errImportAborted) {
+		return nil
+	}
+	if err != nil {
+		if !transient(err) || job.Attempt >= job.MaxAttempts {
+			failImport(ctx, w.st, c.ID, run.ID, err, !transient(err))
+			return river.JobCancel(err)
+		}
+		return err
+	}
+	slog.Info("imported samples", "comparison", c.ID, "model", run.ModelName, "samples", sum.samples, "problems", sum.counts,
+		"verified", sum.verified, "duration", time.Since(start).Round(time.Millisecond))
+	if err := w.st.FinishImportIfDone(ctx, c.ID); err != nil {
+		return err
+	}
+	if err := w.st.MarkComparisonReadyIfDone(ctx, c.ID); err != nil {
+		return err
+	}
+	return startStatsIfReady(ctx, w.st, c.ID)
+}
+
+// Batch limits: rows and completion bytes per COPY, so memory stays flat
+// whatever the file size.
+const (
+	batchRows  = 2000
+	batchBytes = 16 << 20
+)
+
 // problemIndex resolves a samples file's problem id: the dataset's key
 // (unique_id, task_id, ...) first, then the 0-based line index.
 type problemIndex struct {
 	byKey map[string]int64
 	byIdx map[string]int64
 	byID  map[int64]verify.Problem // what the verifier needs
+	keyOf map[int64]string
 }
 
 func newProblemIndex(ps []store.Problem) problemIndex {
 	ix := problemIndex{byKey: make(map[string]int64, len(ps)), byIdx: make(map[string]int64, len(ps)),
-		byID: make(map[int64]verify.Problem, len(ps))}
+		byID: make(map[int64]verify.Problem, len(ps)), keyOf: make(map[int64]string, len(ps))}
 	for _, p := range ps {
 		ix.byKey[p.Key] = p.ID
 		ix.byIdx[strconv.Itoa(p.Idx)] = p.ID
 		ix.byID[p.ID] = verify.Problem{Reference: p.Reference, Kind: p.Kind}
+		ix.keyOf[p.ID] = p.Key
 	}
 	return ix
 }
@@ -257,39 +346,31 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// importRun imports one run's upload and returns the job that follows it
-// (verification or aggregation), or nil when the run is complete.
-func (w *ImportWorker) importRun(ctx context.Context, tx *store.Store, c store.Comparison, r store.Run, ix problemIndex) (river.JobArgs, error) {
-	if r.UploadID == nil {
-		return nil, fmt.Errorf("model %q has no samples file: %w", r.ModelName, errBadInput)
-	}
+// importRun imports one run's upload inside tx and enqueues the job that
+// follows it (verification or aggregation).
+func (w *ImportRunWorker) importRun(ctx context.Context, tx *store.Store, c store.Comparison, r store.Run) (pipelineStats, error) {
+	var sum pipelineStats
 	up, err := tx.GetUpload(ctx, *r.UploadID)
 	if err != nil {
-		return nil, err
+		return sum, err
 	}
 	if err := tx.ClearRun(ctx, r.ID); err != nil {
-		return nil, err
+		return sum, err
 	}
 	format, mapping, err := runFormat(ctx, tx, r, up)
 	if err != nil {
-		return nil, err
+		return sum, err
 	}
+	problems, err := tx.Problems(ctx, *c.DatasetID, false)
+	if err != nil {
+		return sum, err
+	}
+	ix := newProblemIndex(problems)
+
 	prog := store.Progress{RunID: r.ID, Stage: "import", Total: up.Size, Unit: "bytes", Status: "running"}
 	_ = w.st.SetProgress(ctx, prog)
 	cr := &countingReader{r: tx.OpenUpload(ctx, *r.UploadID)}
-
-	var (
-		samples   []store.Sample
-		bytesIn   int
-		nSamples  int64
-		counts    []store.Count
-		nCounts   int64
-		pending   int64
-		verified  int64
-		changed   int64 // Reach's verdict differs from the file's label
-		lastTick  time.Time
-		fileLabel bool
-	)
+	var lastTick time.Time
 	tick := func(unit string, n int64) {
 		if time.Since(lastTick) < 500*time.Millisecond {
 			return
@@ -299,125 +380,94 @@ func (w *ImportWorker) importRun(ctx context.Context, tx *store.Store, c store.C
 		prog.Detail = fmt.Sprintf("%d %s", n, unit)
 		_ = w.st.SetProgress(ctx, prog)
 	}
-	flushSamples := func() error {
-		if len(samples) == 0 {
-			return nil
-		}
-		if w.v != nil {
-			n, ch := gradeSamples(ctx, w.v, ix, samples)
-			verified, changed = verified+n, changed+ch
-		}
-		err := tx.InsertSamples(ctx, samples)
-		samples, bytesIn = samples[:0], 0
-		tick("samples", nSamples)
-		return err
+
+	p := samplePipeline{v: w.v, ix: ix, reverify: c.Reverify, runID: r.ID, file: up.Filename}
+	read := func(onSample func(ingest.Sample) error, onCount func(ingest.Count) error) error {
+		return ingest.ReadSamples(cr, up.Filename, format, mapping, onSample, onCount)
 	}
-	unknown := func(file string, line int, key string) error {
-		return &ingest.Error{File: file, Line: line, Field: "problem id",
-			Msg: fmt.Sprintf("problem %q is not in the dataset (%d problems; matched by id, then by 0-based line)", key, len(ix.byKey))}
-	}
-	onSample := func(s ingest.Sample) error {
-		pid, ok := ix.lookup(s.ProblemKey)
-		if !ok {
-			return unknown(up.Filename, s.Line, s.ProblemKey)
-		}
-		row := store.Sample{RunID: r.ID, ProblemID: pid, SampleIndex: s.SampleIndex, Completion: s.Completion,
-			FinishReason: s.FinishReason, CompletionTokens: s.CompletionTokens, FileCorrect: s.Correct,
-			FileExtracted: s.Extracted, Status: store.SamplePending}
-		if s.Correct != nil {
-			fileLabel = true
-			if !c.Reverify {
-				row.Status, row.Extracted, row.Reason, row.VerdictSource = store.SampleIncorrect, s.Extracted, s.Reason, "file"
-				if *s.Correct {
-					row.Status = store.SampleCorrect
-				}
+	var written int64
+	sum, err = p.run(ctx, read, func(b *batch) error {
+		if len(b.samples) > 0 {
+			if err := tx.InsertSamples(ctx, b.samples); err != nil {
+				return err
 			}
+			written += int64(len(b.samples))
+			tick("samples", written)
 		}
-		if row.Status == store.SamplePending {
-			pending++
-		}
-		samples = append(samples, row)
-		nSamples++
-		bytesIn += len(s.Completion)
-		if len(samples) >= batchRows || bytesIn >= batchBytes {
-			return flushSamples()
-		}
-		return nil
-	}
-	onCount := func(k ingest.Count) error {
-		pid, ok := ix.lookup(k.ProblemKey)
-		if !ok {
-			return unknown(up.Filename, k.Line, k.ProblemKey)
-		}
-		counts = append(counts, store.Count{RunID: r.ID, ProblemID: pid, N: k.N, C: k.C})
-		nCounts++
-		if len(counts) >= batchRows {
-			err := tx.InsertCounts(ctx, counts)
-			counts = counts[:0]
-			tick("problems", nCounts)
-			return err
+		if len(b.counts) > 0 {
+			if err := tx.InsertCounts(ctx, b.counts); err != nil {
+				return err
+			}
+			written += int64(len(b.counts))
+			tick("problems", written)
 		}
 		return nil
+	})
+	if err != nil {
+		return sum, err
 	}
-	if err := ingest.ReadSamples(cr, up.Filename, format, mapping, onSample, onCount); err != nil {
-		return nil, err
+	if sum.samples == 0 && sum.counts == 0 {
+		return sum, &ingest.Error{File: up.Filename, Line: 1, Msg: "no samples in the file"}
 	}
-	if err := flushSamples(); err != nil {
-		return nil, err
-	}
-	if len(counts) > 0 {
-		if err := tx.InsertCounts(ctx, counts); err != nil {
-			return nil, err
-		}
-	}
-	if nSamples == 0 && nCounts == 0 {
-		return nil, &ingest.Error{File: up.Filename, Line: 1, Msg: "no samples in the file"}
+	if sum.samples > 0 && sum.counts > 0 {
+		return sum, &ingest.Error{File: up.Filename, Msg: "the file mixes samples and per-problem counts"}
 	}
 	if err := tx.DeleteUpload(ctx, *r.UploadID); err != nil {
-		return nil, err
+		return sum, err
 	}
 
 	prog.Done, prog.Status = up.Size, "done"
-	if nCounts > 0 {
-		prog.Detail = fmt.Sprintf("%d problems (counts only)", nCounts)
-		_ = w.st.SetProgress(ctx, prog)
+	if sum.counts > 0 {
+		prog.Detail = fmt.Sprintf("%d problems (counts only)", sum.counts)
+		if err := tx.SetProgress(ctx, prog); err != nil {
+			return sum, err
+		}
 		if err := tx.SetRunImported(ctx, r.ID, string(format), false, "file"); err != nil {
-			return nil, err
+			return sum, err
 		}
-		return nil, tx.SetRunStatus(ctx, r.ID, store.StatusReady, "")
+		return sum, tx.SetRunStatus(ctx, r.ID, store.StatusReady, "")
 	}
-	prog.Detail = fmt.Sprintf("%d samples", nSamples)
-	_ = w.st.SetProgress(ctx, prog)
+	prog.Detail = fmt.Sprintf("%d samples", sum.samples)
+	if err := tx.SetProgress(ctx, prog); err != nil {
+		return sum, err
+	}
+	if sum.verified > 0 {
+		if err := tx.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "verify", Done: sum.verified, Total: sum.verified, Unit: "samples",
+			Status: "done", Detail: fmt.Sprintf("%d samples verified by %s during the import", sum.verified, w.v.Name())}); err != nil {
+			return sum, err
+		}
+	}
+	if sum.verified > 0 && sum.fileLabel && c.Reverify {
+		if err := tx.SetVerdictsChanged(ctx, r.ID, sum.changed); err != nil {
+			return sum, err
+		}
+	}
 	source := "file"
-	if verified > 0 {
-		pending -= verified
-		_ = w.st.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "verify", Done: verified, Total: verified, Unit: "samples",
-			Status: "done", Detail: fmt.Sprintf("%d samples verified by %s during the import", verified, w.v.Name())})
-	}
-	if verified > 0 && fileLabel && c.Reverify {
-		if err := tx.SetVerdictsChanged(ctx, r.ID, changed); err != nil {
-			return nil, err
-		}
-	}
-	if verified > 0 || pending > 0 {
+	if sum.verified > 0 || sum.pending > 0 {
 		source = "verifier"
-		if fileLabel && !c.Reverify {
+		if sum.fileLabel && !c.Reverify {
 			source = "file+verifier"
 		}
 	}
 	if err := tx.SetRunImported(ctx, r.ID, string(format), true, source); err != nil {
-		return nil, err
+		return sum, err
 	}
-	if pending > 0 {
-		if err := tx.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "verify", Total: pending, Unit: "samples", Status: "queued"}); err != nil {
-			return nil, err
+	if sum.pending > 0 {
+		if err := tx.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "verify", Total: sum.pending, Unit: "samples", Status: "queued"}); err != nil {
+			return sum, err
 		}
-		return VerifyArgs{RunID: r.ID, ComparisonID: c.ID}, tx.SetRunStatus(ctx, r.ID, store.StatusVerifying, "")
+		if err := tx.SetRunStatus(ctx, r.ID, store.StatusVerifying, ""); err != nil {
+			return sum, err
+		}
+		return sum, enqueue(ctx, tx, VerifyArgs{RunID: r.ID, ComparisonID: c.ID})
 	}
 	if err := tx.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "aggregate", Status: "queued"}); err != nil {
-		return nil, err
+		return sum, err
 	}
-	return AggregateArgs{RunID: r.ID, ComparisonID: c.ID}, tx.SetRunStatus(ctx, r.ID, "aggregating", "")
+	if err := tx.SetRunStatus(ctx, r.ID, "aggregating", ""); err != nil {
+		return sum, err
+	}
+	return sum, enqueue(ctx, tx, AggregateArgs{RunID: r.ID, ComparisonID: c.ID})
 }
 
 // runFormat returns the format and mapping of a run's file: the confirmed
@@ -438,27 +488,4 @@ func runFormat(ctx context.Context, tx *store.Store, r store.Run, up store.Uploa
 		return "", nil, err
 	}
 	return ingest.Sniff(head, up.Filename)
-}
-
-// gradeSamples verifies the batch's samples that have no verdict yet, on all
-// cores, and returns how many it graded and how many of those differ from
-// the file's label.
-func gradeSamples(ctx context.Context, v verify.Verifier, ix problemIndex, batch []store.Sample) (graded, changed int64) {
-	var todo []int
-	for i := range batch {
-		if batch[i].Status == store.SamplePending {
-			todo = append(todo, i)
-		}
-	}
-	onAllCores(len(todo), func(j int) {
-		x := &batch[todo[j]]
-		vd := v.Verify(ctx, ix.byID[x.ProblemID], x.Completion)
-		x.Status, x.Extracted, x.Rule, x.Reason, x.VerdictSource = string(vd.Status), vd.Extracted, vd.Rule, vd.Reason, v.Name()
-	})
-	for _, i := range todo {
-		if fc := batch[i].FileCorrect; fc != nil && *fc != (batch[i].Status == store.SampleCorrect) {
-			changed++
-		}
-	}
-	return int64(len(todo)), changed
 }

@@ -59,7 +59,8 @@ type Config struct {
 // registered. Call Start on it to work jobs.
 func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &ImportWorker{st: st, v: cfg.Verifier})
+	river.AddWorker(workers, &ImportWorker{st: st})
+	river.AddWorker(workers, &ImportRunWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &VerifyWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &AggregateWorker{st: st})
 	river.AddWorker(workers, &ReverifyWorker{st: st})

@@ -266,6 +266,10 @@ func (s *Store) SetComparisonDataset(ctx context.Context, id, datasetID int64) e
 	if err != nil {
 		return fmt.Errorf("set dataset of comparison %d: %w", id, err)
 	}
+	_, err = s.db.Exec(ctx, `UPDATE datasets SET origin_comparison_id = $1 WHERE id = $2 AND origin_comparison_id IS NULL`, id, datasetID)
+	if err != nil {
+		return fmt.Errorf("set dataset of comparison %d: %w", id, err)
+	}
 	return nil
 }
 
@@ -318,12 +322,24 @@ func (s *Store) SetRunMapping(ctx context.Context, runID int64, format string, m
 	return nil
 }
 
-// DeleteComparison removes a comparison with its runs, samples and counts.
+// DeleteComparison removes a comparison with its runs, samples, counts,
+// stored files, and the dataset its own upload created when no other
+// comparison uses it.
 func (s *Store) DeleteComparison(ctx context.Context, id int64) error {
-	if _, err := s.db.Exec(ctx, `DELETE FROM comparisons WHERE id = $1`, id); err != nil {
-		return fmt.Errorf("delete comparison %d: %w", id, err)
-	}
-	return nil
+	return s.WithTx(ctx, func(tx *Store) error {
+		if _, err := tx.db.Exec(ctx, `DELETE FROM uploads WHERE id IN (SELECT upload_id FROM runs WHERE comparison_id = $1
+				UNION SELECT dataset_upload_id FROM comparisons WHERE id = $1)`, id); err != nil {
+			return fmt.Errorf("delete the files of comparison %d: %w", id, err)
+		}
+		if _, err := tx.db.Exec(ctx, `DELETE FROM comparisons WHERE id = $1`, id); err != nil {
+			return fmt.Errorf("delete comparison %d: %w", id, err)
+		}
+		if _, err := tx.db.Exec(ctx, `DELETE FROM datasets d WHERE d.origin_comparison_id = $1
+				AND NOT EXISTS (SELECT 1 FROM comparisons c WHERE c.dataset_id = d.id)`, id); err != nil {
+			return fmt.Errorf("delete the dataset of comparison %d: %w", id, err)
+		}
+		return nil
+	})
 }
 
 // MarkComparisonReadyIfDone sets a comparison ready when all its runs are.
@@ -344,4 +360,116 @@ func (s *Store) SetVerdictsChanged(ctx context.Context, runID, n int64) error {
 		return fmt.Errorf("record changed verdicts of run %d: %w", runID, err)
 	}
 	return nil
+}
+
+// LockComparisonStatus locks a comparison's row until the transaction ends
+// and returns its status.
+func (s *Store) LockComparisonStatus(ctx context.Context, id int64) (string, error) {
+	var st string
+	err := s.db.QueryRow(ctx, `SELECT status FROM comparisons WHERE id = $1 FOR UPDATE`, id).Scan(&st)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("comparison %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("lock comparison %d: %w", id, err)
+	}
+	return st, nil
+}
+
+// FinishImportIfDone moves an importing comparison on to verifying once
+// none of its runs is still importing.
+func (s *Store) FinishImportIfDone(ctx context.Context, id int64) error {
+	_, err := s.db.Exec(ctx, `UPDATE comparisons SET status = 'verifying', updated_at = now()
+		WHERE id = $1 AND status = 'importing'
+			AND NOT EXISTS (SELECT 1 FROM runs WHERE comparison_id = $1 AND status IN ('pending', 'importing'))`, id)
+	if err != nil {
+		return fmt.Errorf("finish import of comparison %d: %w", id, err)
+	}
+	return nil
+}
+
+// FailComparisonImport records a failed import: the comparison and its
+// imported runs are failed with msg (on runID's progress bar, or every
+// run's when runID is 0), and every sample and count they stored is
+// deleted. With dropFiles the uploaded files go too; otherwise they stay
+// for RetryImport.
+func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg string, dropFiles bool) error {
+	return s.WithTx(ctx, func(tx *Store) error {
+		if _, err := tx.LockComparisonStatus(ctx, id); err != nil {
+			return err
+		}
+		if _, err := tx.db.Exec(ctx, `UPDATE comparisons SET status = 'failed', error = $2, updated_at = now() WHERE id = $1`, id, msg); err != nil {
+			return fmt.Errorf("fail comparison %d: %w", id, err)
+		}
+		imported := `SELECT id FROM runs WHERE comparison_id = $1 AND endpoint_url = ''`
+		if _, err := tx.db.Exec(ctx, `UPDATE runs SET status = 'failed' WHERE comparison_id = $1 AND endpoint_url = ''`, id); err != nil {
+			return fmt.Errorf("fail runs of comparison %d: %w", id, err)
+		}
+		if _, err := tx.db.Exec(ctx, `INSERT INTO run_progress (run_id, stage, status, error, updated_at)
+			SELECT id, 'import', 'failed', CASE WHEN $2 = 0 OR id = $2 THEN $3 ELSE 'stopped: another file of the comparison failed' END, now()
+			FROM runs WHERE comparison_id = $1 AND endpoint_url = ''
+			ON CONFLICT (run_id, stage) DO UPDATE SET status = 'failed', error = EXCLUDED.error, updated_at = now()`, id, runID, msg); err != nil {
+			return fmt.Errorf("fail progress of comparison %d: %w", id, err)
+		}
+		for _, t := range []string{"samples", "run_counts"} {
+			if _, err := tx.db.Exec(ctx, `DELETE FROM `+t+` WHERE run_id IN (`+imported+`)`, id); err != nil {
+				return fmt.Errorf("delete what the failed import of comparison %d stored: %w", id, err)
+			}
+		}
+		if !dropFiles {
+			return nil
+		}
+		if _, err := tx.db.Exec(ctx, `DELETE FROM uploads WHERE id IN (SELECT upload_id FROM runs WHERE comparison_id = $1
+				UNION SELECT dataset_upload_id FROM comparisons WHERE id = $1)`, id); err != nil {
+			return fmt.Errorf("delete the files of comparison %d: %w", id, err)
+		}
+		if _, err := tx.db.Exec(ctx, `UPDATE runs SET upload_id = NULL WHERE comparison_id = $1`, id); err != nil {
+			return fmt.Errorf("forget the files of comparison %d: %w", id, err)
+		}
+		// The dataset its own upload created goes with it.
+		if _, err := tx.db.Exec(ctx, `UPDATE comparisons SET dataset_id = NULL WHERE id = $1
+				AND dataset_id IN (SELECT id FROM datasets WHERE origin_comparison_id = $1)`, id); err != nil {
+			return fmt.Errorf("forget the dataset of comparison %d: %w", id, err)
+		}
+		if _, err := tx.db.Exec(ctx, `DELETE FROM datasets d WHERE d.origin_comparison_id = $1
+				AND NOT EXISTS (SELECT 1 FROM comparisons c WHERE c.dataset_id = d.id)`, id); err != nil {
+			return fmt.Errorf("delete the dataset of comparison %d: %w", id, err)
+		}
+		_, err := tx.db.Exec(ctx, `UPDATE comparisons SET dataset_upload_id = NULL WHERE id = $1`, id)
+		return err
+	})
+}
+
+// RetryImport sets a failed comparison whose files are still stored back to
+// pending, for a new ImportJob. It reports false when there is nothing to
+// retry (a file is gone).
+func (s *Store) RetryImport(ctx context.Context, id int64) (bool, error) {
+	var ok bool
+	err := s.WithTx(ctx, func(tx *Store) error {
+		st, err := tx.LockComparisonStatus(ctx, id)
+		if err != nil {
+			return err
+		}
+		if st != StatusFailed {
+			return nil
+		}
+		err = tx.db.QueryRow(ctx, `SELECT (c.dataset_id IS NOT NULL OR c.dataset_upload_id IS NOT NULL)
+				AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.comparison_id = c.id AND r.endpoint_url = '' AND r.upload_id IS NULL)
+			FROM comparisons c WHERE c.id = $1`, id).Scan(&ok)
+		if err != nil || !ok {
+			return err
+		}
+		if _, err := tx.db.Exec(ctx, `UPDATE runs SET status = 'pending', error = '' WHERE comparison_id = $1 AND endpoint_url = ''`, id); err != nil {
+			return err
+		}
+		if _, err := tx.db.Exec(ctx, `DELETE FROM run_progress WHERE run_id IN (SELECT id FROM runs WHERE comparison_id = $1 AND endpoint_url = '')`, id); err != nil {
+			return err
+		}
+		_, err = tx.db.Exec(ctx, `UPDATE comparisons SET status = 'pending', error = '', updated_at = now() WHERE id = $1`, id)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("retry import of comparison %d: %w", id, err)
+	}
+	return ok, nil
 }
