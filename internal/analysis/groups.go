@@ -93,7 +93,7 @@ func breakdowns(rep *Report, models [][]passk.Count, kept []store.Problem) ([]Br
 			for i := range ks {
 				bv[i], ov[i] = b.Models[0].PassAtK[i].Value, b.Models[1].PassAtK[i].Value
 			}
-			if b.Crossover, err = crossoverOf(ks, bv, ov, rep.KMax); err != nil {
+			if b.Crossover, err = crossoverOf(ks, bv, ov, rep.KMax, RoleNoun(rep.Models[1].Role)); err != nil {
 				return nil, err
 			}
 			out = append(out, b)

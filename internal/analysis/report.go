@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/reach-lab/reach/internal/passk"
 	"github.com/reach-lab/reach/internal/store"
@@ -267,13 +268,45 @@ type ProblemCount struct {
 	C         int    `json:"c"`
 }
 
-// Crossover is where the base model's curve reaches the other model's.
+// Crossover describes where the base model's pass@k curve overtakes the
+// other model's for good (passk.Crossover): the base curve gets ahead and is
+// not behind again through k_max. Equal curves (within rounding, e.g. both
+// at 100%) do not cross.
 type Crossover struct {
+	// Found: the base model gets ahead and stays ahead through k_max.
 	Found bool    `json:"found"`
-	K     float64 `json:"k,omitempty"` // interpolated on log2 k
-	// AtSampledK is the first sampled k where base >= other.
-	AtSampledK int    `json:"at_sampled_k,omitempty"`
-	Label      string `json:"label"`
+	K     float64 `json:"k,omitempty"` // k*, interpolated on log2 k
+	// AtSampledK is the first sampled k >= K where the base model is ahead.
+	AtSampledK int `json:"at_sampled_k,omitempty"`
+	// AheadAtKMax is who is ahead at k_max: "base", "other" or "equal".
+	AheadAtKMax string `json:"ahead_at_k_max"`
+	// AheadSince is the sampled k from which AheadAtKMax's model is never
+	// behind through k_max (for "equal", where the curves become equal).
+	AheadSince int `json:"ahead_since_k"`
+	// Crossings lists every change of lead, in k order.
+	Crossings []Crossing `json:"crossings"`
+	// Label says it in words: "k* ≈ 14.4", "RL model ahead from k = 2; base
+	// model ahead only at k = 1", "no crossover up to k = 128".
+	Label string `json:"label"`
+}
+
+// Crossing is one change of lead between the two curves.
+type Crossing struct {
+	K     float64 `json:"k"`      // interpolated on log2 k
+	FromK int     `json:"from_k"` // bracketing sampled ks
+	ToK   int     `json:"to_k"`
+	Ahead string  `json:"ahead"` // who leads after it: "base" or "other"
+}
+
+// SignificantRange is a run of sampled ks over which one model is
+// significantly ahead (the 95% interval of the difference excludes zero).
+type SignificantRange struct {
+	Ahead string `json:"ahead"` // "base" or "other"
+	FromK int    `json:"from_k"`
+	ToK   int    `json:"to_k"`
+	// ThroughKMax: the lead holds to k_max (later intervals are exactly
+	// zero: both curves equal in every draw).
+	ThroughKMax bool `json:"through_k_max"`
 }
 
 // Solved holds the solved-set counts of a pair (a problem is solved if c >= 1).
@@ -313,11 +346,12 @@ type PairReport struct {
 	// Filled from the statistics job's cache:
 	DeltaSECI   *Interval    `json:"delta_se_ci,omitempty"`
 	CrossoverCI *CrossoverCI `json:"crossover_ci,omitempty"`
-	// BaseAheadFrom is the smallest k whose Diff interval lies wholly below
-	// zero (base significantly ahead), 0 if none; OtherAheadUntil the
-	// largest k whose interval lies wholly above zero, 0 if none.
-	BaseAheadFrom   int `json:"base_ahead_from,omitempty"`
-	OtherAheadUntil int `json:"other_ahead_until,omitempty"`
+	// BaseAheadFrom is the smallest k from which the base model is
+	// significantly ahead at every k through k_max (the crossover's
+	// definition with significance), 0 if none. Significant lists every run
+	// of ks over which one model is significantly ahead.
+	BaseAheadFrom int                `json:"base_ahead_from,omitempty"`
+	Significant   []SignificantRange `json:"significant,omitempty"`
 }
 
 // ProblemRow is one line of the problem table.
@@ -617,21 +651,82 @@ func biasedCurve(cs []passk.Count, kmax int) ([]Point, error) {
 	return out, nil
 }
 
-func crossoverOf(ks []int, bv, ov []float64, kmax int) (Crossover, error) {
+func leadName(l passk.Lead) string {
+	switch l {
+	case passk.BaseAhead:
+		return "base"
+	case passk.OtherAhead:
+		return "other"
+	}
+	return "equal"
+}
+
+// RoleNoun names a model by its role in a sentence: "RL model",
+// "checkpoint", "distilled model", "base model".
+func RoleNoun(role string) string {
+	switch role {
+	case "rl":
+		return "RL model"
+	case "checkpoint":
+		return "checkpoint"
+	case "distilled":
+		return "distilled model"
+	case "base":
+		return "base model"
+	}
+	return "other model"
+}
+
+// crossoverOf compares two curves sampled at ks (kmax = the largest) and
+// words the result; other names the non-base model (RoleNoun).
+func crossoverOf(ks []int, bv, ov []float64, kmax int, other string) (Crossover, error) {
 	cr, err := passk.Crossover(ks, bv, ov)
 	if err != nil {
 		return Crossover{}, err
 	}
-	x := Crossover{Found: cr.Found, K: cr.K, AtSampledK: cr.AtSampledK}
-	switch {
-	case !cr.Found:
-		x.Label = fmt.Sprintf("no crossover up to k = %d", kmax)
-	case cr.K <= 1:
-		x.Label = "base at or above from k = 1"
-	default:
-		x.Label = fmt.Sprintf("k* ≈ %.1f", cr.K)
+	x := Crossover{Found: cr.Found, K: cr.K, AtSampledK: cr.AtSampledK, AheadAtKMax: leadName(cr.End),
+		AheadSince: cr.Since, Crossings: make([]Crossing, len(cr.Crossings))}
+	for i, c := range cr.Crossings {
+		x.Crossings[i] = Crossing{K: c.K, FromK: c.From, ToK: c.To, Ahead: leadName(c.Lead)}
 	}
+	x.Label = crossoverLabel(cr, ks[0], kmax, other)
 	return x, nil
+}
+
+func crossoverLabel(cr passk.CrossoverResult, k0, kmax int, other string) string {
+	var s string
+	switch {
+	case cr.Found && cr.K <= float64(k0):
+		s = fmt.Sprintf("base model ahead from k = %d", cr.AtSampledK)
+	case cr.Found:
+		s = fmt.Sprintf("k* ≈ %.1f", cr.K)
+	case cr.End == passk.Even && len(cr.Crossings) == 0 && cr.Since == k0:
+		return fmt.Sprintf("no crossover: the curves are equal at every k up to k = %d", kmax)
+	case cr.End == passk.Even:
+		s = fmt.Sprintf("no crossover up to k = %d: the curves meet at k = %d without crossing", kmax, cr.Since)
+	case len(cr.Crossings) == 0:
+		return fmt.Sprintf("no crossover up to k = %d", kmax)
+	default: // the other model leads at k_max after the base model led somewhere
+		s = fmt.Sprintf("%s ahead from k = %d", other, cr.Since)
+		if len(cr.Crossings) == 1 {
+			c := cr.Crossings[0]
+			if c.From == k0 {
+				return s + fmt.Sprintf("; base model ahead only at k = %d", k0)
+			}
+			return s + fmt.Sprintf("; base model ahead only at k ≤ %d", c.From)
+		}
+	}
+	if len(cr.Crossings) > 1 {
+		ks := make([]string, len(cr.Crossings))
+		for i, c := range cr.Crossings {
+			ks[i] = fmt.Sprintf("%.1f", c.K)
+		}
+		s += fmt.Sprintf("; the curves cross %d times (k ≈ %s)", len(cr.Crossings), strings.Join(ks, ", "))
+	}
+	if cr.Found && cr.End == passk.Even {
+		s += fmt.Sprintf("; equal from k = %d", cr.Since)
+	}
+	return s
 }
 
 func pairReport(base, other ModelReport, bc, oc []passk.Count, kept []store.Problem, guesses []*Guess, kmax int) (PairReport, error) {
@@ -643,14 +738,15 @@ func pairReport(base, other ModelReport, bc, oc []passk.Count, kept []store.Prob
 		pr.Diff = append(pr.Diff, DiffPoint{K: k + 1, Value: ov[k] - bv[k]})
 	}
 	var err error
-	if pr.Crossover, err = crossoverOf(ks, bv, ov, kmax); err != nil {
+	noun := RoleNoun(other.Role)
+	if pr.Crossover, err = crossoverOf(ks, bv, ov, kmax, noun); err != nil {
 		return pr, err
 	}
 	if base.PassAtKBiased != nil && other.PassAtKBiased != nil {
 		for k := range kmax {
 			bv[k], ov[k] = base.PassAtKBiased[k].Value, other.PassAtKBiased[k].Value
 		}
-		cb, err := crossoverOf(ks, bv, ov, kmax)
+		cb, err := crossoverOf(ks, bv, ov, kmax, noun)
 		if err != nil {
 			return pr, err
 		}
@@ -718,4 +814,29 @@ func keys(ps []store.Problem, idx []int) []string {
 		out[i] = ps[j].Key
 	}
 	return out
+}
+
+// SignificanceText words the pair's significant ranges for the page, with
+// other naming the non-base model ("RL model significantly ahead at
+// k = 1–12; base model significantly ahead from k = 40 through k_max").
+// Empty when the statistics are not attached or nothing is significant.
+func (p PairReport) SignificanceText(other string, kmax int) string {
+	var parts []string
+	for _, r := range p.Significant {
+		who := "base model"
+		if r.Ahead == "other" {
+			who = other
+		}
+		switch {
+		case r.ThroughKMax && r.FromK == r.ToK && r.ToK == kmax:
+			parts = append(parts, fmt.Sprintf("%s significantly ahead at k = %d (k max)", who, kmax))
+		case r.ThroughKMax:
+			parts = append(parts, fmt.Sprintf("%s significantly ahead from k = %d through k max = %d", who, r.FromK, kmax))
+		case r.FromK == r.ToK:
+			parts = append(parts, fmt.Sprintf("%s significantly ahead only at k = %d", who, r.FromK))
+		default:
+			parts = append(parts, fmt.Sprintf("%s significantly ahead only at k = %d–%d", who, r.FromK, r.ToK))
+		}
+	}
+	return strings.Join(parts, "; ")
 }

@@ -23,7 +23,7 @@ const (
 
 // statsVersion changes whenever Stats or the way it is computed changes, so
 // older caches count as stale.
-const statsVersion = 1
+const statsVersion = 2 // 2: crossover = ahead and staying ahead through k_max
 
 // DefaultSeed seeds the bootstrap when StatsOptions.Seed is 0, so every
 // Reach instance gives the same intervals for the same counts.
@@ -259,12 +259,12 @@ func (rep *Report) AttachStats(row store.Stats) {
 			Hi:         CrossoverBound{Found: pb.Crossover.Hi.Found, K: pb.Crossover.Hi.K},
 			FoundShare: pb.Crossover.FoundShare,
 		}
-		pr.BaseAheadFrom, pr.OtherAheadUntil = pb.BelowZeroFrom, 0
+		pr.BaseAheadFrom, pr.Significant = pb.BelowZeroFrom, nil
+		for _, r := range pb.Significant {
+			pr.Significant = append(pr.Significant, SignificantRange{Ahead: leadName(r.Lead), FromK: r.From, ToK: r.To, ThroughKMax: r.Through})
+		}
 		for j := range pr.Diff {
 			pr.Diff[j].CI = iv(pb.Diff[j])
-			if pb.Diff[j].Lo > 0 {
-				pr.OtherAheadUntil = b.Ks[j]
-			}
 		}
 	}
 	byName := map[string]int{}

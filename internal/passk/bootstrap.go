@@ -52,11 +52,16 @@ type CrossoverBand struct {
 type PairBands struct {
 	Other int        // index into the models passed to Bootstrap (>= 1)
 	Diff  []Estimate // pass@k(other) − pass@k(base) at BootstrapResult.Ks, in [-1, 1]
-	// BelowZeroFrom is the smallest k in Ks whose Diff interval lies wholly below zero (base
-	// significantly ahead at that k), 0 if none.
+	// BelowZeroFrom is the smallest k in Ks from which the base model is significantly ahead
+	// through the largest k: every Diff interval from there on lies wholly below zero, or is
+	// exactly zero in every draw (both curves at 100%, say). 0 if there is no such k. It follows
+	// the definition of the crossover k* (ahead and staying ahead), with significance.
 	BelowZeroFrom int
-	Gap           Estimate // ΔSE = pass@GapK(base) − pass@1(other), Yue et al.'s sign
-	Crossover     CrossoverBand
+	// Significant lists the runs of consecutive Ks over which one model is significantly
+	// ahead (the Diff interval excludes zero), in k order.
+	Significant []SignificantRange
+	Gap         Estimate // ΔSE = pass@GapK(base) − pass@1(other), Yue et al.'s sign
+	Crossover   CrossoverBand
 }
 
 // BootstrapResult holds bootstrap intervals for a comparison. Models[m] belongs to the m-th
@@ -267,10 +272,9 @@ func (b *bootstrapper) run() BootstrapResult {
 				diffs[m][i*nd+d] = cur[m][c] - cur[0][c]
 			}
 			gaps[m][d] = cur[0][b.colGap] - cur[m][b.col1]
-			x := crossover(b.opt.Ks, baseKs, pick(cur[m], otherKs))
 			crosses[m][d] = math.Inf(1)
-			if x.Found {
-				crosses[m][d] = x.K
+			if found, k, _ := crossover(b.opt.Ks, baseKs, pick(cur[m], otherKs)); found {
+				crosses[m][d] = k
 			}
 		}
 	}
@@ -300,10 +304,9 @@ func (b *bootstrapper) run() BootstrapResult {
 		pb := PairBands{Other: m, Diff: make([]Estimate, nks)}
 		for i, c := range b.ksCol {
 			pb.Diff[i] = est(point[m][c]-point[0][c], diffs[m][i*nd:(i+1)*nd])
-			if pb.BelowZeroFrom == 0 && pb.Diff[i].Hi < 0 {
-				pb.BelowZeroFrom = b.opt.Ks[i]
-			}
 		}
+		pb.Significant = significantRanges(b.opt.Ks, pb.Diff)
+		pb.BelowZeroFrom = baseAheadFrom(pb.Significant)
 		pb.Gap = est(point[0][b.colGap]-point[m][b.col1], gaps[m])
 		found := 0
 		for _, k := range crosses[m] {
@@ -312,8 +315,9 @@ func (b *bootstrapper) run() BootstrapResult {
 			}
 		}
 		slices.Sort(crosses[m])
+		pt, _ := Crossover(b.opt.Ks, baseKs, pick(point[m], otherKs)) // arguments checked in newBootstrapper
 		pb.Crossover = CrossoverBand{
-			Point:      crossover(b.opt.Ks, baseKs, pick(point[m], otherKs)),
+			Point:      pt,
 			Lo:         bound(quantile(crosses[m], lo)),
 			Hi:         bound(quantile(crosses[m], hi)),
 			FoundShare: float64(found) / float64(nd),
@@ -321,6 +325,64 @@ func (b *bootstrapper) run() BootstrapResult {
 		res.Pairs = append(res.Pairs, pb)
 	}
 	return res
+}
+
+// SignificantRange is a run of consecutive sampled ks over which one model is significantly
+// ahead of the other: the paired interval of the difference excludes zero at every k of it.
+type SignificantRange struct {
+	Lead     Lead // BaseAhead or OtherAhead
+	From, To int  // first and last k of the run (inclusive)
+	// Through is true when the lead holds to the largest k: the run ends there, or every later
+	// interval is exactly zero (the curves are equal in every draw, e.g. both at 100%).
+	Through bool
+}
+
+// significantRanges finds the runs of ks whose difference interval (other − base) lies wholly
+// above zero (OtherAhead) or wholly below (BaseAhead).
+func significantRanges(ks []int, diff []Estimate) []SignificantRange {
+	leadAt := func(e Estimate) Lead {
+		switch {
+		case e.Hi < -CrossoverTol:
+			return BaseAhead
+		case e.Lo > CrossoverTol:
+			return OtherAhead
+		}
+		return Even
+	}
+	exactZero := func(e Estimate) bool {
+		return math.Abs(e.Lo) <= CrossoverTol && math.Abs(e.Hi) <= CrossoverTol && math.Abs(e.Point) <= CrossoverTol
+	}
+	var out []SignificantRange
+	for i := 0; i < len(ks); {
+		l := leadAt(diff[i])
+		if l == Even {
+			i++
+			continue
+		}
+		j := i
+		for j+1 < len(ks) && leadAt(diff[j+1]) == l {
+			j++
+		}
+		r := SignificantRange{Lead: l, From: ks[i], To: ks[j], Through: true}
+		for _, e := range diff[j+1:] {
+			if !exactZero(e) {
+				r.Through = false
+				break
+			}
+		}
+		out = append(out, r)
+		i = j + 1
+	}
+	return out
+}
+
+// baseAheadFrom is the first k of the base model's significant lead when it holds through the
+// largest k (the last run is the base's and Through), else 0.
+func baseAheadFrom(rs []SignificantRange) int {
+	if n := len(rs); n > 0 && rs[n-1].Lead == BaseAhead && rs[n-1].Through {
+		return rs[n-1].From
+	}
+	return 0
 }
 
 func bound(k float64) CrossoverBound {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -116,7 +117,7 @@ func TestBootstrapDeterministicAndDegenerate(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := Bootstrap([][]Count{base, rl}, opt)
-	if !slices.Equal(a.Models[0].Curve, b.Models[0].Curve) || a.Pairs[0].Crossover != b.Pairs[0].Crossover {
+	if !slices.Equal(a.Models[0].Curve, b.Models[0].Curve) || !reflect.DeepEqual(a.Pairs[0], b.Pairs[0]) {
 		t.Error("same seed gave different results")
 	}
 	opt.Seed = 6
@@ -135,8 +136,12 @@ func TestBootstrapDeterministicAndDegenerate(t *testing.T) {
 			t.Fatalf("self difference %+v, want all zero", d)
 		}
 	}
-	if x := self.Pairs[0].Crossover; !x.Point.Found || x.Point.K != 1 || x.FoundShare != 1 || x.Hi.K != 1 {
-		t.Errorf("self crossover %+v, want k* = 1 in every draw", x)
+	// Equal curves only touch: no crossover in any draw, and no significant lead.
+	if x := self.Pairs[0].Crossover; x.Point.Found || x.FoundShare != 0 || x.Lo.Found || x.Hi.Found {
+		t.Errorf("self crossover %+v, want none in every draw", x)
+	}
+	if p := self.Pairs[0]; p.BelowZeroFrom != 0 || len(p.Significant) != 0 {
+		t.Errorf("self: base ahead from %d, significant %+v; want none", p.BelowZeroFrom, p.Significant)
 	}
 	// RL strictly better in every draw: no crossover.
 	never, _ := Bootstrap([][]Count{{{4, 0}, {4, 0}}, {{4, 4}, {4, 1}}}, opt)
@@ -183,6 +188,46 @@ func BenchmarkBootstrap(b *testing.B) {
 	for b.Loop() {
 		if _, err := Bootstrap([][]Count{base, rl}, BootstrapOptions{Seed: 1}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+func TestSignificantRanges(t *testing.T) {
+	e := func(lo, hi float64) Estimate { return Estimate{Point: (lo + hi) / 2, Lo: lo, Hi: hi} }
+	zero := Estimate{}
+	ks := []int{1, 2, 4, 8, 16, 32}
+	for _, tc := range []struct {
+		name string
+		diff []Estimate
+		want []SignificantRange
+		from int // BelowZeroFrom's rule: the last run is the base's and holds through
+	}{
+		{
+			// Yue et al.'s shape: RL significantly ahead at small k, base at large k.
+			name: "RL then base",
+			diff: []Estimate{e(.1, .2), e(.05, .1), e(-.1, .1), e(-.2, -.1), e(-.3, -.1), e(-.3, -.2)},
+			want: []SignificantRange{{OtherAhead, 1, 2, false}, {BaseAhead, 8, 32, true}}, from: 8,
+		},
+		{
+			// Base significantly ahead only in the middle: not "ahead from".
+			name: "base ahead in the middle only",
+			diff: []Estimate{e(-.1, .1), e(-.2, -.1), e(-.2, -.1), e(-.1, .1), e(.01, .1), e(.01, .1)},
+			want: []SignificantRange{{BaseAhead, 2, 4, false}, {OtherAhead, 16, 32, true}},
+		},
+		{
+			// Both at 100% at the top: an interval of exactly zero does not end the base's lead.
+			name: "base ahead, then equal",
+			diff: []Estimate{e(.1, .2), e(-.1, .1), e(-.2, -.1), e(-.1, -.05), zero, zero},
+			want: []SignificantRange{{OtherAhead, 1, 1, false}, {BaseAhead, 4, 8, true}}, from: 4,
+		},
+		{name: "nothing significant", diff: []Estimate{e(-.1, .1), e(-.1, .1), zero, zero, zero, zero}},
+	} {
+		got := significantRanges(ks, tc.diff)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+		if from := baseAheadFrom(got); from != tc.from {
+			t.Errorf("%s: base ahead from %d, want %d", tc.name, from, tc.from)
 		}
 	}
 }

@@ -9,32 +9,72 @@ import (
 // float64 rounding in means of mathematically equal curves (e.g. both at exactly 100%).
 const CrossoverTol = 1e-12
 
-// CrossoverResult is where the base model's pass@k curve reaches another model's curve.
-type CrossoverResult struct {
-	// Found is false when base stays below the other curve at every sampled k
-	// ("no crossover up to k = n"); K and AtSampledK are then 0.
-	Found bool
-	// K is the crossover point k*, interpolated linearly on log2 k between the last sampled k
-	// where base was below and the first where it reached the other curve. K = ks[0] (1 for a
-	// full curve) when base already reaches the other curve at the first k.
-	K float64
-	// AtSampledK is the first sampled k at which base >= other (within CrossoverTol).
-	AtSampledK int
-	// Tie is true when, at AtSampledK, the curves are equal within CrossoverTol rather than base
-	// being strictly above: the curves touch there (K is then AtSampledK exactly).
-	Tie bool
+// Lead says which of two curves is ahead at one k.
+type Lead int8
+
+// The three leads; Even means equal within CrossoverTol.
+const (
+	OtherAhead Lead = -1
+	Even       Lead = 0
+	BaseAhead  Lead = 1
+)
+
+func leadOf(d float64) Lead {
+	switch {
+	case d > CrossoverTol:
+		return BaseAhead
+	case d < -CrossoverTol:
+		return OtherAhead
+	}
+	return Even
 }
 
-// Crossover returns the smallest k at which the base curve reaches the other curve (Yue et al.
-// 2025, arXiv 2504.13837: the k where the base model's pass@k catches up with the RL model's).
+// Crossing is one change of lead between the two curves.
+type Crossing struct {
+	// K is where base − other crosses zero, interpolated linearly on log2 k between From and To.
+	K float64
+	// From is the last sampled k with the old lead; To the next sampled k (where the new lead,
+	// or a tie, is first seen).
+	From, To int
+	// Lead is who is ahead after the crossing (BaseAhead or OtherAhead).
+	Lead Lead
+}
+
+// CrossoverResult describes how the base model's pass@k curve and another model's relate over k.
+type CrossoverResult struct {
+	// Found is true when the base curve gets ahead and stays ahead through the largest sampled k:
+	// it is strictly ahead at some sampled k >= K and behind at none (equal values, e.g. both
+	// at 100% at the top, do not break the stretch). Curves that only touch or are equal
+	// throughout have no crossover.
+	Found bool
+	// K is the crossover point k*: where the base curve enters that final stretch, interpolated
+	// linearly on log2 k between the last sampled k where base was behind and the next one
+	// (exactly that next k when the curves are equal there). K = ks[0] when the base curve is
+	// never behind. 0 when not Found.
+	K float64
+	// AtSampledK is the first sampled k >= K at which base is strictly ahead (0 when not Found).
+	AtSampledK int
+	// End is who is ahead at the largest sampled k.
+	End Lead
+	// Since is the first sampled k from which the curves keep End's lead through the largest
+	// sampled k: the leader is never behind from there on (for End = Even, the first k of the
+	// trailing run of equal values).
+	Since int
+	// Crossings lists every change of lead in k order (ties between two leads do not count as
+	// a change). With several crossings the curves cross more than once.
+	Crossings []Crossing
+}
+
+// Crossover compares the base model's pass@k curve with another model's (Yue et al. 2025, arXiv
+// 2504.13837: the k from which the base model's pass@k overtakes the RL model's for good).
 //
 // ks are the sampled ks in strictly increasing order (>= 1); base[i] and other[i] are the two
-// curves' values at ks[i]. "Reaches" means base >= other - CrossoverTol, so equal or touching
-// curves count as reached at the first k where they meet, even if base falls below again later:
-// the result is the first meeting point, and Tie reports that it was a touch, not a crossing.
-// Identical curves give K = ks[0]. Between the bracketing sampled ks k0 < k1 with differences
-// d0 = base-other < 0 and d1 >= 0, K = 2^(log2 k0 + t*(log2 k1 - log2 k0)) with t = -d0/(d1-d0).
-// Errors for mismatched or empty slices, non-increasing ks or k < 1.
+// curves' values at ks[i] (fractions). Values within CrossoverTol count as equal. A crossover
+// is Found only when the base curve gets ahead and is not behind again up to the largest k;
+// a base model ahead at small k and behind later has End = OtherAhead and no crossover. Between
+// bracketing sampled ks k0 < k1 with differences d0 and d1 of opposite sign (or d1 = 0),
+// K = 2^(log2 k0 + t*(log2 k1 - log2 k0)) with t = d0/(d0-d1). Errors (wrapping ErrInput) for
+// mismatched or empty slices, non-increasing ks or k < 1.
 func Crossover(ks []int, base, other []float64) (CrossoverResult, error) {
 	if len(ks) == 0 || len(base) != len(ks) || len(other) != len(ks) {
 		return CrossoverResult{}, fmt.Errorf("crossover: %w: %d ks, %d base and %d other values",
@@ -45,28 +85,77 @@ func Crossover(ks []int, base, other []float64) (CrossoverResult, error) {
 			return CrossoverResult{}, fmt.Errorf("crossover: %w: ks must be increasing and >= 1 (ks[%d] = %d)", ErrInput, i, k)
 		}
 	}
-	return crossover(ks, base, other), nil
-}
-
-// crossover is Crossover without the argument checks (used per bootstrap draw).
-func crossover(ks []int, base, other []float64) CrossoverResult {
-	prev := 0.0
-	for i, k := range ks {
-		d := base[i] - other[i]
-		if d < -CrossoverTol {
-			prev = d
+	r := CrossoverResult{}
+	r.Found, r.K, r.AtSampledK = crossover(ks, base, other)
+	n := len(ks)
+	// End and Since: walk back from the top while the leader is never behind.
+	r.End = Even
+	i := n - 1
+	for ; i >= 0; i-- {
+		l := leadOf(base[i] - other[i])
+		if r.End == Even && l != Even {
+			// Trailing ties: Since stays at the first k of the run of equal values.
+			if i < n-1 {
+				break
+			}
+			r.End = l
+		}
+		if l != Even && l != r.End {
+			break
+		}
+	}
+	r.Since = ks[i+1]
+	// Crossings: each change between the leads, ties in between skipped.
+	last, lastAt := Even, -1
+	for i := range ks {
+		l := leadOf(base[i] - other[i])
+		if l == Even {
 			continue
 		}
-		r := CrossoverResult{Found: true, K: float64(k), AtSampledK: k, Tie: d <= CrossoverTol}
-		if i == 0 || r.Tie {
-			return r
+		if last != Even && l != last {
+			r.Crossings = append(r.Crossings, Crossing{
+				K: crossAt(ks, base, other, lastAt), From: ks[lastAt], To: ks[lastAt+1], Lead: l,
+			})
 		}
-		t := -prev / (d - prev)
-		lo, hi := math.Log2(float64(ks[i-1])), math.Log2(float64(k))
-		r.K = math.Exp2(lo + t*(hi-lo))
-		return r
+		last, lastAt = l, i
 	}
-	return CrossoverResult{}
+	return r, nil
+}
+
+// crossAt interpolates the zero of base − other on log2 k between ks[i] and ks[i+1], where the
+// difference at i is non-zero and at i+1 is zero or of the opposite sign.
+func crossAt(ks []int, base, other []float64, i int) float64 {
+	d0, d1 := base[i]-other[i], base[i+1]-other[i+1]
+	if leadOf(d1) == Even {
+		return float64(ks[i+1])
+	}
+	t := d0 / (d0 - d1)
+	lo, hi := math.Log2(float64(ks[i])), math.Log2(float64(ks[i+1]))
+	return math.Exp2(lo + t*(hi-lo))
+}
+
+// crossover is the Found, K and AtSampledK of Crossover without the argument checks and
+// without allocating (it runs once per bootstrap draw).
+func crossover(ks []int, base, other []float64) (found bool, k float64, at int) {
+	behind := -1 // last index where base is behind
+	for i := range ks {
+		if leadOf(base[i]-other[i]) == OtherAhead {
+			behind = i
+		}
+	}
+	for i := behind + 1; i < len(ks); i++ {
+		if leadOf(base[i]-other[i]) == BaseAhead {
+			at = ks[i]
+			break
+		}
+	}
+	if at == 0 {
+		return false, 0, 0
+	}
+	if behind < 0 {
+		return true, float64(ks[0]), at
+	}
+	return true, crossAt(ks, base, other, behind), at
 }
 
 // SamplingEfficiencyGap returns ΔSE = pass@k(base) − pass@1(rl) (Yue et al. 2025, arXiv
