@@ -111,6 +111,9 @@ func variantQuery(opt analysis.Options) string {
 	if opt.ExcludeProblems != nil {
 		q += "&without=grading-errors"
 	}
+	if opt.MinN > 0 {
+		q += fmt.Sprintf("&min_n=%d", opt.MinN)
+	}
 	return q
 }
 

@@ -169,10 +169,15 @@ var vennRegions = map[string]string{charts.RegionAOnly: "base-only", charts.Regi
 
 // reportOptions reads the report variant from the query:
 // ?exclude=guessable leaves out guessable problems, ?estimator=biased adds
-// the biased estimator's curves.
+// the biased estimator's curves, ?min_n=N leaves out the problems on which
+// some model has fewer than N samples (ignored unless 2 <= N <= 10^7).
 func reportOptions(r *http.Request) analysis.Options {
 	q := r.URL.Query()
-	return analysis.Options{ExcludeGuessable: q.Get("exclude") == "guessable", Biased: q.Get("estimator") == "biased"}
+	opt := analysis.Options{ExcludeGuessable: q.Get("exclude") == "guessable", Biased: q.Get("estimator") == "biased"}
+	if n, err := strconv.Atoi(q.Get("min_n")); err == nil && n >= 2 && n <= 10_000_000 {
+		opt.MinN = n
+	}
+	return opt
 }
 
 // reportView prepares the comparison page. When the report's bootstrap
@@ -190,7 +195,7 @@ func (s *Server) reportView(c store.Comparison, rep *analysis.Report, opt analys
 		}
 	}
 	f := views.ProblemFilter{Region: q.Get("region"), Subject: q.Get("subject"), Level: q.Get("level"), Pair: 1,
-		Exclude: opt.ExcludeGuessable, Biased: opt.Biased, WithoutErrors: opt.ExcludeProblems != nil}
+		Exclude: opt.ExcludeGuessable, Biased: opt.Biased, WithoutErrors: opt.ExcludeProblems != nil, MinN: rep.MinN}
 	if p, err := strconv.Atoi(q.Get("pair")); err == nil && p >= 1 && p < len(rep.Models) {
 		f.Pair = p
 	}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -40,6 +41,9 @@ type Options struct {
 	// positives or wrong reference answers. Such a report has no cached
 	// statistics (Stats.Status is StatsSkipped).
 	ExcludeProblems map[int64]bool
+	// MinN leaves out the problems on which some model has fewer than MinN
+	// samples (the few short problems that cut k max; see Budget).
+	MinN int
 }
 
 // Report variants: which problems enter the statistics.
@@ -64,8 +68,18 @@ type Report struct {
 	Problems int `json:"problems"`
 	Dropped  int `json:"dropped_problems"`
 	// KMax is the largest k every model was sampled at (min n).
-	KMax   int           `json:"k_max"`
-	Models []ModelReport `json:"models"`
+	KMax int `json:"k_max"`
+	// Budget describes how many samples the models have per problem.
+	Budget Budget `json:"budget"`
+	// MinN is Options.MinN when it left problems out: ShortLeftOut of
+	// them, and k max was KMaxAll with them.
+	MinN         int `json:"min_n,omitempty"`
+	ShortLeftOut int `json:"short_problems_left_out,omitempty"`
+	KMaxAll      int `json:"k_max_with_short_problems,omitempty"`
+	// Warnings say which figures Reach is not sure of, and why (most
+	// serious first); the page shows them at the top.
+	Warnings []Warning     `json:"warnings"`
+	Models   []ModelReport `json:"models"`
 	// Pairs compares the base model (Models[0]) with each other model.
 	Pairs []PairReport `json:"pairs"`
 	// BaseOnly lists the problems only the base model solved against the
@@ -101,6 +115,22 @@ type Report struct {
 	Rows []ProblemRow `json:"-"`
 	// statsHash identifies the problems and counts the statistics cover.
 	statsHash string
+}
+
+// Budget describes the samples per problem (n) across models and problems.
+type Budget struct {
+	// Equal is true when every model has the same n on every problem.
+	Equal bool `json:"equal"`
+	// NMin and NMax are the smallest and largest n over every model and
+	// problem (NMin is k max).
+	NMin int `json:"n_min"`
+	NMax int `json:"n_max"`
+	// SuggestMinN is set when a few problems cut k max: leaving out the
+	// ShortProblems problems where some model has n < SuggestMinN (at most
+	// a tenth of the problems) raises k max to SuggestMinN, at least twice
+	// the current one. 0 when there is no such cut.
+	SuggestMinN   int `json:"suggest_min_n,omitempty"`
+	ShortProblems int `json:"short_problems,omitempty"`
 }
 
 // GuessableProblem is one problem tagged by Guessable.
@@ -223,6 +253,7 @@ type ModelReport struct {
 	VerdictsChanged *int64  `json:"verdicts_changed_from_file,omitempty"`
 	HasTexts        bool    `json:"has_texts"`
 	N               int     `json:"n"`         // samples per problem (the smallest, if they differ)
+	NMax            int     `json:"n_max"`     // the largest n over problems
 	PassAtK         []Point `json:"pass_at_k"` // every k from 1 to N
 	Pass1           float64 `json:"pass_at_1"`
 	PassN           float64 `json:"pass_at_n"`
@@ -245,6 +276,34 @@ type ModelReport struct {
 	// MajAtK is maj@k at powers of two up to the run's n (runs with texts;
 	// answers grouped as StatsInfo.Grouping says).
 	MajAtK []Point `json:"maj_at_k,omitempty"`
+
+	Quality
+}
+
+// Quality is what a model's samples say about how far its counts can be
+// trusted (AttachQuality fills it from the store). The counts are null for
+// a model imported as counts only: Reach never saw its samples.
+type Quality struct {
+	// GradingPolicy: "strict" (only a marked final answer counts),
+	// "lenient" (the Qwen2.5-Math evaluator's fallback to the last number
+	// counts too) or "file" (the verdicts the uploaded file carried).
+	GradingPolicy string `json:"grading_policy"`
+	// Samples is how many samples were scanned for these figures.
+	Samples *int64 `json:"samples_scanned"`
+	// Truncated: samples cut by the length limit (finish_reason "length").
+	Truncated *int64 `json:"truncated"`
+	// FallbackGraded: samples graded from an answer a fallback rule found
+	// (the last number or last formula, not a marked final answer).
+	FallbackGraded *int64 `json:"fallback_graded"`
+	// NoAnswer: samples in which no answer could be found or read.
+	NoAnswer *int64 `json:"no_answer"`
+	// DistinctTexts is the fewest distinct completion texts on one problem
+	// (DistinctTextsProblem, which has DistinctTextsN samples);
+	// RepeatedTextProblems counts the problems with repeated texts.
+	DistinctTexts        *int   `json:"distinct_texts"`
+	DistinctTextsN       int    `json:"distinct_texts_n,omitempty"`
+	DistinctTextsProblem string `json:"distinct_texts_problem,omitempty"`
+	RepeatedTextProblems *int   `json:"repeated_text_problems"`
 }
 
 // Point is pass@k at one k (Value in [0, 1]).
@@ -317,6 +376,19 @@ type Solved struct {
 	Neither   int `json:"neither"`
 }
 
+// EqualBudget compares a pair's solved sets with those at equal budgets.
+type EqualBudget struct {
+	// Problems on which the base (other) model has more samples.
+	BaseMore  int `json:"problems_base_more"`
+	OtherMore int `json:"problems_other_more"`
+	// Expected solved-set sizes when each problem gets the smaller of the
+	// two budgets (passk.SolvedAtEqualBudget); fractional.
+	Both      float64 `json:"both"`
+	BaseOnly  float64 `json:"base_only"`
+	OtherOnly float64 `json:"other_only"`
+	Neither   float64 `json:"neither"`
+}
+
 // PairReport compares the base model with one other model.
 type PairReport struct {
 	Base      string    `json:"base"`
@@ -342,6 +414,9 @@ type PairReport struct {
 	// CrossoverBiased is the crossover under the biased estimator
 	// (Options.Biased only).
 	CrossoverBiased *Crossover `json:"crossover_biased,omitempty"`
+	// EqualBudget is set when the two models' n differ on some problem:
+	// Solved then counts c >= 1 at unequal budgets.
+	EqualBudget *EqualBudget `json:"equal_budget,omitempty"`
 
 	// Filled from the statistics job's cache:
 	DeltaSECI   *Interval    `json:"delta_se_ci,omitempty"`
@@ -392,6 +467,15 @@ func BuildWith(ctx context.Context, st *store.Store, id int64, opt Options) (*Re
 	if err != nil {
 		return nil, err
 	}
+	qs, err := st.RunQualities(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	keyOf := make(map[int64]string, len(problems))
+	for _, p := range problems {
+		keyOf[p.ID] = p.Key
+	}
+	rep.AttachQuality(c.Runs, qs, func(pid int64) string { return keyOf[pid] })
 	if rep.Variant == VariantReviewed {
 		rep.Stats.Status = StatsSkipped
 		return rep, nil
@@ -499,10 +583,42 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 			kept, guesses = k2, g2
 		}
 	}
+	// A problem's budget is the smallest n any model has on it.
+	budgetOf := func(p store.Problem) int {
+		b := math.MaxInt
+		for i := range c.Runs {
+			b = min(b, byRun[i][p.ID].N)
+		}
+		return b
+	}
+	if opt.MinN > 0 && len(kept) > 0 {
+		var k2 []store.Problem
+		var g2 []*Guess
+		kmaxAll := math.MaxInt
+		for i, p := range kept {
+			b := budgetOf(p)
+			kmaxAll = min(kmaxAll, b)
+			if b >= opt.MinN {
+				k2, g2 = append(k2, p), append(g2, guesses[i])
+			}
+		}
+		if n := len(kept) - len(k2); n > 0 && len(k2) > 0 {
+			rep.MinN, rep.ShortLeftOut, rep.KMaxAll = opt.MinN, n, kmaxAll
+			if rep.Variant != VariantReviewed {
+				rep.Variant += fmt.Sprintf("+min_n=%d", opt.MinN)
+			}
+			kept, guesses = k2, g2
+		}
+	}
 	rep.Problems = len(kept)
 	if len(kept) == 0 {
 		return nil, fmt.Errorf("comparison %d: no problem has samples from every model", c.ID)
 	}
+	budgets := make([]int, len(kept))
+	for j, p := range kept {
+		budgets[j] = budgetOf(p)
+	}
+	rep.Budget = budgetSummary(budgets, byRun, kept)
 
 	models := make([][]passk.Count, len(c.Runs))
 	for i, r := range c.Runs {
@@ -582,7 +698,78 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 	}
 	rep.Trajectory = trajectory(c.Runs, rep.Models, rep.KMax)
 	rep.statsHash = statsHash(rep.Variant, c.Runs, kept, models)
+	for i, r := range c.Runs {
+		rep.Models[i].Quality = Quality{GradingPolicy: gradingPolicy(r, nil)}
+	}
+	rep.checkWarnings()
 	return rep, nil
+}
+
+// FewShort is the largest share of problems Budget.SuggestMinN may leave out.
+const FewShort = 0.10
+
+// budgetSummary finds the spread of n and whether a few short problems cut
+// k max: budgets[j] is problem j's smallest n over the models.
+func budgetSummary(budgets []int, byRun []map[int64]store.Count, kept []store.Problem) Budget {
+	b := Budget{NMin: math.MaxInt}
+	for _, m := range byRun {
+		for _, p := range kept {
+			n := m[p.ID].N
+			b.NMin, b.NMax = min(b.NMin, n), max(b.NMax, n)
+		}
+	}
+	b.Equal = b.NMin == b.NMax
+	if b.Equal {
+		return b
+	}
+	sorted := slices.Clone(budgets)
+	slices.Sort(sorted)
+	kmax := sorted[0]
+	limit := max(1, int(FewShort*float64(len(sorted))))
+	// The largest budget t >= 2·k max with at most limit problems below it.
+	for i := min(limit, len(sorted)-1); i >= 1; i-- {
+		t := sorted[i]
+		if t >= 2*kmax && sorted[i-1] < t {
+			b.SuggestMinN, b.ShortProblems = t, i
+			break
+		}
+	}
+	return b
+}
+
+// gradingPolicy says how a run's samples were graded: q.GradingPolicy once
+// comparisons carry a policy; until then "file" for the file's own
+// verdicts and "lenient" for Reach's verifier, which today counts answers
+// its fallback rules find (verify.FallbackRules).
+func gradingPolicy(r store.Run, q *store.RunQuality) string {
+	switch {
+	case q != nil && q.GradingPolicy != "":
+		return q.GradingPolicy
+	case r.VerdictSource == "file" || r.VerdictSource == "":
+		return "file"
+	}
+	return "lenient"
+}
+
+// AttachQuality fills each model's Quality from the store's figures
+// (store.RunQualities; runs without a row keep null counts) and checks the
+// warnings again. problemKey maps problem ids to keys for the names in
+// DistinctTextsProblem.
+func (rep *Report) AttachQuality(runs []store.Run, qs map[int64]store.RunQuality, problemKey func(int64) string) {
+	for i, r := range runs {
+		if i >= len(rep.Models) {
+			break
+		}
+		q, ok := qs[r.ID]
+		if !ok {
+			continue
+		}
+		d, rp := q.DistinctMin, q.RepeatedProblems
+		rep.Models[i].Quality = Quality{GradingPolicy: gradingPolicy(r, &q), Samples: &q.Samples, Truncated: &q.Truncated,
+			FallbackGraded: &q.FallbackGraded, NoAnswer: &q.NoAnswer, DistinctTexts: &d, DistinctTextsN: q.DistinctMinN,
+			DistinctTextsProblem: problemKey(q.DistinctMinProblem), RepeatedTextProblems: &rp}
+	}
+	rep.checkWarnings()
 }
 
 // CoverTaus are the thresholds of ModelReport.Cover: 0, 0.025, …, 1.
@@ -602,6 +789,9 @@ func modelReport(r store.Run, cs []passk.Count, opt Options) (ModelReport, error
 		return m, err
 	}
 	m.N = len(curve)
+	for _, x := range cs {
+		m.NMax = max(m.NMax, x.N)
+	}
 	m.PassAtK = make([]Point, len(curve))
 	for k, v := range curve {
 		m.PassAtK[k] = Point{K: k + 1, Value: v}
@@ -764,6 +954,23 @@ func pairReport(base, other ModelReport, bc, oc []passk.Count, kept []store.Prob
 		return pr, err
 	}
 	pr.Solved = Solved{Both: sets.Both, BaseOnly: sets.BaseOnly, OtherOnly: sets.OtherOnly, Neither: sets.Neither}
+	var eb EqualBudget
+	for j := range bc {
+		switch {
+		case bc[j].N > oc[j].N:
+			eb.BaseMore++
+		case bc[j].N < oc[j].N:
+			eb.OtherMore++
+		}
+	}
+	if eb.BaseMore+eb.OtherMore > 0 {
+		x, err := passk.SolvedAtEqualBudget(bc, oc)
+		if err != nil {
+			return pr, err
+		}
+		eb.Both, eb.BaseOnly, eb.OtherOnly, eb.Neither = x.Both, x.BaseOnly, x.OtherOnly, x.Neither
+		pr.EqualBudget = &eb
+	}
 	pr.BaseOnly = keys(kept, sets.BaseOnlyProblems)
 	pr.OtherOnly = keys(kept, sets.OtherOnlyProblems)
 	if pr.BaseOnlyTests, pr.BaseOnlySignificant, pr.BaseOnlySignificantHolm, err = fisherTests(bc, oc, kept, guesses, sets.BaseOnlyProblems); err != nil {

@@ -217,6 +217,7 @@ func votes(as []store.Answer, equiv func(a, b string) bool) []passk.Vote {
 // when the row was computed from the same counts (same Hash) and the same
 // statistics version; otherwise it marks the statistics as computing.
 func (rep *Report) AttachStats(row store.Stats) {
+	defer rep.checkWarnings()
 	rep.Stats = StatsInfo{Status: StatsPending}
 	if row.Hash != rep.statsHash {
 		return

@@ -19,8 +19,9 @@ import (
 )
 
 // StatsArgs computes and caches a comparison's bootstrap intervals and
-// maj@k for each report variant (all problems, and without guessable
-// ones). ComparisonID 0 is the periodic sweep: it enqueues a StatsArgs for
+// maj@k for each report variant (all problems, without guessable ones, and
+// each of those without the few short problems that cut k max, when the
+// report suggests leaving them out). ComparisonID 0 is the periodic sweep: it enqueues a StatsArgs for
 // every ready comparison whose statistics are missing or older than its
 // last change (counts-only imports, comparisons from before this job).
 type StatsArgs struct {
@@ -80,16 +81,22 @@ func (w *StatsWorker) Work(ctx context.Context, job *river.Job[StatsArgs]) error
 		return err
 	}
 	var answers map[int64]map[int64][]store.Answer
-	for _, opt := range []analysis.Options{{}, {ExcludeGuessable: true}} {
+	variants := []analysis.Options{{}, {ExcludeGuessable: true}}
+	for i := 0; i < len(variants); i++ {
+		opt := variants[i]
 		rep, err := analysis.ComputeWith(c, problems, counts, opt)
 		if err != nil {
-			if opt.ExcludeGuessable {
-				continue // every problem is guessable: there is no such variant
+			if opt.ExcludeGuessable || opt.MinN > 0 {
+				continue // every problem is guessable or short: there is no such variant
 			}
 			return w.st.PutStats(ctx, store.Stats{ComparisonID: id, Variant: analysis.VariantAll, Status: analysis.StatsFailed, Error: err.Error()})
 		}
-		if opt.ExcludeGuessable && rep.Variant != analysis.VariantUnguessable {
-			continue // nothing guessable: same as "all"
+		if (opt.ExcludeGuessable && rep.Excluded == 0) || (opt.MinN > 0 && rep.ShortLeftOut == 0) {
+			continue // nothing left out: the same as a variant already computed
+		}
+		if m := rep.Budget.SuggestMinN; m > 0 && opt.MinN == 0 {
+			// The page offers leaving the few short problems out: give that view intervals too.
+			variants = append(variants, analysis.Options{ExcludeGuessable: opt.ExcludeGuessable, MinN: m})
 		}
 		cached, err := w.st.GetStats(ctx, id, rep.Variant)
 		if err == nil && cached.Hash == rep.Hash() && cached.Status == analysis.StatsReady {

@@ -178,6 +178,11 @@ func (w *AggregateWorker) Work(ctx context.Context, job *river.Job[AggregateArgs
 	if err != nil {
 		return err
 	}
+	// The report's warnings read the samples' quality figures (truncated,
+	// fallback-graded, no answer, distinct texts): recompute them with the counts.
+	if err := w.st.RefreshRunQuality(ctx, runID, verify.FallbackRules); err != nil {
+		return err
+	}
 	_ = w.st.SetProgress(ctx, store.Progress{RunID: runID, Stage: "aggregate", Done: 1, Total: 1, Status: "done", Detail: "counts n, c per problem"})
 	if err := w.st.MarkComparisonReadyIfDone(ctx, job.Args.ComparisonID); err != nil {
 		return err

@@ -98,3 +98,41 @@ func Intersections(models [][]Count) ([]Intersection, error) {
 	})
 	return out, nil
 }
+
+// SolvedExpected holds the expected solved-set sizes of two models at equal
+// budgets (fractional counts; they sum to the number of problems).
+type SolvedExpected struct {
+	Both, BaseOnly, OtherOnly, Neither float64
+}
+
+// SolvedAtEqualBudget returns the expected solved sets when, on each problem,
+// both models get the same budget m = min(base.N, other.N): a model with
+// n > m solves the problem within m of its samples with probability
+// pass@m(n, c) (the unbiased estimator: the chance that m samples drawn
+// without replacement from its n include a correct one), a model with n = m
+// with probability 1 if c >= 1, else 0. The models are sampled
+// independently, so P(both) = P(base)·P(other). With equal n everywhere the
+// result is Solved's counts exactly. Errors for different lengths or invalid
+// counts.
+func SolvedAtEqualBudget(base, other []Count) (SolvedExpected, error) {
+	if len(base) != len(other) {
+		return SolvedExpected{}, fmt.Errorf("equal-budget solved sets: %w: %d base vs %d other problems", ErrInput, len(base), len(other))
+	}
+	var s SolvedExpected
+	for i := range base {
+		m := min(base[i].N, other[i].N)
+		pb, err := PassAtK(base[i].N, base[i].C, m)
+		if err != nil {
+			return SolvedExpected{}, fmt.Errorf("equal-budget solved sets: base problem %d: %w", i, err)
+		}
+		po, err := PassAtK(other[i].N, other[i].C, m)
+		if err != nil {
+			return SolvedExpected{}, fmt.Errorf("equal-budget solved sets: other problem %d: %w", i, err)
+		}
+		s.Both += pb * po
+		s.BaseOnly += pb * (1 - po)
+		s.OtherOnly += (1 - pb) * po
+		s.Neither += (1 - pb) * (1 - po)
+	}
+	return s, nil
+}

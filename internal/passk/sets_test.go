@@ -113,3 +113,30 @@ func TestCover(t *testing.T) {
 		t.Errorf("tau > 1: %v", err)
 	}
 }
+
+func TestSolvedAtEqualBudget(t *testing.T) {
+	// Problem 0: base 1 of 8 correct, other 0 of 2. At m = 2 base solves it with
+	// pass@2(8, 1) = 1 - C(7,2)/C(8,2) = 1 - 21/28 = 1/4: base-only 1/4, neither 3/4.
+	// Problem 1: equal n = 4, both solve it: both 1.
+	// Problem 2: base 2/2, other 3/6: base 1, other pass@2(6,3) = 1 - C(3,2)/C(6,2) = 1 - 3/15 = 4/5.
+	got, err := SolvedAtEqualBudget([]Count{{8, 1}, {4, 1}, {2, 2}}, []Count{{2, 0}, {4, 4}, {6, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := SolvedExpected{Both: 1 + 0.8, BaseOnly: 0.25 + 0.2, OtherOnly: 0, Neither: 0.75}
+	for _, d := range []float64{got.Both - want.Both, got.BaseOnly - want.BaseOnly, got.OtherOnly - want.OtherOnly, got.Neither - want.Neither} {
+		if math.Abs(d) > 1e-12 {
+			t.Fatalf("got %+v, want %+v", got, want)
+		}
+	}
+	// Equal budgets everywhere: the plain solved sets.
+	b, o := []Count{{4, 0}, {4, 2}, {4, 1}}, []Count{{4, 1}, {4, 0}, {4, 4}}
+	e, _ := SolvedAtEqualBudget(b, o)
+	s, _ := Solved(b, o)
+	if e != (SolvedExpected{float64(s.Both), float64(s.BaseOnly), float64(s.OtherOnly), float64(s.Neither)}) {
+		t.Errorf("equal budgets: %+v vs %+v", e, s)
+	}
+	if _, err := SolvedAtEqualBudget(b, o[:2]); !errors.Is(err, ErrInput) {
+		t.Errorf("ragged: %v", err)
+	}
+}

@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// RunQuality is what one run's samples say about how far its counts can be
+// trusted (issue "no silent wrong numbers"). Only runs with stored samples
+// have one; counts-only imports do not.
+type RunQuality struct {
+	RunID          int64
+	Samples        int64 // samples scanned
+	Truncated      int64 // finish_reason = 'length': cut by the token limit
+	FallbackGraded int64 // graded from an answer found by a fallback rule (verify.FallbackRules)
+	NoAnswer       int64 // no answer could be extracted or read
+	// DistinctMin is the fewest distinct completion texts on one problem
+	// (texts compared by MD5), DistinctMinN that problem's sample count and
+	// DistinctMinProblem its id. RepeatedProblems counts the problems with
+	// fewer distinct texts than samples.
+	DistinctMin        int
+	DistinctMinN       int
+	DistinctMinProblem int64
+	RepeatedProblems   int
+	// GradingPolicy is the comparison's grading policy ("strict" or
+	// "lenient") once comparisons carry one; empty until then.
+	GradingPolicy string
+	ComputedAt    time.Time
+}
+
+// RefreshRunQuality recomputes a run's RunQuality from its samples in one
+// scan and stores it; a run without samples gets no row (any old one is
+// removed). fallbackRules are the extraction rules that count as fallbacks
+// (verify.FallbackRules). Cost: one pass over the run's samples, hashing
+// every completion (see the README's measured figures).
+func (s *Store) RefreshRunQuality(ctx context.Context, runID int64, fallbackRules []string) error {
+	if _, err := s.db.Exec(ctx, `DELETE FROM run_quality WHERE run_id = $1`, runID); err != nil {
+		return fmt.Errorf("quality of run %d: %w", runID, err)
+	}
+	_, err := s.db.Exec(ctx, `INSERT INTO run_quality (run_id, samples, truncated, fallback_graded, no_answer,
+			distinct_min, distinct_min_n, distinct_min_problem, repeated_problems)
+		SELECT $1, sum(n), sum(truncated), sum(fallback), sum(no_answer),
+			min(distinct_texts), (array_agg(n ORDER BY distinct_texts, problem_id))[1],
+			(array_agg(problem_id ORDER BY distinct_texts, problem_id))[1],
+			count(*) FILTER (WHERE distinct_texts < n)
+		FROM (SELECT problem_id, count(*) AS n,
+				count(*) FILTER (WHERE finish_reason = 'length') AS truncated,
+				count(*) FILTER (WHERE split_part(rule, '+', 1) = ANY($2)) AS fallback,
+				count(*) FILTER (WHERE status = 'unparseable'
+					OR (status IN ('correct', 'incorrect') AND verdict_source NOT IN ('', 'file') AND extracted = '')) AS no_answer,
+				count(DISTINCT md5(completion)) AS distinct_texts
+			FROM samples WHERE run_id = $1 GROUP BY problem_id) p
+		HAVING count(*) > 0`, runID, fallbackRules)
+	if err != nil {
+		return fmt.Errorf("quality of run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// RunQualities returns the stored RunQuality of every run of a comparison
+// that has one, keyed by run id.
+func (s *Store) RunQualities(ctx context.Context, comparisonID int64) (map[int64]RunQuality, error) {
+	rows, err := s.db.Query(ctx, `SELECT q.run_id, q.samples, q.truncated, q.fallback_graded, q.no_answer, q.distinct_min,
+			q.distinct_min_n, COALESCE(q.distinct_min_problem, 0), q.repeated_problems, q.computed_at
+		FROM run_quality q JOIN runs r ON r.id = q.run_id WHERE r.comparison_id = $1`, comparisonID)
+	if err != nil {
+		return nil, fmt.Errorf("quality of comparison %d: %w", comparisonID, err)
+	}
+	defer rows.Close()
+	out := map[int64]RunQuality{}
+	for rows.Next() {
+		var q RunQuality
+		if err := rows.Scan(&q.RunID, &q.Samples, &q.Truncated, &q.FallbackGraded, &q.NoAnswer, &q.DistinctMin,
+			&q.DistinctMinN, &q.DistinctMinProblem, &q.RepeatedProblems, &q.ComputedAt); err != nil {
+			return nil, fmt.Errorf("quality of comparison %d: %w", comparisonID, err)
+		}
+		out[q.RunID] = q
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("quality of comparison %d: %w", comparisonID, err)
+	}
+	return out, nil
+}
