@@ -359,3 +359,27 @@ func (s *Server) canCreate(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// useDataset checks that u may build a comparison on dataset id: admins any
+// dataset, others those of the projects they are members of. An unknown
+// dataset and someone else's answer alike (a form error), so ids cannot be
+// probed.
+func (s *Server) useDataset(ctx context.Context, u *store.User, id int64) error {
+	ok := false
+	if u.IsAdmin {
+		_, err := s.st.GetDataset(ctx, id)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		ok = err == nil
+	} else {
+		var err error
+		if ok, err = s.st.DatasetReadable(ctx, id, u.ID); err != nil {
+			return err
+		}
+	}
+	if !ok {
+		return badForm("dataset %d is not among the datasets of your projects", id)
+	}
+	return nil
+}

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -137,58 +138,182 @@ const (
 	admin          // instance admin
 )
 
-// The roles of the access matrix. holder has only a share link (of the
-// fixture comparison, without problem texts); outsider is signed in but in
-// no project.
+// The roles of the access matrix. holder has only share links (of both
+// projects' comparisons); viewer, editor and owner are members of project
+// A (the default project) only; outsider is in no role in A but owns
+// project B; admin is an instance admin.
 var roles = []string{"anonymous", "holder", "outsider", "viewer", "editor", "owner", "admin"}
 
-// rank is how far each role reaches in the fixture's project.
-var rank = map[string]level{"outsider": signedIn, "viewer": read, "editor": edit, "owner": manage, "admin": admin}
+// The two projects of the fixture.
+const (
+	worldA = iota
+	worldB
+)
+
+// standing is how far role reaches in a project.
+func standing(role string, world int) level {
+	switch {
+	case role == "admin":
+		return admin
+	case world == worldA:
+		return map[string]level{"outsider": signedIn, "viewer": read, "editor": edit, "owner": manage}[role]
+	case role == "outsider":
+		return manage
+	}
+	return signedIn
+}
+
+// creatorWorld is the project a new comparison goes to when the request
+// names none: the default project for its editors, else the first project
+// the user edits (B for the outsider).
+func creatorWorld(role string) int {
+	if role == "outsider" {
+		return worldB
+	}
+	return worldA
+}
+
+// secretA and secretB are the statements of problem p0 in the two
+// projects: a response to someone who may not read a project never holds
+// its statement.
+const (
+	secretA = "What is 1+1?"
+	secretB = "Secret statement of project B"
+)
+
+// kind is what an id in a route stands for, and so how it is checked.
+type kind int
+
+const (
+	fixed     kind = iota // not an access-carrying id ({idx}, {spare})
+	primary               // decides the project: {cid}, {proj}, {sid}
+	dependent             // must belong to the primary: {rid}, {pid}, {uid}
+	readable              // a dataset to build on: the user must read its project
+	target                // the project a new comparison goes to: the user must edit it
+	self                  // the caller's own (API token {tid})
+	token                 // a share link's token: the holder's, a guess for others
+)
+
+var slotKinds = map[string]kind{"cid": primary, "proj": primary, "sid": primary, "rid": dependent, "pid": dependent,
+	"uid": dependent, "dataset": readable, "target": target, "tid": self, "token": token}
+
+// world is one project's side of the fixture.
+type world struct {
+	project      int64
+	cid, rid     int64 // a ready comparison every non-destructive route uses
+	pid          int64 // its base-only problem p0
+	dataset      int64
+	token, texts string // share links of cid: charts only, and with texts
+}
 
 type fixture struct {
-	t        *testing.T
-	srv      server
-	acc      map[string]account
-	project  int64 // the default project: viewer, editor, owner are members
-	cid, rid int64 // the ready comparison every non-destructive route uses
-	pid      int64 // its base-only problem p0
-	dataset  int64
-	token    string // share link of cid: every chart, no texts
-	spare    store.User
-	n        atomic.Int64
+	t     *testing.T
+	srv   server
+	acc   map[string]account
+	w     [2]world
+	spare store.User
+	n     atomic.Int64
+	// The default project's side, under the names the other tests use.
+	project, cid, rid, pid, dataset int64
+	token                           string
 }
 
-// fresh is a new ready comparison for routes that change or delete one.
-func (f *fixture) fresh() (cid, rid, pid int64) {
-	return readyComparison(f.t, f.srv.st, fmt.Sprintf("fresh-%d", f.n.Add(1)), 0, "What is 1+1?")
+// comparisonIn is a ready comparison of a world: the fixture's, or a new
+// one for routes that change or delete it.
+func (f *fixture) comparisonIn(w int, fresh bool) (cid, rid, pid int64) {
+	if !fresh {
+		return f.w[w].cid, f.w[w].rid, f.w[w].pid
+	}
+	statement := map[int]string{worldA: secretA, worldB: secretB}[w]
+	return readyComparison(f.t, f.srv.st, fmt.Sprintf("fresh-%d", f.n.Add(1)), f.w[w].project, statement)
 }
 
-func (f *fixture) freshShare() int64 {
-	id, _ := shareToken(f.t, f.srv.st, store.ShareLink{ComparisonID: f.cid})
+func (f *fixture) freshShare(w int) int64 {
+	id, _ := shareToken(f.t, f.srv.st, store.ShareLink{ComparisonID: f.w[w].cid})
 	return id
 }
 
-// req is one request of a route; path and body are built per attempt.
+// freshDataset is a new dataset of a world's project (using a dataset in
+// another project shares it there, so each request gets its own).
+func (f *fixture) freshDataset(w int) int64 {
+	ctx := context.Background()
+	did, err := f.srv.st.CreateDataset(ctx, fmt.Sprintf("dataset-%d", f.n.Add(1)), "d.jsonl")
+	if err == nil {
+		err = f.srv.st.InsertProblems(ctx, did, []store.Problem{{Idx: 0, Key: "p0", Statement: "What is 2+2?", Reference: "4"},
+			{Idx: 1, Key: "p1", Statement: "What is 1+2?", Reference: "3"}})
+	}
+	if err == nil {
+		err = f.srv.st.FinishDataset(ctx, did)
+	}
+	if err == nil {
+		err = f.srv.st.ShareDataset(ctx, did, f.w[w].project)
+	}
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return did
+}
+
+// freshMember adds a new user to a world's project as a viewer.
+func (f *fixture) freshMember(w int) int64 {
+	u := createUser(f.t, f.srv.st, fmt.Sprintf("member%d@reach.test", f.n.Add(1)), false, "")
+	if err := f.srv.st.SetMember(context.Background(), f.w[w].project, u.ID, "viewer"); err != nil {
+		f.t.Fatal(err)
+	}
+	return u.ID
+}
+
+// freshToken is a new API token of the caller (worldA) or of somebody else
+// (worldB), by id.
+func (f *fixture) freshToken(role string, w int) int64 {
+	uid := f.spare.ID
+	if a, ok := f.acc[role]; ok && w == worldA {
+		uid = a.ID
+	}
+	_, hash, err := auth.NewToken(auth.PrefixAPI)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	id, err := f.srv.st.CreateAPIToken(context.Background(), uid, "matrix", "reach_xxxx", hash)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return id
+}
+
+// route is one route of the app. path holds {slot}s; body, if any, gets a
+// resolver of slots (those it uses are in bodySlots).
 type route struct {
-	name   string
-	need   level
-	method string
-	path   func(f *fixture, role string) string
-	body   func(f *fixture) (contentType string, body []byte)
-	ok     int // status when allowed
+	name      string
+	need      level
+	method    string
+	path      string
+	body      func(f *fixture, v func(string) string) (contentType string, body []byte)
+	bodySlots []string
+	ok        int  // status when allowed
+	fresh     bool // changes or deletes its comparison: a new one per request
 }
 
-func static(p string) func(*fixture, string) string {
-	return func(*fixture, string) string { return p }
+var slotRe = regexp.MustCompile(`\{(\w+)\}`)
+
+// slots lists the ids a route carries, path first.
+func (r route) slots() []string {
+	var out []string
+	for _, m := range slotRe.FindAllStringSubmatch(r.path, -1) {
+		out = append(out, m[1])
+	}
+	return append(out, r.bodySlots...)
 }
 
-func form(v url.Values) func(*fixture) (string, []byte) {
-	return func(*fixture) (string, []byte) { return "application/x-www-form-urlencoded", []byte(v.Encode()) }
+func form(v url.Values) func(*fixture, func(string) string) (string, []byte) {
+	return func(*fixture, func(string) string) (string, []byte) {
+		return "application/x-www-form-urlencoded", []byte(v.Encode())
+	}
 }
 
-// uploadBody is the multipart "new comparison" submission on the fixture's
-// dataset (counts CSVs).
-func uploadBody(f *fixture) (string, []byte) {
+// uploadFor is the multipart "new comparison" submission on dataset (an
+// id), into project target ("" for the default choice), of counts CSVs.
+func uploadFor(f *fixture, dataset, target string) (string, []byte) {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	field := func(k, v string) { _ = mw.WriteField(k, v) }
@@ -197,7 +322,10 @@ func uploadBody(f *fixture) (string, []byte) {
 		_, _ = io.WriteString(w, body)
 	}
 	field("name", fmt.Sprintf("upload-%d", f.n.Add(1)))
-	field("dataset_id", fmt.Sprint(f.dataset))
+	field("dataset_id", dataset)
+	if target != "" {
+		field("project_id", target)
+	}
 	field("model_role", "base")
 	field("model_name", "b")
 	file("b.csv", "problem_id,n,correct\np0,4,1\np1,4,4\n")
@@ -208,137 +336,213 @@ func uploadBody(f *fixture) (string, []byte) {
 	return mw.FormDataContentType(), buf.Bytes()
 }
 
-func cpath(format string) func(*fixture, string) string {
-	return func(f *fixture, _ string) string { return fmt.Sprintf(format, f.cid) }
+// uploadBody is uploadFor on project A's dataset, into the default choice.
+func uploadBody(f *fixture) (string, []byte) { return uploadFor(f, fmt.Sprint(f.dataset), "") }
+
+// samplingFor is the "sample from endpoints" form on dataset, into target
+// ("" for the default choice). Nothing is sent to the endpoints (a
+// loopback port nobody listens on) before Start sampling.
+func samplingFor(f *fixture, dataset, target string) (string, []byte) {
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	field := func(k, v string) { _ = mw.WriteField(k, v) }
+	field("name", fmt.Sprintf("sampled-%d", f.n.Add(1)))
+	field("dataset_id", dataset)
+	if target != "" {
+		field("project_id", target)
+	}
+	for i, role := range []string{"base", "rl"} {
+		field("model_role", role)
+		field("model_name", role)
+		field("model_url", "http://127.0.0.1:9/v1")
+		field("model_model", role)
+		if i > 0 {
+			field("model_step", "")
+		}
+	}
+	_ = mw.Close()
+	return mw.FormDataContentType(), buf.Bytes()
 }
 
-// routes is every route of the app (POST /projects last: it makes the
-// caller an owner, which would change what they may create).
+func uploadSlots(withTarget bool) func(*fixture, func(string) string) (string, []byte) {
+	return func(f *fixture, v func(string) string) (string, []byte) {
+		t := ""
+		if withTarget {
+			t = v("target")
+		}
+		return uploadFor(f, v("dataset"), t)
+	}
+}
+
+func sampleSlots(withTarget bool) func(*fixture, func(string) string) (string, []byte) {
+	return func(f *fixture, v func(string) string) (string, []byte) {
+		t := ""
+		if withTarget {
+			t = v("target")
+		}
+		return samplingFor(f, v("dataset"), t)
+	}
+}
+
+var (
+	dataset       = []string{"dataset"}
+	datasetTarget = []string{"dataset", "target"}
+)
+
+// routes is every route of the app with every id it carries.
 var routes = []route{
-	{"health", public, "GET", static("/healthz"), nil, 200},
-	{"static file", public, "GET", static("/static/app.css"), nil, 200},
+	{name: "health", need: public, method: "GET", path: "/healthz", ok: 200},
+	{name: "static file", need: public, method: "GET", path: "/static/app.css", ok: 200},
 
-	{"shared page", shared, "GET", func(f *fixture, role string) string { return "/s/" + shareFor(f, role) }, nil, 200},
-	{"shared embed", shared, "GET", func(f *fixture, role string) string { return "/s/" + shareFor(f, role) + "/embed" }, nil, 200},
-	{"shared chart data", shared, "GET", func(f *fixture, role string) string { return "/s/" + shareFor(f, role) + "/data/crossover.csv" }, nil, 200},
+	{name: "shared page", need: shared, method: "GET", path: "/s/{token}", ok: 200},
+	{name: "shared embed", need: shared, method: "GET", path: "/s/{token}/embed", ok: 200},
+	{name: "shared chart data", need: shared, method: "GET", path: "/s/{token}/data/crossover.csv", ok: 200},
+	{name: "shared problem", need: shared, method: "GET", path: "/s/{token}/problems/{pid}", ok: 200},
 
-	{"home", signedIn, "GET", static("/"), nil, 200},
-	{"account", signedIn, "GET", static("/account/password"), nil, 200},
-	{"tokens", signedIn, "GET", static("/account/tokens"), nil, 200},
-	{"create token", signedIn, "POST", static("/account/tokens"), form(url.Values{"name": {"ci"}}), 200},
-	{"projects", signedIn, "GET", static("/projects"), nil, 200},
-	{"API list", signedIn, "GET", static("/api/v1/comparisons"), nil, 200},
+	{name: "home", need: signedIn, method: "GET", path: "/", ok: 200},
+	{name: "account", need: signedIn, method: "GET", path: "/account/password", ok: 200},
+	{name: "change password (wrong current one)", need: signedIn, method: "POST", path: "/account/password",
+		body: form(url.Values{"current": {"not it"}, "password": {"new password 123"}, "confirm": {"new password 123"}}), ok: 400},
+	{name: "tokens", need: signedIn, method: "GET", path: "/account/tokens", ok: 200},
+	{name: "create token", need: signedIn, method: "POST", path: "/account/tokens", body: form(url.Values{"name": {"ci"}}), ok: 200},
+	{name: "revoke token", need: signedIn, method: "POST", path: "/account/tokens/{tid}/revoke", body: form(nil), ok: 303},
+	{name: "projects", need: signedIn, method: "GET", path: "/projects", ok: 200},
+	{name: "API list", need: signedIn, method: "GET", path: "/api/v1/comparisons", ok: 200},
 
-	{"new comparison form", creator, "GET", static("/comparisons/new"), nil, 200},
-	{"sampling form", creator, "GET", static("/comparisons/sample"), nil, 200},
-	{"upload", creator, "POST", static("/comparisons"), uploadBody, 303},
-	{"API upload", creator, "POST", static("/api/v1/comparisons"), uploadBody, 202},
+	{name: "new comparison form", need: creator, method: "GET", path: "/comparisons/new", ok: 200},
+	{name: "sampling form", need: creator, method: "GET", path: "/comparisons/sample", ok: 200},
+	{name: "upload", need: creator, method: "POST", path: "/comparisons", body: uploadSlots(false), bodySlots: dataset, ok: 303},
+	{name: "upload into a project", need: creator, method: "POST", path: "/comparisons", body: uploadSlots(true), bodySlots: datasetTarget, ok: 303},
+	{name: "API upload", need: creator, method: "POST", path: "/api/v1/comparisons", body: uploadSlots(false), bodySlots: dataset, ok: 202},
+	{name: "API upload into a project", need: creator, method: "POST", path: "/api/v1/comparisons", body: uploadSlots(true), bodySlots: datasetTarget, ok: 202},
+	{name: "sample from endpoints", need: creator, method: "POST", path: "/comparisons/sample", body: sampleSlots(false), bodySlots: dataset, ok: 303},
+	{name: "sample into a project", need: creator, method: "POST", path: "/comparisons/sample", body: sampleSlots(true), bodySlots: datasetTarget, ok: 303},
 
-	{"comparison", read, "GET", cpath("/comparisons/%d"), nil, 200},
-	{"progress", read, "GET", cpath("/comparisons/%d/progress"), nil, 200},
-	{"mapping", read, "GET", cpath("/comparisons/%d/mapping"), nil, 303},
-	{"problem", read, "GET", func(f *fixture, _ string) string { return fmt.Sprintf("/comparisons/%d/problems/%d", f.cid, f.pid) }, nil, 200},
-	{"audit", read, "GET", cpath("/comparisons/%d/audit"), nil, 200},
-	{"chart CSV", read, "GET", cpath("/comparisons/%d/data/crossover.csv"), nil, 200},
-	{"chart JSON", read, "GET", cpath("/comparisons/%d/data/venn-1.json"), nil, 200},
-	{"API comparison", read, "GET", cpath("/api/v1/comparisons/%d"), nil, 200},
-	{"API report", read, "GET", cpath("/api/v1/comparisons/%d/report"), nil, 200},
-	{"API reviews", read, "GET", cpath("/api/v1/comparisons/%d/reviews"), nil, 200},
-	{"project", read, "GET", func(f *fixture, _ string) string { return fmt.Sprintf("/projects/%d", f.project) }, nil, 200},
+	{name: "comparison", need: read, method: "GET", path: "/comparisons/{cid}", ok: 200},
+	{name: "progress", need: read, method: "GET", path: "/comparisons/{cid}/progress", ok: 200},
+	{name: "mapping", need: read, method: "GET", path: "/comparisons/{cid}/mapping", ok: 303},
+	{name: "problem", need: read, method: "GET", path: "/comparisons/{cid}/problems/{pid}", ok: 200},
+	{name: "audit", need: read, method: "GET", path: "/comparisons/{cid}/audit", ok: 200},
+	{name: "chart CSV", need: read, method: "GET", path: "/comparisons/{cid}/data/crossover.csv", ok: 200},
+	{name: "chart JSON", need: read, method: "GET", path: "/comparisons/{cid}/data/venn-1.json", ok: 200},
+	{name: "API comparison", need: read, method: "GET", path: "/api/v1/comparisons/{cid}", ok: 200},
+	{name: "API report", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/report", ok: 200},
+	{name: "API reviews", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/reviews", ok: 200},
+	{name: "project", need: read, method: "GET", path: "/projects/{proj}", ok: 200},
 
-	{"confirm mapping", edit, "POST", cpath("/comparisons/%d/mapping"), form(nil), 303},
-	{"re-verify", edit, "POST", func(f *fixture, _ string) string {
-		c, _, _ := f.fresh()
-		return fmt.Sprintf("/comparisons/%d/reverify", c)
-	}, form(nil), 303},
-	{"test connection", edit, "POST", func(f *fixture, _ string) string { return fmt.Sprintf("/comparisons/%d/runs/%d/test", f.cid, f.rid) }, form(nil), 200},
-	{"start sampling", edit, "POST", cpath("/comparisons/%d/start"), form(nil), 409},
-	{"pause sampling", edit, "POST", cpath("/comparisons/%d/pause"), form(nil), 409},
-	{"resume sampling", edit, "POST", cpath("/comparisons/%d/resume"), form(nil), 409},
-	{"cancel sampling", edit, "POST", cpath("/comparisons/%d/cancel"), form(nil), 409},
-	{"extend sampling", edit, "POST", cpath("/comparisons/%d/extend"), form(nil), 409},
-	{"review", edit, "POST", func(f *fixture, _ string) string {
-		return fmt.Sprintf("/comparisons/%d/problems/%d/review", f.cid, f.pid)
-	},
-		form(url.Values{"verdict": {"genuine"}}), 303},
-	{"override verdict", edit, "POST", func(f *fixture, _ string) string {
-		c, r, p := f.fresh()
-		return fmt.Sprintf("/comparisons/%d/runs/%d/problems/%d/samples/0/verdict", c, r, p)
-	}, form(url.Values{"status": {"incorrect"}}), 303},
+	{name: "confirm mapping", need: edit, method: "POST", path: "/comparisons/{cid}/mapping", body: form(nil), ok: 303},
+	{name: "re-verify", need: edit, method: "POST", path: "/comparisons/{cid}/reverify", body: form(nil), ok: 303, fresh: true},
+	{name: "test connection", need: edit, method: "POST", path: "/comparisons/{cid}/runs/{rid}/test", body: form(nil), ok: 200},
+	{name: "start sampling", need: edit, method: "POST", path: "/comparisons/{cid}/start", body: form(nil), ok: 409},
+	{name: "pause sampling", need: edit, method: "POST", path: "/comparisons/{cid}/pause", body: form(nil), ok: 409},
+	{name: "resume sampling", need: edit, method: "POST", path: "/comparisons/{cid}/resume", body: form(nil), ok: 409},
+	{name: "cancel sampling", need: edit, method: "POST", path: "/comparisons/{cid}/cancel", body: form(nil), ok: 409},
+	{name: "extend sampling", need: edit, method: "POST", path: "/comparisons/{cid}/extend", body: form(nil), ok: 409},
+	{name: "review", need: edit, method: "POST", path: "/comparisons/{cid}/problems/{pid}/review",
+		body: form(url.Values{"verdict": {"genuine"}}), ok: 303},
+	{name: "override verdict", need: edit, method: "POST", path: "/comparisons/{cid}/runs/{rid}/problems/{pid}/samples/0/verdict",
+		body: form(url.Values{"status": {"incorrect"}}), ok: 303, fresh: true},
 
-	{"delete", manage, "POST", func(f *fixture, _ string) string {
-		c, _, _ := f.fresh()
-		return fmt.Sprintf("/comparisons/%d/delete", c)
-	}, form(nil), 303},
-	{"share links", manage, "GET", cpath("/comparisons/%d/shares"), nil, 200},
-	{"create share", manage, "POST", cpath("/comparisons/%d/shares"), form(url.Values{"chart": {""}}), 200},
-	{"revoke share", manage, "POST", func(f *fixture, _ string) string { return fmt.Sprintf("/shares/%d/revoke", f.freshShare()) }, form(nil), 303},
-	{"API create share", manage, "POST", cpath("/api/v1/comparisons/%d/shares"), func(*fixture) (string, []byte) { return "application/json", []byte(`{}`) }, 201},
-	{"API revoke share", manage, "DELETE", func(f *fixture, _ string) string { return fmt.Sprintf("/api/v1/shares/%d", f.freshShare()) }, nil, 204},
-	{"add member", manage, "POST", func(f *fixture, _ string) string { return fmt.Sprintf("/projects/%d/members", f.project) },
-		func(f *fixture) (string, []byte) {
-			return form(url.Values{"email": {f.spare.Email}, "role": {"viewer"}})(f)
-		}, 303},
-	{"remove member", manage, "POST", func(f *fixture, _ string) string {
-		return fmt.Sprintf("/projects/%d/members/%d/remove", f.project, f.spare.ID)
-	}, form(nil), 303},
+	{name: "delete", need: manage, method: "POST", path: "/comparisons/{cid}/delete", body: form(nil), ok: 303, fresh: true},
+	{name: "share links", need: manage, method: "GET", path: "/comparisons/{cid}/shares", ok: 200},
+	{name: "create share", need: manage, method: "POST", path: "/comparisons/{cid}/shares", body: form(url.Values{"chart": {""}}), ok: 200},
+	{name: "revoke share", need: manage, method: "POST", path: "/shares/{sid}/revoke", body: form(nil), ok: 303},
+	{name: "API create share", need: manage, method: "POST", path: "/api/v1/comparisons/{cid}/shares",
+		body: func(*fixture, func(string) string) (string, []byte) { return "application/json", []byte(`{}`) }, ok: 201},
+	{name: "API revoke share", need: manage, method: "DELETE", path: "/api/v1/shares/{sid}", ok: 204},
+	{name: "add member", need: manage, method: "POST", path: "/projects/{proj}/members",
+		body: func(f *fixture, _ func(string) string) (string, []byte) {
+			return form(url.Values{"email": {f.spare.Email}, "role": {"viewer"}})(f, nil)
+		}, ok: 303},
+	{name: "remove member", need: manage, method: "POST", path: "/projects/{proj}/members/{uid}/remove", body: form(nil), ok: 303},
 
-	{"users", admin, "GET", static("/admin/users"), nil, 200},
-	{"invite", admin, "POST", static("/admin/invites"), func(f *fixture) (string, []byte) {
-		return form(url.Values{"email": {fmt.Sprintf("invitee%d@reach.test", f.n.Add(1))}})(f)
-	}, 200},
-	{"jobs UI", admin, "GET", static("/riverui/"), nil, 200},
-
-	{"allow project creation", admin, "POST", func(f *fixture, _ string) string {
-		return fmt.Sprintf("/admin/users/%d/project-creator", f.spare.ID)
-	}, form(url.Values{"allowed": {"on"}}), 303},
-	{"create project", admin, "POST", static("/projects"), func(f *fixture) (string, []byte) {
-		return form(url.Values{"name": {fmt.Sprintf("project %d", f.n.Add(1))}})(f)
-	}, 303},
+	{name: "users", need: admin, method: "GET", path: "/admin/users", ok: 200},
+	{name: "invite", need: admin, method: "POST", path: "/admin/invites", body: func(f *fixture, _ func(string) string) (string, []byte) {
+		return form(url.Values{"email": {fmt.Sprintf("invitee%d@reach.test", f.n.Add(1))}})(f, nil)
+	}, ok: 200},
+	{name: "allow project creation", need: admin, method: "POST", path: "/admin/users/{spare}/project-creator",
+		body: form(url.Values{"allowed": {"on"}}), ok: 303},
+	{name: "jobs UI", need: admin, method: "GET", path: "/riverui/", ok: 200},
+	{name: "create project", need: admin, method: "POST", path: "/projects", body: func(f *fixture, _ func(string) string) (string, []byte) {
+		return form(url.Values{"name": {fmt.Sprintf("project %d", f.n.Add(1))}})(f, nil)
+	}, ok: 303},
 }
 
-// shareFor is the token a role puts in /s/ paths: the holder's real one,
-// anyone else a well-formed guess.
-func shareFor(f *fixture, role string) string {
-	if role == "holder" {
-		return f.token
-	}
-	return auth.PrefixShare + strings.Repeat("A", 43)
-}
-
-// allowed says whether role may use a route needing lvl.
-func allowed(role string, lvl level) bool {
-	switch lvl {
+// expect is the status role gets from r with each id taken from the
+// project worlds names: a refused request gets the right refusal, an id
+// of the other project than the one deciding access is not found.
+func expect(r route, role string, worlds map[string]int) int {
+	switch r.need {
 	case public:
-		return true
+		return r.ok
 	case shared:
-		return role == "holder"
-	case signedIn:
-		return rank[role] >= signedIn
-	case creator:
-		return rank[role] >= edit
-	case admin:
-		return role == "admin"
+		w := -1
+		for _, x := range worlds {
+			if w >= 0 && x != w {
+				return 404 // a problem of another comparison than the link's
+			}
+			w = x
+		}
+		if role != "holder" {
+			return 404 // a guessed token
+		}
+		return r.ok
 	}
-	return rank[role] >= lvl
-}
-
-// denial is the answer a refused role gets: anonymous callers are sent to
-// sign in (pages) or get 401 (API, forms); a comparison or project outside
-// the caller's projects does not exist (404); a role too low gets 403.
-func denial(role string, r route, path string) int {
-	switch {
-	case r.need == shared:
-		return 404
-	case role == "anonymous" || role == "holder":
-		if !strings.HasPrefix(path, "/api/") && r.method == "GET" {
-			return 303
+	if role == "anonymous" || role == "holder" {
+		if !strings.HasPrefix(r.path, "/api/") && r.method == "GET" {
+			return 303 // to the sign-in page
 		}
 		return 401
-	case role == "outsider" && r.need >= read && r.need <= manage:
-		return 404
 	}
-	return 403
+	switch r.need {
+	case signedIn:
+		for slot, w := range worlds {
+			if slotKinds[slot] == self && w != worldA {
+				return 404 // somebody else's token
+			}
+		}
+		return r.ok
+	case admin:
+		if role != "admin" {
+			return 403
+		}
+		return r.ok
+	case creator:
+		if standing(role, worldA) < edit && standing(role, worldB) < edit {
+			return 403 // an editor of no project
+		}
+		for slot, w := range worlds {
+			if slotKinds[slot] == readable && standing(role, w) < read {
+				return 400 // "not among the datasets of your projects"
+			}
+		}
+		tw, ok := worlds["target"]
+		if !ok {
+			tw = creatorWorld(role)
+		}
+		if standing(role, tw) < edit {
+			return 403
+		}
+		return r.ok
+	}
+	pw := -1
+	for slot, w := range worlds {
+		if slotKinds[slot] == primary {
+			pw = w
+		}
+	}
+	switch st := standing(role, pw); {
+	case st < read:
+		return 404 // outside the caller's projects: as if it did not exist
+	case st < r.need:
+		return 403
+	}
+	for slot, w := range worlds {
+		if slotKinds[slot] == dependent && w != pw {
+			return 404 // a run, problem or member of another project's
+		}
+	}
+	return r.ok
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -352,17 +556,29 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f.acc["outsider"] = newAccount(t, srv.st, srv.url, "outsider@reach.test", false, "")
 	f.spare = createUser(t, srv.st, "spare@reach.test", false, "")
-	var err error
-	if f.project, err = srv.st.DefaultProjectID(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f.cid, f.rid, f.pid = readyComparison(t, srv.st, "fixture", 0, "What is 1+1?")
-	c, err := srv.st.GetComparison(ctx, f.cid)
+	def, err := srv.st.DefaultProjectID(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.dataset = *c.DatasetID
-	_, f.token = shareToken(t, srv.st, store.ShareLink{ComparisonID: f.cid})
+	projB, err := srv.st.CreateProject(ctx, "Project B", f.acc["outsider"].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for w, p := range map[int]int64{worldA: def, worldB: projB} {
+		x := world{project: p}
+		x.cid, x.rid, x.pid = readyComparison(t, srv.st, map[int]string{worldA: "fixture", worldB: "fixture B"}[w], p,
+			map[int]string{worldA: secretA, worldB: secretB}[w])
+		c, err := srv.st.GetComparison(ctx, x.cid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.dataset = *c.DatasetID
+		_, x.token = shareToken(t, srv.st, store.ShareLink{ComparisonID: x.cid})
+		_, x.texts = shareToken(t, srv.st, store.ShareLink{ComparisonID: x.cid, ShowTexts: true})
+		f.w[w] = x
+	}
+	a := f.w[worldA]
+	f.project, f.cid, f.rid, f.pid, f.dataset, f.token = a.project, a.cid, a.rid, a.pid, a.dataset, a.token
 	return f
 }
 
@@ -396,37 +612,154 @@ func (f *fixture) do(role, method, path, ctype string, body []byte) *http.Respon
 	return resp
 }
 
-// Every route × {anonymous, share-link holder, outsider, viewer, editor,
-// owner, admin}: allowed requests get the route's status, refused ones the
-// right refusal.
+// request builds r's path and body with each slot's id from the world
+// worlds names (worldA when unnamed), as role sends it.
+func (f *fixture) request(r route, role string, worlds map[string]int) (path, ctype string, body []byte) {
+	var inst [2]*[3]int64
+	comparison := func(w int) *[3]int64 {
+		if inst[w] == nil {
+			c, rn, p := f.comparisonIn(w, r.fresh)
+			inst[w] = &[3]int64{c, rn, p}
+		}
+		return inst[w]
+	}
+	resolve := func(slot string) string {
+		w := worlds[slot]
+		switch slot {
+		case "cid":
+			return fmt.Sprint(comparison(w)[0])
+		case "rid":
+			return fmt.Sprint(comparison(w)[1])
+		case "pid":
+			if r.need == shared {
+				return fmt.Sprint(f.w[w].pid)
+			}
+			return fmt.Sprint(comparison(w)[2])
+		case "proj", "target":
+			return fmt.Sprint(f.w[w].project)
+		case "sid":
+			return fmt.Sprint(f.freshShare(w))
+		case "uid":
+			return fmt.Sprint(f.freshMember(w))
+		case "dataset":
+			return fmt.Sprint(f.freshDataset(w))
+		case "tid":
+			return fmt.Sprint(f.freshToken(role, w))
+		case "spare":
+			return fmt.Sprint(f.spare.ID)
+		case "token":
+			if role != "holder" {
+				return auth.PrefixShare + strings.Repeat("A", 43) // a well-formed guess
+			}
+			if strings.Contains(r.path, "/problems/") {
+				return f.w[w].texts
+			}
+			return f.w[w].token
+		}
+		f.t.Fatalf("route %s: unknown slot {%s}", r.name, slot)
+		return ""
+	}
+	path = slotRe.ReplaceAllStringFunc(r.path, func(m string) string { return resolve(m[1 : len(m)-1]) })
+	if r.body != nil {
+		ctype, body = r.body(f, resolve)
+	}
+	return path, ctype, body
+}
+
+// Every route × every id it carries taken from project A or project B ×
+// {anonymous, share-link holder, outsider (owner of B), viewer, editor,
+// owner (of A), admin}: allowed requests get the route's status, refused
+// ones the right refusal, and no response shows a problem statement of a
+// project the caller cannot read. The first pass takes every id from
+// project A; then each id in turn comes from project B (a run, problem,
+// dataset, share, member, token or target project of the other project
+// than the one the request is checked against).
 func TestAccessMatrix(t *testing.T) {
 	f := newFixture(t)
+	cases := 0
 	for _, r := range routes {
-		for _, role := range roles {
-			path := r.path(f, role)
-			var ctype string
-			var body []byte
-			if r.body != nil {
-				ctype, body = r.body(f)
-			}
-			resp := f.do(role, r.method, path, ctype, body)
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			want, verdict := r.ok, "allowed"
-			if !allowed(role, r.need) {
-				want, verdict = denial(role, r, path), "denied"
-			}
-			if resp.StatusCode != want {
-				t.Errorf("%s (%s %s) as %s: HTTP %d, want %d (%s)\n%.300s", r.name, r.method, path, role, resp.StatusCode, want, verdict, b)
-				continue
-			}
-			if want == 303 && verdict == "denied" && !strings.HasPrefix(resp.Header.Get("Location"), "/login?next=") {
-				t.Errorf("%s as %s: redirected to %q, want the sign-in page", r.name, role, resp.Header.Get("Location"))
-			}
-			if verdict == "denied" && bytes.Contains(b, []byte("What is 1+1?")) {
-				t.Errorf("%s as %s: the refusal shows the problem statement", r.name, role)
+		variants := []map[string]int{{}}
+		for _, slot := range r.slots() {
+			if slotKinds[slot] != fixed {
+				variants = append(variants, map[string]int{slot: worldB})
 			}
 		}
+		for _, worlds := range variants {
+			for _, slot := range r.slots() {
+				if _, ok := worlds[slot]; !ok {
+					worlds[slot] = worldA
+				}
+			}
+			for _, role := range roles {
+				path, ctype, body := f.request(r, role, worlds)
+				resp := f.do(role, r.method, path, ctype, body)
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				cases++
+				want := expect(r, role, worlds)
+				what := fmt.Sprintf("%s (%s %s, ids %v) as %s", r.name, r.method, path, worlds, role)
+				if resp.StatusCode != want {
+					t.Errorf("%s: HTTP %d, want %d\n%.300s", what, resp.StatusCode, want, b)
+					continue
+				}
+				if want == 303 && want != r.ok && !strings.HasPrefix(resp.Header.Get("Location"), "/login?next=") {
+					t.Errorf("%s: redirected to %q, want the sign-in page", what, resp.Header.Get("Location"))
+				}
+				for w, secret := range map[int]string{worldA: secretA, worldB: secretB} {
+					readsIt := role == "holder" && r.need == shared && want == 200 || standing(role, w) >= read
+					if !readsIt && bytes.Contains(b, []byte(secret)) {
+						t.Errorf("%s: the answer shows project %c's problem statement", what, 'A'+w)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d requests", cases)
+}
+
+// The dataset lists of the new-comparison and sampling forms hold the
+// datasets of the caller's projects only: the owner of project B does not
+// see project A's, A's editors do not see B's, admins see both.
+func TestDatasetListsFollowProjects(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct {
+		role         string
+		seesA, seesB bool
+	}{{"outsider", false, true}, {"editor", true, false}, {"owner", true, false}, {"admin", true, true}} {
+		for _, p := range []string{"/comparisons/new", "/comparisons/sample"} {
+			resp := f.do(c.role, "GET", p, "", nil)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("%s as %s: HTTP %d", p, c.role, resp.StatusCode)
+			}
+			optA := fmt.Sprintf(`<option value="%d">`, f.w[worldA].dataset)
+			optB := fmt.Sprintf(`<option value="%d">`, f.w[worldB].dataset)
+			if bytes.Contains(b, []byte(optA)) != c.seesA || bytes.Contains(b, []byte(optB)) != c.seesB {
+				t.Errorf("%s as %s: lists A's dataset %v, B's %v; want %v, %v", p, c.role,
+					bytes.Contains(b, []byte(optA)), bytes.Contains(b, []byte(optB)), c.seesA, c.seesB)
+			}
+		}
+	}
+	// Once an admin builds a comparison of project B on A's dataset, it is
+	// shared with B: B's owner sees it and may use it.
+	ctype, body := uploadFor(f, fmt.Sprint(f.w[worldA].dataset), fmt.Sprint(f.w[worldB].project))
+	resp := f.do("admin", "POST", "/api/v1/comparisons", ctype, body)
+	resp.Body.Close()
+	if resp.StatusCode != 202 {
+		t.Fatalf("admin uses A's dataset in B: HTTP %d", resp.StatusCode)
+	}
+	resp = f.do("outsider", "GET", "/comparisons/new", "", nil)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Contains(b, []byte(fmt.Sprintf(`<option value="%d">`, f.w[worldA].dataset))) {
+		t.Error("B's owner does not see the dataset an admin shared with B by using it there")
+	}
+	ctype, body = uploadFor(f, fmt.Sprint(f.w[worldA].dataset), "")
+	resp = f.do("outsider", "POST", "/api/v1/comparisons", ctype, body)
+	resp.Body.Close()
+	if resp.StatusCode != 202 {
+		t.Errorf("B's owner uses the dataset shared with B: HTTP %d, want 202", resp.StatusCode)
 	}
 }
 

@@ -178,7 +178,7 @@ func uploadErr(err error) error {
 
 // validate checks a submission and sniffs each samples file's format.
 // It returns the comparison to create.
-func (s *Server) validate(ctx context.Context, rc *received) (store.NewComparison, error) {
+func (s *Server) validate(ctx context.Context, u *store.User, rc *received) (store.NewComparison, error) {
 	nc := store.NewComparison{Name: rc.name, Reverify: rc.reverify, Status: store.StatusPending}
 	if rc.name == "" {
 		return nc, badForm("give the comparison a name")
@@ -188,8 +188,8 @@ func (s *Server) validate(ctx context.Context, rc *received) (store.NewCompariso
 		nc.DatasetUploadID = rc.datasetUploadID
 		nc.DatasetID = 0
 	case rc.datasetID != 0:
-		if _, err := s.st.GetDataset(ctx, rc.datasetID); err != nil {
-			return nc, badForm("dataset %d does not exist", rc.datasetID)
+		if err := s.useDataset(ctx, u, rc.datasetID); err != nil {
+			return nc, err
 		}
 		nc.DatasetID = rc.datasetID
 	default:
@@ -256,7 +256,7 @@ func (s *Server) create(ctx context.Context, r *http.Request) (created, error) {
 		cleanup()
 		return created{}, err
 	}
-	nc, err := s.validate(ctx, rc)
+	nc, err := s.validate(ctx, currentUser(r), rc)
 	if err == nil {
 		nc.ProjectID, err = s.targetProject(ctx, currentUser(r), rc.projectID, rc.projectName)
 	}
@@ -287,12 +287,13 @@ func (s *Server) newComparison(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) renderNewForm(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	ds, err := s.st.ListDatasets(r.Context())
+	u := currentUser(r)
+	ds, err := s.st.ListDatasetsFor(r.Context(), u.ID, u.IsAdmin)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	ps, err := s.editableProjects(r.Context(), currentUser(r))
+	ps, err := s.editableProjects(r.Context(), u)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -24,12 +24,13 @@ func (s *Server) newSampling(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) renderSampleForm(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	ds, err := s.st.ListDatasets(r.Context())
+	u := currentUser(r)
+	ds, err := s.st.ListDatasetsFor(r.Context(), u.ID, u.IsAdmin)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	ps, err := s.editableProjects(r.Context(), currentUser(r))
+	ps, err := s.editableProjects(r.Context(), u)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -172,6 +173,17 @@ func (s *Server) createSampling(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	if spec.DatasetID != 0 {
+		err := s.useDataset(r.Context(), currentUser(r), spec.DatasetID)
+		if errors.As(err, &fe) {
+			s.renderSampleForm(w, r, http.StatusBadRequest, fe.msg)
+			return
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
 	}
 	pid, _ := strconv.ParseInt(r.FormValue("project_id"), 10, 64)
 	spec.ProjectID, err = s.targetProject(r.Context(), currentUser(r), pid, r.FormValue("project"))

@@ -146,6 +146,11 @@ func (s *Store) CreateComparison(ctx context.Context, nc NewComparison) (int64, 
 	if err != nil {
 		return 0, fmt.Errorf("create comparison %q: %w", nc.Name, err)
 	}
+	if nc.DatasetID != 0 {
+		if err := s.addDatasetProject(ctx, nc.DatasetID, id); err != nil {
+			return 0, err
+		}
+	}
 	for i, r := range nc.Runs {
 		var mapping []byte
 		if r.Mapping != nil {
@@ -260,7 +265,8 @@ func (s *Store) SetComparisonStatus(ctx context.Context, id int64, status, errTe
 	return nil
 }
 
-// SetComparisonDataset links an imported dataset and forgets its upload.
+// SetComparisonDataset links an imported dataset and forgets its upload;
+// the dataset joins the comparison's project.
 func (s *Store) SetComparisonDataset(ctx context.Context, id, datasetID int64) error {
 	_, err := s.db.Exec(ctx, `UPDATE comparisons SET dataset_id = $2, dataset_upload_id = NULL WHERE id = $1`, id, datasetID)
 	if err != nil {
@@ -269,6 +275,28 @@ func (s *Store) SetComparisonDataset(ctx context.Context, id, datasetID int64) e
 	_, err = s.db.Exec(ctx, `UPDATE datasets SET origin_comparison_id = $1 WHERE id = $2 AND origin_comparison_id IS NULL`, id, datasetID)
 	if err != nil {
 		return fmt.Errorf("set dataset of comparison %d: %w", id, err)
+	}
+	return s.addDatasetProject(ctx, datasetID, id)
+}
+
+// addDatasetProject records that the dataset is used in comparison's
+// project: that project's members may see and use it from now on. Callers
+// check that whoever asked may read the dataset.
+func (s *Store) addDatasetProject(ctx context.Context, datasetID, comparisonID int64) error {
+	_, err := s.db.Exec(ctx, `INSERT INTO dataset_projects (dataset_id, project_id)
+		SELECT $1, project_id FROM comparisons WHERE id = $2 ON CONFLICT DO NOTHING`, datasetID, comparisonID)
+	if err != nil {
+		return fmt.Errorf("add dataset %d to the project of comparison %d: %w", datasetID, comparisonID, err)
+	}
+	return nil
+}
+
+// ShareDataset adds a dataset to a project: its members may see and use it.
+func (s *Store) ShareDataset(ctx context.Context, datasetID, projectID int64) error {
+	_, err := s.db.Exec(ctx, `INSERT INTO dataset_projects (dataset_id, project_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+		datasetID, projectID)
+	if err != nil {
+		return fmt.Errorf("add dataset %d to project %d: %w", datasetID, projectID, err)
 	}
 	return nil
 }

@@ -17,6 +17,9 @@ type Dataset struct {
 	SourceFile   string
 	ProblemCount int
 	CreatedAt    time.Time
+	// Projects names the projects the dataset belongs to that the asking
+	// user can read (ListDatasetsFor only).
+	Projects []string
 }
 
 // Problem is one dataset problem.
@@ -73,21 +76,44 @@ func (s *Store) FinishDataset(ctx context.Context, datasetID int64) error {
 	return nil
 }
 
-// ListDatasets returns all datasets, newest first.
-func (s *Store) ListDatasets(ctx context.Context) ([]Dataset, error) {
-	rows, err := s.db.Query(ctx, `SELECT id, name, source_file, problem_count, created_at FROM datasets WHERE problem_count > 0 ORDER BY id DESC`)
+// ListDatasetsFor returns the loaded datasets a user may see, newest first:
+// those of the projects they are a member of (with all set, for admins,
+// every dataset). Each carries the names of those of its projects.
+func (s *Store) ListDatasetsFor(ctx context.Context, userID int64, all bool) ([]Dataset, error) {
+	rows, err := s.db.Query(ctx, `SELECT d.id, d.name, d.source_file, d.problem_count, d.created_at,
+			COALESCE(array_agg(p.name ORDER BY p.name) FILTER (WHERE p.id IS NOT NULL AND ($2 OR m.user_id IS NOT NULL)), '{}')
+		FROM datasets d
+		LEFT JOIN dataset_projects dp ON dp.dataset_id = d.id
+		LEFT JOIN projects p ON p.id = dp.project_id
+		LEFT JOIN project_members m ON m.project_id = dp.project_id AND m.user_id = $1
+		WHERE d.problem_count > 0
+		GROUP BY d.id
+		HAVING $2 OR bool_or(m.user_id IS NOT NULL)
+		ORDER BY d.id DESC`, userID, all)
 	if err != nil {
 		return nil, fmt.Errorf("list datasets: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Dataset, error) {
 		var d Dataset
-		err := row.Scan(&d.ID, &d.Name, &d.SourceFile, &d.ProblemCount, &d.CreatedAt)
+		err := row.Scan(&d.ID, &d.Name, &d.SourceFile, &d.ProblemCount, &d.CreatedAt, &d.Projects)
 		return d, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list datasets: %w", err)
 	}
 	return out, nil
+}
+
+// DatasetReadable reports whether a user is a member of one of the
+// dataset's projects (false for an unknown dataset).
+func (s *Store) DatasetReadable(ctx context.Context, datasetID, userID int64) (bool, error) {
+	var ok bool
+	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM dataset_projects dp
+		JOIN project_members m ON m.project_id = dp.project_id AND m.user_id = $2 WHERE dp.dataset_id = $1)`, datasetID, userID).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("access to dataset %d: %w", datasetID, err)
+	}
+	return ok, nil
 }
 
 // GetDataset returns one dataset or ErrNotFound.

@@ -164,10 +164,15 @@ func (s *Store) SetMember(ctx context.Context, projectID, userID int64, role str
 	return nil
 }
 
-// RemoveMember takes a user out of a project.
+// RemoveMember takes a user out of a project; ErrNotFound when they are
+// not a member.
 func (s *Store) RemoveMember(ctx context.Context, projectID, userID int64) error {
-	if _, err := s.db.Exec(ctx, `DELETE FROM project_members WHERE project_id = $1 AND user_id = $2`, projectID, userID); err != nil {
+	tag, err := s.db.Exec(ctx, `DELETE FROM project_members WHERE project_id = $1 AND user_id = $2`, projectID, userID)
+	if err != nil {
 		return fmt.Errorf("remove user %d from project %d: %w", userID, projectID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("user %d in project %d: %w", userID, projectID, ErrNotFound)
 	}
 	return nil
 }

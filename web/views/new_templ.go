@@ -112,51 +112,38 @@ func NewComparison(f NewForm) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var5 string
-					templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(d.Name)
+					templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(DatasetLabel(d))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 40, Col: 51}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 40, Col: 60}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, " (")
-					if templ_7745c5c3_Err != nil {
-						return templ_7745c5c3_Err
-					}
-					var templ_7745c5c3_Var6 string
-					templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(d.ProblemCount))
-					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 40, Col: 83}
-					}
-					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
-					if templ_7745c5c3_Err != nil {
-						return templ_7745c5c3_Err
-					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, " problems)</option>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "</option>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "</select></label> ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "</select></label><p class=\"hint\">The datasets of your projects. Using one in another project shares its problems with that project's members.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<label>Dataset file <input type=\"file\" name=\"dataset_file\" accept=\".jsonl,.json,.txt\"></label></fieldset><fieldset><legend>Models</legend><p class=\"hint\">Samples files: the Qwen2.5-Math / limit-of-RLVR evaluator JSONL, Reach JSONL (one line per sample or per problem), human-eval results JSONL, a per-problem counts CSV (<code>problem_id,n,correct</code>), or any JSONL with one line per problem or per sample (you confirm the field mapping after upload). Up to ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<label>Dataset file <input type=\"file\" name=\"dataset_file\" accept=\".jsonl,.json,.txt\"></label></fieldset><fieldset><legend>Models</legend><p class=\"hint\">Samples files: the Qwen2.5-Math / limit-of-RLVR evaluator JSONL, Reach JSONL (one line per sample or per problem), human-eval results JSONL, a per-problem counts CSV (<code>problem_id,n,correct</code>), or any JSONL with one line per problem or per sample (you confirm the field mapping after upload). Up to ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var7 string
-			templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(f.MaxMiB))
+			var templ_7745c5c3_Var6 string
+			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(f.MaxMiB))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 52, Col: 101}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 53, Col: 101}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, " MiB per file.</p><div id=\"models\"><div class=\"model-row\"><input type=\"hidden\" name=\"model_role\" value=\"base\"> <span class=\"role\">Base model</span> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"Qwen2.5-7B\"></label> <label>Samples <input type=\"file\" name=\"model_file\" required></label></div><div class=\"model-row\"><label class=\"role\"><select name=\"model_role\"><option value=\"rl\">RL model</option> <option value=\"checkpoint\">RL checkpoint</option> <option value=\"distilled\">Distilled model</option></select></label> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"SimpleRL-Zoo\"></label> <label>Step <input type=\"number\" name=\"model_step\" min=\"0\" class=\"step\"></label> <label>Samples <input type=\"file\" name=\"model_file\" required></label></div></div><button type=\"button\" id=\"add-model\" class=\"button\">Add another model</button></fieldset><fieldset><legend>Verification</legend> <label class=\"check\"><input type=\"checkbox\" name=\"reverify\" value=\"1\"> Ignore the files' own verdicts and verify every sample with Reach's verifier</label></fieldset><button type=\"submit\" class=\"button primary\">Upload and import</button> <span class=\"hint\" id=\"upload-status\"></span></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, " MiB per file.</p><div id=\"models\"><div class=\"model-row\"><input type=\"hidden\" name=\"model_role\" value=\"base\"> <span class=\"role\">Base model</span> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"Qwen2.5-7B\"></label> <label>Samples <input type=\"file\" name=\"model_file\" required></label></div><div class=\"model-row\"><label class=\"role\"><select name=\"model_role\"><option value=\"rl\">RL model</option> <option value=\"checkpoint\">RL checkpoint</option> <option value=\"distilled\">Distilled model</option></select></label> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"SimpleRL-Zoo\"></label> <label>Step <input type=\"number\" name=\"model_step\" min=\"0\" class=\"step\"></label> <label>Samples <input type=\"file\" name=\"model_file\" required></label></div></div><button type=\"button\" id=\"add-model\" class=\"button\">Add another model</button></fieldset><fieldset><legend>Verification</legend> <label class=\"check\"><input type=\"checkbox\" name=\"reverify\" value=\"1\"> Ignore the files' own verdicts and verify every sample with Reach's verifier</label></fieldset><button type=\"submit\" class=\"button primary\">Upload and import</button> <span class=\"hint\" id=\"upload-status\"></span></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

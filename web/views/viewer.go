@@ -1,6 +1,12 @@
 package views
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/reach-lab/reach/internal/store"
+)
 
 // Viewer is who is looking at a page, for the page frame (navigation,
 // sign-out) and for hiding controls a role cannot use.
@@ -27,4 +33,14 @@ func ViewerOf(ctx context.Context) Viewer {
 type Perms struct {
 	Edit   bool // upload, re-verify, review, override verdicts
 	Manage bool // share links, delete
+}
+
+// DatasetLabel names a loaded dataset in a form's list: its name, size and
+// the projects it comes from.
+func DatasetLabel(d store.Dataset) string {
+	s := fmt.Sprintf("%s (%d problems)", d.Name, d.ProblemCount)
+	if len(d.Projects) > 0 {
+		s += " · " + strings.Join(d.Projects, ", ")
+	}
+	return s
 }
