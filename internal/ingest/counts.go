@@ -45,7 +45,7 @@ func readCounts(r io.Reader, file string, onCount func(Count) error) error {
 		cName = "c"
 	}
 	if !okID || !okN || !okC {
-		return &Error{File: file, Line: 1, Msg: fmt.Sprintf("CSV header must name problem_id, n and correct (or c); got %q", strings.Join(header, ","))}
+		return &Error{File: file, Line: 1, Msg: fmt.Sprintf("CSV header must name %s; got %q", countsColumns, strings.Join(header, ","))}
 	}
 	need := max(id, n, c) + 1
 	seen := map[string]int{}

@@ -55,38 +55,52 @@ var (
 func ReadDataset(r io.Reader, file string, fn func(Problem) error) error {
 	keyField, first := "", true
 	seen := map[string]int{} // key -> line, to report duplicates
-	return eachLine(r, file, nil, func(d *lineDec) error {
-		obj := map[string]json.RawMessage{}
-		err := d.object("", func(k string) error {
-			raw, err := d.raw(k)
-			obj[k] = raw
-			return err
-		})
+	ls := newLineSource(r, file, DefaultLimits)
+	var top []kv
+	for {
+		line, err := ls.next()
+		if err == io.EOF {
+			break
+		}
 		if err != nil {
 			return err
+		}
+		w := where{file: file, line: ls.line}
+		if err := checkJSON(w, line, DefaultLimits); err != nil {
+			return err
+		}
+		if top, err = topFields(w, u2s(line), top[:0]); err != nil {
+			return err
+		}
+		obj := make(map[string]string, len(top))
+		for _, f := range top {
+			obj[strings.Clone(f.key)] = f.val // keys outlive the line (Extra)
 		}
 		if first {
 			keyField = firstPresent(obj, keyFields)
 			first = false
 		}
-		p, err := d.problem(obj, keyField)
+		p, err := w.problem(obj, keyField, ls.index)
 		if err != nil {
 			return err
 		}
 		if p.Key != "" {
 			if at, dup := seen[p.Key]; dup {
-				return d.errorf(keyField, "duplicate problem id %q (first on line %d)", p.Key, at)
+				return w.errorf(keyField, "duplicate problem id %q (first on line %d)", p.Key, at)
 			}
-			seen[p.Key] = d.line
+			seen[p.Key] = ls.line
 		}
 		if err := fn(p); err != nil {
-			return fmt.Errorf("%s:%d: %w", file, d.line, err)
+			return fmt.Errorf("%s:%d: %w", file, ls.line, err)
 		}
-		return nil
-	})
+	}
+	if ls.index < 0 {
+		return &Error{File: file, Msg: "empty file: no JSON lines"}
+	}
+	return nil
 }
 
-func firstPresent(obj map[string]json.RawMessage, names []string) string {
+func firstPresent(obj map[string]string, names []string) string {
 	for _, n := range names {
 		if raw, ok := obj[n]; ok && kindOf(raw) != "null" {
 			return n
@@ -95,8 +109,8 @@ func firstPresent(obj map[string]json.RawMessage, names []string) string {
 	return ""
 }
 
-func (d *lineDec) problem(obj map[string]json.RawMessage, keyField string) (Problem, error) {
-	p := Problem{Index: d.index, Extra: map[string]string{}}
+func (d where) problem(obj map[string]string, keyField string, index int) (Problem, error) {
+	p := Problem{Index: index, Extra: map[string]string{}}
 	used := map[string]bool{}
 	var err error
 	if keyField != "" {
@@ -121,6 +135,9 @@ func (d *lineDec) problem(obj map[string]json.RawMessage, keyField string) (Prob
 	}
 	used[sf] = sf != "prompt"
 	if rf := firstPresent(obj, referenceFields); rf != "" {
+		if k := kindOf(obj[rf]); k == "list" || k == "object" {
+			return p, d.errorf(rf, "want a string or number, got %s", k)
+		}
 		if p.Reference, err = d.text(rf, obj[rf]); err != nil {
 			return p, err
 		}
@@ -157,7 +174,7 @@ func (d *lineDec) problem(obj map[string]json.RawMessage, keyField string) (Prob
 			}
 		default:
 			var b bytes.Buffer
-			if err := json.Compact(&b, raw); err != nil {
+			if err := json.Compact(&b, []byte(raw)); err != nil {
 				return p, d.errorf(k, "invalid JSON: %v", err)
 			}
 			p.Extra[k] = b.String()
@@ -167,7 +184,7 @@ func (d *lineDec) problem(obj map[string]json.RawMessage, keyField string) (Prob
 	return p, nil
 }
 
-func problemKind(p Problem, obj map[string]json.RawMessage) string {
+func problemKind(p Problem, obj map[string]string) string {
 	_, test := obj["test"]
 	_, entry := obj["entry_point"]
 	if test || entry {

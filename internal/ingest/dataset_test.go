@@ -170,11 +170,11 @@ func TestReadDatasetErrors(t *testing.T) {
 	wantError(t, read(`{"id":1,"problem":"a"}`+"\n"+`{"id":2,"answer":"3"}`), 2, "problem", "missing")
 	wantError(t, read(`{"id":1,"problem":"a"}`+"\n"+`{"id":1,"problem":"b"}`), 2, "id", `duplicate problem id "1" (first on line 1)`)
 	wantError(t, read(`{"id":1,"problem":"a"}`+"\n"+`{"problem":"b"}`), 2, "id", "missing")
-	wantError(t, read(`{"problem":"a"}`+"\n\n"+`{"problem": "b", "answer": "x`), 3, "answer", "truncated JSON")
+	wantError(t, read(`{"problem":"a"}`+"\n\n"+`{"problem": "b", "answer": "x`), 3, "", "truncated JSON")
 	wantError(t, read(`{"problem": 7}`), 1, "problem", "want a string, got number")
 	wantError(t, read(`{"problem": "x", "answer": [1, 2]}`), 1, "answer", "want a string or number, got list")
 	wantError(t, read("\n  \n"), 0, "", "empty file")
-	wantError(t, read(`["problem", "x"]`), 1, "", "want one JSON object per line, got list")
+	wantError(t, read(`["problem", "x"]`), 1, "", "want one JSON object per record, got list")
 
 	stop := errors.New("stop")
 	err := ReadDataset(strings.NewReader(`{"problem":"a"}`+"\n"+`{"problem":"b"}`), "d.jsonl", func(p Problem) error {

@@ -2,12 +2,13 @@
 // (ReadDataset), per-sample generations and per-problem counts (ReadSamples), and guesses which
 // format an upload is from its first bytes (Sniff).
 //
-// Nothing here does I/O beyond the io.Reader it is given, and no reader holds a whole file: JSONL is
-// read one line at a time; a line up to 4 MiB is read whole and scanned (fast), a longer one (a Qwen
-// evaluator line with 1,024 completions can be tens of MB) is token-streamed so its raw text is never
-// held next to the decoded completions. Lines may be up to 256 MiB.
-// Every malformed input comes back as *Error naming file, line and field; errors returned by the
-// caller's callbacks come back wrapped (errors.Is/As see them) and are never *Error.
+// Nothing here does I/O beyond the reader it is given (and a temporary file when a parquet or zip
+// file arrives as a stream), and no reader holds a whole file: JSONL is read one line at a time,
+// JSON documents one sample at a time, parquet one row group at a time, zip one member at a time;
+// every record is bounded by Limits.
+// Every malformed input comes back as *Error naming file, line (or record) and field: a permanent
+// error, never worth retrying. Errors returned by the caller's callbacks come back wrapped
+// (errors.Is/As see them) and are never *Error; a failed read of the input is a plain wrapped error.
 package ingest
 
 import (
@@ -15,13 +16,17 @@ import (
 	"strings"
 )
 
-// Error names where an input is bad. Error() is "FILE:LINE: FIELD: MSG"; the field part is left out
-// when Field is empty and the line part when Line is 0 (a problem with the whole file, e.g. empty).
+// Error names where an input is bad. Error() is "FILE:LINE: FIELD: MSG" (or "FILE: RECORD: FIELD:
+// MSG" for a record that is not a line); the field part is left out when Field is empty and the line
+// part when Line is 0 (a problem with the whole file, e.g. empty).
 type Error struct {
-	File  string // the name the caller passed (usually the uploaded file's name)
-	Line  int    // 1-based line in the file; 0 = the file as a whole
-	Field string // JSON field or CSV column, with list positions ("rollouts[3].correct"); "" if none
-	Msg   string
+	File string // the name the caller passed (usually the uploaded file's name)
+	Line int    // 1-based line in the file; 0 = the file as a whole, or see Record
+	// Record names a record that is not a line: "row 12" of a parquet file, "samples[3]" of a JSON
+	// document, "samples/1_epoch_2.json" of an Inspect .eval zip. "" for lines.
+	Record string
+	Field  string // JSON field or CSV column, with list positions ("rollouts[3].correct"); "" if none
+	Msg    string
 }
 
 func (e *Error) Error() string {
@@ -29,6 +34,10 @@ func (e *Error) Error() string {
 	b.WriteString(e.File)
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Record != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Record)
 	}
 	b.WriteString(": ")
 	if e.Field != "" {

@@ -55,9 +55,9 @@ func TestQwenEvalShortFinishReason(t *testing.T) {
 	}
 	tr, fa := true, false
 	sameSamples(t, got, []Sample{
-		{Line: 1, ProblemKey: "0", SampleIndex: 0, Completion: "a", FinishReason: "stop", Correct: &tr, Extracted: "1"},
-		{Line: 1, ProblemKey: "0", SampleIndex: 1, Completion: "b", Correct: &fa, Extracted: "2"},
-		{Line: 1, ProblemKey: "0", SampleIndex: 2, Completion: "c", Correct: &fa},
+		{Line: 1, ProblemKey: "0", SampleIndex: 0, Completion: "a", FinishReason: "stop", Correct: &tr, Extracted: "1", Question: "q", Reference: "1"},
+		{Line: 1, ProblemKey: "0", SampleIndex: 1, Completion: "b", Correct: &fa, Extracted: "2", Question: "q", Reference: "1"},
+		{Line: 1, ProblemKey: "0", SampleIndex: 2, Completion: "c", Correct: &fa, Question: "q", Reference: "1"},
 		{Line: 2, ProblemKey: "1", SampleIndex: 0, Completion: "d", Correct: &tr},
 		{Line: 3, ProblemKey: "2", SampleIndex: 0, Completion: "e", Extracted: "3"},
 	})
@@ -93,6 +93,7 @@ func sameSamples(t *testing.T, got, want []Sample) {
 			c = fmt.Sprint(*s.Correct)
 		}
 		s.Correct = nil
+		s.indexed, s.perLine = false, false // how the reader got there, not what it read
 		return fmt.Sprintf("%+v correct=%s", s, c)
 	}
 	for i := range got {
@@ -126,12 +127,17 @@ func TestSniff(t *testing.T) {
 		{"", "empty file"},
 		{"\n \n", "empty file"},
 		{"\x00\x01\x02garbage\xff\xfe", "binary data"},
-		{"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xec\xbd", "binary data"}, // gzip
-		{`[{"a": 1}]`, "a JSON array, not JSONL"},
-		{"id,score\n1,0.5\n", "per-problem counts with the header"},
-		{"hello world\n", "not JSONL"},
+		{"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xec\xbd", "gzip data that does not decompress"},
+		{`[{"a": 1}]`, "no field holds text"},
+		{`[1, 2]`, "a JSON list of numbers"},
+		{"id,score\n1,0.5\n", "the header must name problem_id, n and correct"},
+		{"hello world\n", "not JSON"},
 		{"{\"a\": 1}\n{\"a\": tru}\n{}", "invalid JSON"},
-		{"{\"a\": \"x\n{}\n", "truncated JSON"},
+		{"{\"a\": \"x\n{}\n", "invalid JSON"},
+		{"\x89PNG\r\n\x1a\n\x00\x00", "a PNG image"},
+		{"model: qwen\ntemperature: 0.6\ntasks:\n- gsm8k\n", "a YAML or config file"},
+		{`{"problem": "What is 2+2?", "answer": "4", "unique_id": "a"}`, "a dataset"},
+		{`{"results": {"gsm8k": {"exact_match": 0.5}}, "configs": {}}`, "an evaluation results summary"},
 	}
 	for _, tc := range bad {
 		_, _, err := Sniff([]byte(tc.head), "x.jsonl")
@@ -156,7 +162,7 @@ func TestReadSamplesErrors(t *testing.T) {
 		field, msg string
 	}{
 		{"truncated line 3", ok + ok + `{"problem_id": "a", "compl`, FormatReachSample, nil, 3, "", "truncated JSON"},
-		{"truncated inside value", ok + "\n" + `{"problem_id": "a", "completion": "x`, FormatReachSample, nil, 3, "completion", "truncated JSON"},
+		{"truncated inside value", ok + "\n" + `{"problem_id": "a", "completion": "x`, FormatReachSample, nil, 3, "", "truncated JSON"},
 		{"invalid json", ok + `{"problem_id": "a", completion: 1}`, FormatReachSample, nil, 2, "", "invalid JSON"},
 		{"wrong type index", `{"problem_id": "a", "sample_index": "zero", "completion": "x"}`, FormatReachSample, nil, 1, "sample_index", "want a non-negative integer, got string"},
 		{"negative index", `{"problem_id": "a", "sample_index": -1, "completion": "x"}`, FormatReachSample, nil, 1, "sample_index", "non-negative"},
@@ -169,7 +175,7 @@ func TestReadSamplesErrors(t *testing.T) {
 		{"duplicate index", ok + `{"problem_id": "b", "sample_index": 0, "completion": "x"}` + "\n" + `{"problem_id": "a", "sample_index": 0, "completion": "y"}`, FormatReachSample, nil, 3, "sample_index", `duplicate sample index 0 for problem "a"`},
 		{"duplicate field", `{"problem_id": "a", "completion": "x", "completion": "y"}`, FormatReachSample, nil, 1, "completion", "appears twice"},
 		{"two values", `{"problem_id": "a", "completion": "x"} {}`, FormatReachSample, nil, 1, "", "more than one JSON value"},
-		{"not an object", ok + `"just a string"`, FormatReachSample, nil, 2, "", "want one JSON object per line, got string"},
+		{"not an object", ok + `"just a string"`, FormatReachSample, nil, 2, "", "want one JSON object per record, got string"},
 		{"qwen score wrong type", `{"idx": 0, "code": ["a", "b"], "score": [true, "no"]}`, FormatQwenEval, nil, 1, "score[1]", "want a verdict"},
 		{"qwen score short", `{"idx": 0, "code": ["a", "b"], "score": [true]}`, FormatQwenEval, nil, 1, "score", "has 1 entries, code has 2"},
 		{"qwen pred long", `{"idx": 0, "code": ["a"], "pred": ["1", "2"]}`, FormatQwenEval, nil, 1, "pred", "has 2 entries, code has 1"},
@@ -180,17 +186,25 @@ func TestReadSamplesErrors(t *testing.T) {
 		{"mapped item type", `{"qid": 1, "rollouts": [{"text": "a", "correct": true}, {"text": "b", "correct": true}, {"text": "c", "correct": "x"}]}`, FormatMapped, &gsm8kRollouts, 1, "rollouts[2].correct", "want a verdict"},
 		{"mapped missing text", `{"qid": 1, "rollouts": [{"correct": true}]}`, FormatMapped, &gsm8kRollouts, 1, "rollouts[0].text", "missing completion"},
 		{"mapped dup rollout", `{"qid": 1, "rollouts": [{"text": "a", "rollout": 0}, {"text": "b", "rollout": 0}]}`, FormatMapped, &gsm8kRollouts, 1, "rollouts[1].rollout", "duplicate sample index 0"},
-		{"mapped dotted not object", `{"sys": "x"}`, FormatMapped, &Mapping{Completion: "sys.solution"}, 1, "sys", "want an object"},
+		{"mapped dotted not object", `{"sys": "x"}`, FormatMapped, &Mapping{Completion: "sys.solution"}, 1, "sys.solution", "missing completion"},
+		{"deep nesting", strings.Repeat("[", 10000) + strings.Repeat("]", 10000), FormatReachSample, nil, 1, "", "nested deeper than 128 levels"},
+		{"deep nesting in a field", `{"problem_id": "a", "completion": "x", "m": ` + strings.Repeat(`{"a":`, 200) + "1" + strings.Repeat("}", 200) + "}", FormatReachSample, nil, 1, "", "nested deeper than 128 levels"},
+		{"invalid utf-8", ok + "{\"problem_id\": \"a\", \"completion\": \"caf\xe9\"}", FormatReachSample, nil, 2, "", "invalid UTF-8 at byte 39 (0xe9)"},
+		{"score needs a threshold", `{"problem_id": "a", "completion": "x", "correct": 0.5}`, FormatReachSample, nil, 1, "correct", "give a threshold"},
+		{"inspect partial", `{"problem_id": "a", "completion": "x", "correct": "P"}`, FormatReachSample, nil, 1, "correct", "partial credit"},
+		{"repeated problem line", `{"problem_id": "q", "completions": ["a"]}` + "\n" + `{"problem_id": "r", "completions": ["b"]}` + "\n" + `{"problem_id": "q", "completions": ["c"]}`, FormatReachProblem, nil, 3, "problem_id", `problem "q" is repeated: its samples were already on line 1`},
+		{"qwen repeated idx", `{"idx": 0, "code": ["a"]}` + "\n" + `{"idx": 0, "code": ["a"]}`, FormatQwenEval, nil, 2, "idx", `problem "0" is repeated`},
 		{"empty", "", FormatReachSample, nil, 0, "", "empty file"},
 		{"blank lines only", "\n\r\n  \n", FormatQwenEval, nil, 0, "", "empty file"},
-		{"binary garbage", "\x00\x01\x02\xff\xfe", FormatReachSample, nil, 1, "", "invalid JSON"},
+		{"binary garbage", "\x00\x01\x02\xff\xfe", FormatReachSample, nil, 1, "", "invalid UTF-8"},
+		{"nul bytes", "\x00\x01\x02", FormatReachSample, nil, 1, "", "invalid JSON"},
 		{"csv c > n", "problem_id,n,correct\na,8,3\nb,8,9\n", FormatCountsCSV, nil, 3, "correct", "9 correct out of n = 8"},
 		{"csv c column", "problem_id,n,c\na,8,-1\n", FormatCountsCSV, nil, 2, "c", "non-negative"},
 		{"csv bad n", "problem_id,n,correct\na,eight,3\n", FormatCountsCSV, nil, 2, "n", "at least 1"},
 		{"csv n = 0", "problem_id,n,correct\na,4,3\nb,0,0\n", FormatCountsCSV, nil, 3, "n", "at least 1"},
 		{"csv duplicate", "problem_id,n,correct\na,8,3\na,8,3\n", FormatCountsCSV, nil, 3, "problem_id", "duplicate problem"},
 		{"csv short row", "problem_id,n,correct\na,8\n", FormatCountsCSV, nil, 2, "", "has 2 columns"},
-		{"csv no header", "a,8,3\n", FormatCountsCSV, nil, 1, "", "header must name"},
+		{"csv no header", "a,8,3\n", FormatCountsCSV, nil, 1, "", "header must name problem_id, n and correct (or c), e.g. the header problem_id,n,correct"},
 		{"csv empty", "", FormatCountsCSV, nil, 0, "", "empty file"},
 		{"csv header only", "problem_id,n,correct\n", FormatCountsCSV, nil, 1, "", "no data rows"},
 		{"csv quotes", "problem_id,n,correct\n\"a,8,3\n", FormatCountsCSV, nil, 2, "", "invalid CSV"},
@@ -211,9 +225,11 @@ func TestErrorString(t *testing.T) {
 		e    Error
 		want string
 	}{
-		{Error{"a.jsonl", 3, "score[1]", "want a verdict"}, "a.jsonl:3: score[1]: want a verdict"},
-		{Error{"a.jsonl", 3, "", "truncated JSON"}, "a.jsonl:3: truncated JSON"},
-		{Error{"a.jsonl", 0, "", "empty file"}, "a.jsonl: empty file"},
+		{Error{File: "a.jsonl", Line: 3, Field: "score[1]", Msg: "want a verdict"}, "a.jsonl:3: score[1]: want a verdict"},
+		{Error{File: "a.jsonl", Line: 3, Msg: "truncated JSON"}, "a.jsonl:3: truncated JSON"},
+		{Error{File: "a.jsonl", Msg: "empty file"}, "a.jsonl: empty file"},
+		{Error{File: "a.parquet", Record: "row 4", Field: "doc.id", Msg: "missing"}, "a.parquet: row 4: doc.id: missing"},
+		{Error{File: "a.json", Line: 12, Record: "samples[3]", Msg: "bad"}, "a.json:12: samples[3]: bad"},
 	} {
 		if got := tc.e.Error(); got != tc.want {
 			t.Errorf("%q, want %q", got, tc.want)
@@ -248,7 +264,8 @@ func TestReadSamplesCallerErrors(t *testing.T) {
 	for _, tc := range []struct {
 		f Format
 		m *Mapping
-	}{{"nope", nil}, {FormatMapped, nil}, {FormatMapped, &Mapping{ProblemID: "id"}}, {FormatMapped, &Mapping{Completion: "a.b.c"}}, {FormatMapped, &Mapping{List: "a.b"}}} {
+	}{{"nope", nil}, {FormatMapped, nil}, {FormatMapped, &Mapping{ProblemID: "id"}}, {FormatMapped, &Mapping{Completion: "a[0"}},
+		{FormatMapped, &Mapping{Completion: "a", IDKind: "index7"}}, {FormatMapped, &Mapping{Completion: "a", Threshold: -1}}} {
 		err := ReadSamples(strings.NewReader(in), "in.jsonl", tc.f, tc.m, func(Sample) error { return nil }, nil)
 		if err == nil || errors.As(err, &e) {
 			t.Errorf("format %q mapping %+v: err = %v, want a plain error", tc.f, tc.m, err)
@@ -276,47 +293,9 @@ func TestLongLines(t *testing.T) {
 		t.Errorf("%d samples", len(got))
 	}
 
-	// Lines past the limit are an error naming the line (limits lowered for the test), whether the
-	// line is read whole or streamed.
-	defer func(n, w int) { maxLineBytes, wholeLineMax = n, w }(maxLineBytes, wholeLineMax)
-	maxLineBytes = 64 << 10
+	// Lines past the limit are an error naming the line and the limit.
 	in := `{"problem_id": "q", "completions": ["short"]}` + "\n" + b.String()
-	_, err = collect(t, in, FormatReachProblem, nil)
-	wantError(t, err, 2, "", "line longer than 65536 bytes")
-	wholeLineMax = 0
-	_, err = collect(t, in, FormatReachProblem, nil)
-	wantError(t, err, 2, "completions[0]", "line longer than 65536 bytes")
-}
-
-// TestStreamingMatchesWholeLine reads every real samples file twice: lines read whole (the fast
-// path) and every line token-streamed (the path for lines over wholeLineMax). Both must agree.
-func TestStreamingMatchesWholeLine(t *testing.T) {
-	files := []struct {
-		rel string
-		f   Format
-		m   *Mapping
-	}{
-		{"generations/math500-qwen3-4b-base-greedy/qwen25-math-cot__test_qwen25-math-cot_-1_seed0_t0.0_s0_e-1.jsonl", FormatQwenEval, nil},
-		{"generations/math100-qwen25-math-instruct-maj8-example/math_cot_100.jsonl", FormatQwenEval, nil},
-		{"generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo/results_1024_cuda/sft_raw.jsonl", FormatMapped, &gsm8kRollouts},
-		{"generations/gsm8k-openai-gpt3-example-solutions/example_model_solutions.jsonl", FormatMapped,
-			&Mapping{Completion: "175b_verification.solution", Correct: "175b_verification.is_correct"}},
-		{"humaneval/samples-mistral-vs-zephyr/zephyr_samples.jsonl_results.jsonl", FormatHumanEvalResults, nil},
-	}
-	defer func(w int) { wholeLineMax = w }(wholeLineMax)
-	for _, tc := range files {
-		read := func(max int) []Sample {
-			wholeLineMax = max
-			var out []Sample
-			if err := ReadSamples(open(t, tc.rel), tc.rel, tc.f, tc.m, func(s Sample) error { out = append(out, s); return nil }, nil); err != nil {
-				t.Fatal(err)
-			}
-			return out
-		}
-		whole, streamed := read(4<<20), read(0)
-		if len(whole) == 0 {
-			t.Fatalf("%s: no samples", tc.rel)
-		}
-		sameSamples(t, streamed, whole)
-	}
+	err = Read(strings.NewReader(in), "in.jsonl", FormatReachProblem, nil, Options{OnSample: func(Sample) error { return nil },
+		Limits: Limits{MaxRecordBytes: 64 << 10}})
+	wantError(t, err, 2, "", "line longer than the limit of 64 KiB")
 }

@@ -8,198 +8,250 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
-// maxLineBytes bounds one JSONL line (256 MiB). A variable so tests can lower it.
-var maxLineBytes = 256 << 20
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
-var (
-	errLineTooLong = errors.New("line too long")
-	utf8BOM        = []byte{0xEF, 0xBB, 0xBF}
-)
-
-// lineReader reads one line (up to and including its '\n') from br, then reports io.EOF. It lets a
-// json.Decoder stream within a line, so a huge line is never held as one []byte.
-type lineReader struct {
-	br   *bufio.Reader
-	n    int   // bytes handed out so far
-	done bool  // the newline (or the end of input) was reached
-	err  error // an underlying read error, or errLineTooLong
-}
-
-func (l *lineReader) Read(p []byte) (int, error) {
-	if l.err != nil {
-		return 0, l.err
-	}
-	if l.done {
-		return 0, io.EOF
-	}
-	if len(p) == 0 {
-		return 0, nil
-	}
-	if _, err := l.br.Peek(1); err != nil {
-		l.done = true
-		if err == io.EOF {
-			return 0, io.EOF
-		}
-		l.err = err
-		return 0, err
-	}
-	b, _ := l.br.Peek(min(l.br.Buffered(), len(p)))
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		b = b[:i+1]
-		l.done = true
-	}
-	if l.n+len(b) > maxLineBytes {
-		l.err = errLineTooLong
-		return 0, l.err
-	}
-	n := copy(p, b)
-	_, _ = l.br.Discard(n) // cannot fail: n bytes are buffered
-	l.n += n
-	return n, nil
-}
-
-// lineDec decodes the one JSON object on a JSONL line, and knows where it is for error messages.
-type lineDec struct {
-	*json.Decoder
-	lr    *lineReader
+// lineSource yields the lines of a JSONL stream one at a time, each whole in a reused buffer: the
+// buffer grows to the longest line and no further (a line over Limits.MaxRecordBytes is refused
+// before it is read on).
+type lineSource struct {
+	br    *bufio.Reader
 	file  string
-	line  int // 1-based line in the file
-	index int // 0-based among non-blank lines (the Qwen evaluator's idx)
+	lim   Limits
+	buf   []byte
+	line  int // 1-based number of the line last returned
+	index int // 0-based among the non-blank lines, of the line last returned (-1 before the first)
 }
 
-// newLineBuffer buffers r for line reading and drops a leading UTF-8 BOM.
-func newLineBuffer(r io.Reader) *bufio.Reader {
+func newLineSource(r io.Reader, file string, lim Limits) *lineSource {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
 		_, _ = br.Discard(len(utf8BOM))
 	}
-	return br
+	return &lineSource{br: br, file: file, lim: lim.withDefaults(), index: -1}
 }
 
-var errEmptyJSONL = "empty file: no JSON lines"
-
-// wholeLineMax is the longest line read whole into memory (the fast path); longer lines are
-// token-streamed so their raw text is never held next to what is decoded from it. A variable so
-// tests can lower it.
-var wholeLineMax = 4 << 20
-
-// eachLine calls, once per non-blank line of r in order, either whole(d, obj) with the line's bytes,
-// when the line is at most wholeLineMax bytes and a valid JSON object, or stream(d) with a decoder on
-// the line whose '{' has been read (stream must consume the object): for longer lines, and for
-// invalid ones, where the decoder finds exactly what is wrong. With whole == nil every line is
-// streamed. Blank lines are skipped but counted for line numbers; a UTF-8 BOM is dropped; a file with
-// no JSON line is an *Error.
-func eachLine(r io.Reader, file string, whole func(d *lineDec, obj []byte) error, stream func(d *lineDec) error) error {
-	br := newLineBuffer(r)
-	limit := wholeLineMax
-	if whole == nil {
-		limit = 0
-	}
-	var buf []byte
-	line, index := 0, 0
+// next returns the next non-blank line, trimmed, valid for the caller until the following call; io.EOF
+// at the end. A line over the limit is an *Error; a failed read a plain wrapped error.
+func (ls *lineSource) next() ([]byte, error) {
 	for {
-		if _, err := br.Peek(1); err != nil {
+		if _, err := ls.br.Peek(1); err != nil {
 			if err == io.EOF {
-				break
+				return nil, io.EOF
 			}
-			return fmt.Errorf("ingest: read %s: %w", file, err)
+			return nil, readErr(ls.file, err)
 		}
-		line++
-		d := &lineDec{file: file, line: line, index: index}
-		var complete, blank bool
-		var err error
-		if buf, complete, err = readLine(br, buf[:0], limit); err != nil {
-			if err == errLineTooLong {
-				return d.errorf("", "line longer than %d bytes", maxLineBytes)
-			}
-			return fmt.Errorf("ingest: read %s: %w", file, err)
+		ls.line++
+		if err := ls.readLine(); err != nil {
+			return nil, err
 		}
-		if complete {
-			obj := bytes.TrimSpace(buf)
-			switch {
-			case len(obj) == 0:
-				blank = true
-			case obj[0] == '{' && json.Valid(obj):
-				err = whole(d, obj)
-			default:
-				blank, err = d.stream(bytes.NewReader(obj), nil, stream)
-			}
-		} else { // a long line: decode what was read, then the rest of the line from br
-			lr := &lineReader{br: br, n: len(buf)}
-			blank, err = d.stream(io.MultiReader(bytes.NewReader(buf), lr), lr, stream)
-		}
-		if err != nil {
-			return err
-		}
-		if !blank {
-			index++
+		if l := bytes.TrimSpace(ls.buf); len(l) > 0 {
+			ls.index++
+			return l, nil
 		}
 	}
-	if index == 0 {
-		return &Error{File: file, Msg: errEmptyJSONL}
+}
+
+// readErr wraps a failed read: an *Error (bad compressed data) as it is, anything else as a plain
+// error, since the file may be fine.
+func readErr(file string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	return fmt.Errorf("ingest: read %s: %w", file, err)
+}
+
+// readLine reads the next line into ls.buf. A line that fits the bufio buffer is copied once; a
+// longer one is read in blocks and then copied into a buffer of its exact length (or the one kept
+// from an earlier line, when it is large enough), so reading a line of L bytes needs at most about
+// 2L, not the 4L or so that growing one slice by appending leaves behind as garbage.
+func (ls *lineSource) readLine() error {
+	ls.buf = ls.buf[:0]
+	chunk, err := ls.br.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		if err != nil && err != io.EOF {
+			return readErr(ls.file, err)
+		}
+		if len(chunk) > ls.lim.MaxRecordBytes {
+			return &Error{File: ls.file, Line: ls.line, Msg: fmt.Sprintf("line longer than the limit of %s (set REACH_MAX_LINE_BYTES to raise it)", byteSize(int64(ls.lim.MaxRecordBytes)))}
+		}
+		ls.buf = append(ls.buf, chunk...)
+		return nil
+	}
+	const block = 1 << 20
+	blocks := [][]byte{append(make([]byte, 0, block), chunk...)}
+	total := len(chunk)
+	for {
+		chunk, err = ls.br.ReadSlice('\n')
+		if total+len(chunk) > ls.lim.MaxRecordBytes {
+			return &Error{File: ls.file, Line: ls.line, Msg: fmt.Sprintf("line longer than the limit of %s (set REACH_MAX_LINE_BYTES to raise it)", byteSize(int64(ls.lim.MaxRecordBytes)))}
+		}
+		total += len(chunk)
+		for len(chunk) > 0 {
+			last := &blocks[len(blocks)-1]
+			if len(*last) == cap(*last) {
+				blocks = append(blocks, make([]byte, 0, block))
+				last = &blocks[len(blocks)-1]
+			}
+			n := min(len(chunk), cap(*last)-len(*last))
+			*last = append(*last, chunk[:n]...)
+			chunk = chunk[n:]
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return readErr(ls.file, err)
+		}
+		break
+	}
+	if cap(ls.buf) < total {
+		ls.buf = nil // let the old buffer go before the new one is made
+		ls.buf = make([]byte, 0, total)
+	}
+	for i, b := range blocks {
+		ls.buf = append(ls.buf, b...)
+		blocks[i] = nil
 	}
 	return nil
 }
 
-// readLine appends the next line of br (with its '\n') to buf until the line ends (complete) or
-// buf holds limit bytes or more (not complete; the rest of the line is still in br).
-func readLine(br *bufio.Reader, buf []byte, limit int) (_ []byte, complete bool, _ error) {
-	for len(buf) < limit {
-		chunk, err := br.ReadSlice('\n')
-		if len(buf)+len(chunk) > maxLineBytes {
-			return buf, false, errLineTooLong
-		}
-		buf = append(buf, chunk...)
-		switch err {
-		case bufio.ErrBufferFull:
-			continue
-		case nil, io.EOF:
-			return buf, true, nil
-		default:
-			return buf, false, err
-		}
+// byteSize renders a byte count for messages: "64 MiB", "512 KiB", "100 B".
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
 	}
-	return buf, false, nil
+	return fmt.Sprintf("%d B", n)
 }
 
-// stream decodes one line from rd as one JSON object, handing it to fn after its '{'. lr, if not
-// nil, is the reader of the line's rest, whose read errors are reported as such.
-func (d *lineDec) stream(rd io.Reader, lr *lineReader, fn func(d *lineDec) error) (blank bool, err error) {
-	d.lr = lr
-	d.Decoder = json.NewDecoder(rd)
-	tok, err := d.Token()
-	if err == io.EOF && (lr == nil || lr.err == nil) {
-		return true, nil
-	}
-	if err != nil {
-		return false, d.jsonErr("", err)
-	}
-	if tok != json.Delim('{') {
-		return false, d.errorf("", "want one JSON object per line, got %s", tokenKind(tok))
-	}
-	if err := fn(d); err != nil {
-		return false, err
-	}
-	if tok, err := d.Token(); err != io.EOF {
-		if err != nil {
-			return false, d.jsonErr("", err)
-		}
-		return false, d.errorf("", "more than one JSON value on the line (next is %s)", tokenKind(tok))
-	}
-	return false, nil
+// where says where a record is, for errors: a line of a file or a named record.
+type where struct {
+	file   string
+	line   int
+	record string
 }
 
-// scanObject calls fn with each top-level field of obj, which must be a valid JSON object (checked
-// with json.Valid first, so the scan can trust the syntax). key is the raw key between its quotes.
-func scanObject(obj []byte, fn func(key, val []byte) error) error {
+func (w where) errorf(field, format string, args ...any) *Error {
+	return &Error{File: w.file, Line: w.line, Record: w.record, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// checkJSON checks that rec is one valid JSON object, UTF-8, nested at most lim.MaxDepth deep, in
+// one pass for depth and one for syntax; the error names the byte (column) at fault.
+func checkJSON(w where, rec []byte, lim Limits) error {
+	if !utf8.Valid(rec) {
+		off := 0
+		for off < len(rec) {
+			r, n := utf8.DecodeRune(rec[off:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			off += n
+		}
+		return w.errorf("", "invalid UTF-8 at byte %d (0x%02x): JSON text must be UTF-8", off+1, rec[off])
+	}
+	if err := checkDepth(w, rec, lim.MaxDepth); err != nil {
+		return err
+	}
+	if !json.Valid(rec) {
+		return syntaxError(w, rec)
+	}
+	if rec[0] != '{' {
+		return w.errorf("", "want one JSON object per record, got %s", kindOf(u2s(rec)))
+	}
+	return nil
+}
+
+// checkDepth refuses nesting deeper than max without recursion, so a line of 10,000 '[' costs
+// microseconds. Strings are skipped with IndexByte.
+func checkDepth(w where, b []byte, max int) error {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for {
+				j := bytes.IndexByte(b[i+1:], '"')
+				if j < 0 {
+					return nil // unterminated: json.Valid reports it
+				}
+				i += j + 1
+				k := i - 1
+				for k >= 0 && b[k] == '\\' {
+					k--
+				}
+				if (i-1-k)%2 == 0 {
+					break
+				}
+			}
+		case '{', '[':
+			if depth++; depth > max {
+				return w.errorf("", "JSON nested deeper than %d levels (at byte %d)", max, i+1)
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return nil
+}
+
+// syntaxError explains why rec is not valid JSON, with the byte offset encoding/json found.
+func syntaxError(w where, rec []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(rec))
+	var v json.RawMessage
+	err := dec.Decode(&v)
+	var syn *json.SyntaxError
+	switch {
+	case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
+		return w.errorf("", "truncated JSON: the line ends inside a value")
+	case errors.As(err, &syn):
+		return w.errorf("", "invalid JSON at byte %d: %s", syn.Offset, syn.Error())
+	case err == nil:
+		if _, err := dec.Token(); err != io.EOF {
+			return w.errorf("", "more than one JSON value on the line")
+		}
+	}
+	return w.errorf("", "invalid JSON")
+}
+
+// u2s views b as a string without copying; b must not change while the string is used.
+func u2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// kv is one field of a JSON object, both parts aliasing the record.
+type kv struct{ key, val string }
+
+// topFields splits a valid JSON object into its fields (appended to dst), refusing a key that
+// appears twice (encoding/json would keep the last, gjson the first).
+func topFields(w where, obj string, dst []kv) ([]kv, error) {
+	err := scanObject(obj, func(key, val string) error {
+		if strings.IndexByte(key, '\\') >= 0 {
+			key = unquote(`"` + key + `"`)
+		}
+		for _, f := range dst {
+			if f.key == key {
+				return w.errorf(key, "field appears twice in the object")
+			}
+		}
+		dst = append(dst, kv{key, val})
+		return nil
+	})
+	return dst, err
+}
+
+// scanObject calls fn with each top-level field of obj, which must be a valid JSON object. key is
+// the raw key between its quotes.
+func scanObject(obj string, fn func(key, val string) error) error {
 	i := skipSpace(obj, 0) + 1 // past '{'
 	for {
 		i = skipSpace(obj, i)
@@ -220,8 +272,8 @@ func scanObject(obj []byte, fn func(key, val []byte) error) error {
 	}
 }
 
-// scanArray calls fn with each element of arr, a list from a valid JSON object.
-func scanArray(arr []byte, fn func(i int, val []byte) error) error {
+// scanArray calls fn with each element of arr, a valid JSON list.
+func scanArray(arr string, fn func(i int, val string) error) error {
 	i := skipSpace(arr, 1)
 	for n := 0; arr[i] != ']'; n++ {
 		end := valueEnd(arr, i)
@@ -235,7 +287,14 @@ func scanArray(arr []byte, fn func(i int, val []byte) error) error {
 	return nil
 }
 
-func skipSpace(b []byte, i int) int {
+// arrayLen counts the elements of a valid JSON list.
+func arrayLen(arr string) int {
+	n := 0
+	_ = scanArray(arr, func(int, string) error { n++; return nil })
+	return n
+}
+
+func skipSpace(b string, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
 		i++
 	}
@@ -243,9 +302,9 @@ func skipSpace(b []byte, i int) int {
 }
 
 // stringEnd returns the index just past the closing quote of the string starting at b[i].
-func stringEnd(b []byte, i int) int {
+func stringEnd(b string, i int) int {
 	for j := i + 1; ; {
-		j += bytes.IndexAny(b[j:], `"\`)
+		j += strings.IndexAny(b[j:], `"\`)
 		if b[j] == '\\' {
 			j += 2
 			continue
@@ -255,7 +314,7 @@ func stringEnd(b []byte, i int) int {
 }
 
 // valueEnd returns the index just past the value starting at b[i].
-func valueEnd(b []byte, i int) int {
+func valueEnd(b string, i int) int {
 	switch b[i] {
 	case '"':
 		return stringEnd(b, i)
@@ -285,129 +344,9 @@ func valueEnd(b []byte, i int) int {
 	return j
 }
 
-func (d *lineDec) errorf(field, format string, args ...any) error {
-	return &Error{File: d.file, Line: d.line, Field: field, Msg: fmt.Sprintf(format, args...)}
-}
-
-// jsonErr turns a decoder error into an *Error, except a failed read of the underlying input, which
-// is not the file's fault and comes back as a plain wrapped error.
-func (d *lineDec) jsonErr(field string, err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	var readErr error
-	if d.lr != nil {
-		readErr = d.lr.err
-	}
-	switch {
-	case errors.Is(readErr, errLineTooLong):
-		return d.errorf(field, "line longer than %d bytes", maxLineBytes)
-	case readErr != nil:
-		return fmt.Errorf("ingest: read %s: %w", d.file, readErr)
-	case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
-		return d.errorf(field, "truncated JSON: the line ends inside a value")
-	case errors.As(err, &syn):
-		return d.errorf(field, "invalid JSON: %s", syn.Error())
-	case errors.As(err, &typ):
-		return d.errorf(field, "want %s, got JSON %s", typ.Type, typ.Value)
-	}
-	return d.errorf(field, "%s", err.Error())
-}
-
-// object walks the fields of an object whose '{' has been read, calling fn(key) for each; fn must
-// consume the value. A key that appears twice is an error (encoding/json would keep the last).
-func (d *lineDec) object(field string, fn func(key string) error) error {
-	var keys []string
-	for d.More() {
-		t, err := d.Token()
-		if err != nil {
-			return d.jsonErr(field, err)
-		}
-		key := t.(string) // the decoder only yields string keys in key position
-		if slices.Contains(keys, key) {
-			return d.errorf(joinField(field, key), "field appears twice in the object")
-		}
-		keys = append(keys, key)
-		if err := fn(key); err != nil {
-			return err
-		}
-	}
-	if _, err := d.Token(); err != nil {
-		return d.jsonErr(field, err)
-	}
-	return nil
-}
-
-// array reads a list value element by element: fn(i) must consume element i.
-func (d *lineDec) array(field string, fn func(i int) error) error {
-	t, err := d.Token()
-	if err != nil {
-		return d.jsonErr(field, err)
-	}
-	if t != json.Delim('[') {
-		return d.errorf(field, "want a list, got %s", tokenKind(t))
-	}
-	for i := 0; d.More(); i++ {
-		if err := fn(i); err != nil {
-			return err
-		}
-	}
-	if _, err := d.Token(); err != nil {
-		return d.jsonErr(field, err)
-	}
-	return nil
-}
-
-// raw reads the next value whole. Only for values that are small or kept anyway.
-func (d *lineDec) raw(field string) (json.RawMessage, error) {
-	var m json.RawMessage
-	if err := d.Decode(&m); err != nil {
-		return nil, d.jsonErr(field, err)
-	}
-	return m, nil
-}
-
-// skip consumes the next value token by token, so an unwanted big list is never buffered whole.
-func (d *lineDec) skip(field string) error {
-	depth := 0
-	for {
-		t, err := d.Token()
-		if err != nil {
-			return d.jsonErr(field, err)
-		}
-		if dl, ok := t.(json.Delim); ok {
-			if dl == '{' || dl == '[' {
-				depth++
-			} else {
-				depth--
-			}
-		}
-		if depth == 0 {
-			return nil
-		}
-	}
-}
-
-// lookup finds a top-level ("qid") or one-level dotted ("175b_verification.solution") path in obj.
-func (d *lineDec) lookup(obj map[string]json.RawMessage, path, prefix string) (json.RawMessage, bool, error) {
-	head, tail, dotted := strings.Cut(path, ".")
-	raw, ok := obj[head]
-	if !ok || !dotted {
-		return raw, ok, nil
-	}
-	if kindOf(raw) != "object" {
-		return nil, false, d.errorf(prefix+head, "want an object (mapping names %q), got %s", path, kindOf(raw))
-	}
-	var sub map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &sub); err != nil {
-		return nil, false, d.errorf(prefix+head, "invalid JSON: %v", err)
-	}
-	raw, ok = sub[tail]
-	return raw, ok, nil
-}
-
 // kindOf names a raw JSON value's type from its first byte.
-func kindOf(raw json.RawMessage) string {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
+func kindOf(raw string) string {
+	raw = strings.TrimLeft(raw, " \t\r\n")
 	if len(raw) == 0 {
 		return "nothing"
 	}
@@ -426,61 +365,19 @@ func kindOf(raw json.RawMessage) string {
 	return "number"
 }
 
-func tokenKind(t json.Token) string {
-	switch v := t.(type) {
-	case json.Delim:
-		switch v {
-		case '{':
-			return "object"
-		case '[':
-			return "list"
-		}
-		return strconv.Quote(v.String())
-	case string:
-		return "string"
-	case float64, json.Number:
-		return "number"
-	case bool:
-		return "bool"
-	case nil:
-		return "null"
-	}
-	return fmt.Sprintf("%T", t)
-}
-
-func joinField(prefix, key string) string {
-	if prefix == "" {
-		return key
-	}
-	return prefix + "." + key
-}
-
-// str reads a JSON string; null reads as "".
-func (d *lineDec) str(field string, raw json.RawMessage) (string, error) {
-	switch k := kindOf(raw); k {
-	case "null":
-		return "", nil
-	case "string":
-		return unquote(bytes.TrimSpace(raw)), nil
-	default:
-		return "", d.errorf(field, "want a string, got %s", k)
-	}
-}
-
-// unquote decodes a JSON string literal that a decoder or json.Valid has already checked, in one
-// pass (json.Unmarshal would validate it again). Like encoding/json, it turns invalid UTF-8 and
-// unpaired surrogates into U+FFFD.
-func unquote(lit []byte) string {
+// unquote decodes a valid JSON string literal in one pass. Unpaired surrogates become U+FFFD, as
+// encoding/json does; the result never aliases lit.
+func unquote(lit string) string {
 	in := lit[1 : len(lit)-1]
-	if bytes.IndexByte(in, '\\') < 0 {
-		if utf8.Valid(in) {
-			return string(in)
+	if strings.IndexByte(in, '\\') < 0 {
+		if utf8.ValidString(in) {
+			return strings.Clone(in)
 		}
-		return fixUTF8(in)
+		return fixUTF8([]byte(in))
 	}
 	out := make([]byte, 0, len(in))
 	for {
-		i := bytes.IndexByte(in, '\\')
+		i := strings.IndexByte(in, '\\')
 		if i < 0 {
 			out = append(out, in...)
 			break
@@ -522,7 +419,7 @@ func unquote(lit []byte) string {
 	if !utf8.Valid(out) {
 		return fixUTF8(out)
 	}
-	return string(out)
+	return unsafe.String(unsafe.SliceData(out), len(out))
 }
 
 // fixUTF8 replaces each invalid byte with U+FFFD, as encoding/json does.
@@ -537,9 +434,9 @@ func fixUTF8(b []byte) string {
 }
 
 // hex4 reads the 4 hex digits of a \u escape (already validated).
-func hex4(b []byte) rune {
+func hex4(b string) rune {
 	var r rune
-	for _, c := range b[:4] {
+	for _, c := range []byte(b[:4]) {
 		switch {
 		case c >= '0' && c <= '9':
 			c -= '0'
@@ -553,76 +450,130 @@ func hex4(b []byte) rune {
 	return r
 }
 
-// text reads a string, or a number or bool as its text (numbers normalised, see normNumber); null is "".
-func (d *lineDec) text(field string, raw json.RawMessage) (string, error) {
+// normNumber renders a JSON number literal as text: integral values without fraction or exponent
+// ("27.0" and "2.7e1" -> "27", so an AMC answer stored as a float matches "27"), anything else as written.
+func normNumber(lit string) string {
+	if !strings.ContainsAny(lit, ".eE") {
+		return strings.Clone(lit)
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
+		return strings.Clone(lit)
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// str reads a JSON string; null reads as "".
+func (w where) str(field, raw string) (string, error) {
+	switch k := kindOf(raw); k {
+	case "null":
+		return "", nil
+	case "string":
+		return unquote(raw), nil
+	default:
+		return "", w.errorf(field, "want a string, got %s", k)
+	}
+}
+
+// text reads a string, or a number or bool as its text (numbers normalised, see normNumber), or a
+// list of strings joined by newlines (a prompt given as chat messages' contents); null is "".
+func (w where) text(field, raw string) (string, error) {
 	switch k := kindOf(raw); k {
 	case "number":
-		return normNumber(string(bytes.TrimSpace(raw))), nil
+		return normNumber(raw), nil
 	case "bool":
-		return string(bytes.TrimSpace(raw)), nil
-	case "list", "object":
-		return "", d.errorf(field, "want a string or number, got %s", k)
+		return strings.Clone(raw), nil
+	case "list":
+		var b strings.Builder
+		err := scanArray(raw, func(i int, v string) error {
+			s, err := w.text(fmt.Sprintf("%s[%d]", field, i), v)
+			if i > 0 && s != "" {
+				b.WriteByte('\n')
+			}
+			b.WriteString(s)
+			return err
+		})
+		return b.String(), err
+	case "object":
+		return "", w.errorf(field, "want a string or number, got object")
 	}
-	return d.str(field, raw)
+	return w.str(field, raw)
 }
 
 // key reads a problem id: a non-empty string, or a number as its decimal text.
-func (d *lineDec) key(field string, raw json.RawMessage) (string, error) {
+func (w where) key(field, raw string) (string, error) {
 	switch k := kindOf(raw); k {
 	case "number":
-		return normNumber(string(bytes.TrimSpace(raw))), nil
+		return normNumber(raw), nil
 	case "string":
-		s, err := d.str(field, raw)
-		if err == nil && strings.TrimSpace(s) == "" {
-			err = d.errorf(field, "empty problem id")
+		s := unquote(raw)
+		if strings.TrimSpace(s) == "" {
+			return "", w.errorf(field, "empty problem id")
 		}
-		return s, err
+		return s, nil
 	default:
-		return "", d.errorf(field, "want a problem id (string or number), got %s", k)
+		return "", w.errorf(field, "want a problem id (string or number), got %s", k)
 	}
 }
 
-// verdict reads a bool, or a number 0 or 1 (some evaluators write scores as 0/1); null is nil.
-func (d *lineDec) verdict(field string, raw json.RawMessage) (*bool, error) {
+// verdictWords are the strings read as verdicts (lower case): Inspect's C/I/N, pass/fail, ...
+var verdictWords = map[string]bool{
+	"c": true, "i": false, "n": false, "correct": true, "incorrect": false, "pass": true, "passed": true,
+	"fail": false, "failed": false, "true": true, "false": false, "1": true, "0": false,
+	"-1": false,
+}
+
+// verdict reads a verdict: a bool; a number 1 (correct), 0 or -1 (wrong: the ±1 reward of verl/DAPO);
+// a word such as "C"/"I" (Inspect), "pass"/"fail", "correct"/"incorrect". With threshold > 0 a
+// number is a score, correct when >= threshold. null is nil (no verdict). Anything else, e.g. a
+// score of 0.5 without a threshold or Inspect's partial "P", is an error saying so.
+func (w where) verdict(field, raw string, threshold float64) (*bool, error) {
 	var v bool
 	switch k := kindOf(raw); k {
 	case "null":
 		return nil, nil
 	case "bool":
-		v = bytes.Equal(bytes.TrimSpace(raw), []byte("true"))
+		v = raw == "true"
 	case "number":
-		f, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64)
-		if err != nil || (f != 0 && f != 1) {
-			return nil, d.errorf(field, "want a verdict (true/false or 0/1), got %s", raw)
+		f, err := strconv.ParseFloat(raw, 64)
+		switch {
+		case err != nil:
+			return nil, w.errorf(field, "want a verdict, got %s", raw)
+		case threshold > 0:
+			v = f >= threshold
+		case f == 1 || f == 0 || f == -1:
+			v = f == 1
+		default:
+			return nil, w.errorf(field, "want a verdict (true/false, 1/0, ±1), got the score %s: give a threshold for scores (threshold=…)", raw)
 		}
-		v = f == 1
+	case "string":
+		s := strings.ToLower(strings.TrimSpace(unquote(raw)))
+		b, ok := verdictWords[s]
+		if !ok {
+			if f, err := strconv.ParseFloat(s, 64); err == nil && threshold > 0 {
+				b, ok = f >= threshold, true
+			} else if s == "p" {
+				return nil, w.errorf(field, "partial credit %q is not a verdict: give a threshold (threshold=…) to count it", raw)
+			}
+		}
+		if !ok {
+			return nil, w.errorf(field, "want a verdict (true/false, 1/0, ±1, C/I, pass/fail), got %.40s", raw)
+		}
+		v = b
 	default:
-		return nil, d.errorf(field, "want a verdict (true/false or 0/1), got %s", k)
+		return nil, w.errorf(field, "want a verdict (true/false, 1/0, ±1, C/I, pass/fail), got %s", k)
 	}
 	return &v, nil
 }
 
 // count reads a non-negative integer (3 or 3.0).
-func (d *lineDec) count(field string, raw json.RawMessage) (int, error) {
+func (w where) count(field, raw string) (int, error) {
 	if k := kindOf(raw); k != "number" {
-		return 0, d.errorf(field, "want a non-negative integer, got %s", k)
+		return 0, w.errorf(field, "want a non-negative integer, got %s", k)
 	}
-	f, err := strconv.ParseFloat(string(bytes.TrimSpace(raw)), 64)
+	f, err := strconv.ParseFloat(raw, 64)
 	if err != nil || f < 0 || f != math.Trunc(f) || f > math.MaxInt32 {
-		return 0, d.errorf(field, "want a non-negative integer, got %s", raw)
+		return 0, w.errorf(field, "want a non-negative integer, got %s", raw)
 	}
 	return int(f), nil
-}
-
-// normNumber renders a JSON number literal as text: integral values without fraction or exponent
-// ("27.0" and "2.7e1" -> "27", so an AMC answer stored as a float matches "27"), anything else as written.
-func normNumber(lit string) string {
-	if !strings.ContainsAny(lit, ".eE") {
-		return lit
-	}
-	f, err := strconv.ParseFloat(lit, 64)
-	if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
-		return lit
-	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
 }

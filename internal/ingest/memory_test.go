@@ -130,9 +130,10 @@ func qwenLine(n, size int) []byte {
 	return b.Bytes()
 }
 
-// TestMemoryPerProblemLine reads one 16 MiB evaluator line (1,024 completions of 16 KiB). The
-// completions must be held until the line's score list is read (16 MiB); the raw line is not held
-// beside them, so the peak stays under 2.5x the line (GC headroom included).
+// TestMemoryPerProblemLine reads one 16 MiB evaluator line (1,024 completions of 16 KiB). The line
+// is read in blocks and assembled once (2x while the blocks are copied); its samples are delivered
+// one at a time as they are decoded, so the peak heap, garbage not yet collected included, stays
+// under 3.5x the line: the bound README states ("about 3x the longest line").
 func TestMemoryPerProblemLine(t *testing.T) {
 	line := qwenLine(1024, 16<<10)
 	m := measure(t, bytes.NewReader(line), FormatQwenEval, 256, 0)
@@ -140,7 +141,7 @@ func TestMemoryPerProblemLine(t *testing.T) {
 	if m.samples != 1024 || m.correct != 512 {
 		t.Fatalf("%d samples, %d correct", m.samples, m.correct)
 	}
-	if m.peak > int64(len(line))*5/2 {
+	if m.peak > int64(len(line))*7/2 {
 		t.Errorf("peak heap %d B for a %d B line", m.peak, len(line))
 	}
 }

@@ -100,7 +100,7 @@ func TestQwenEvalMultiSample(t *testing.T) {
 }
 
 // gsm8kRollouts is the mapping Sniff must guess for the GSM8K SFT-vs-RLVR rollout files.
-var gsm8kRollouts = Mapping{ProblemID: "qid", List: "rollouts", Completion: "text", Correct: "correct", Extracted: "pred_token", SampleIndex: "rollout"}
+var gsm8kRollouts = Mapping{ProblemID: "qid", List: "rollouts", Completion: "text", Correct: "correct", Extracted: "pred_token", SampleIndex: "rollout", Reference: "gold"}
 
 func TestGSM8KRolloutsRealFiles(t *testing.T) {
 	dir := "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo/"
@@ -174,7 +174,7 @@ func sumNCorrect(t *testing.T, rel string) int {
 func TestGSM8KOpenAISolutions(t *testing.T) {
 	rel := "generations/gsm8k-openai-gpt3-example-solutions/example_model_solutions.jsonl"
 	f, m := sniffFile(t, rel)
-	want := Mapping{Completion: "6b_finetuning.solution", Correct: "6b_finetuning.is_correct"}
+	want := Mapping{Completion: "6b_finetuning.solution", Correct: "6b_finetuning.is_correct", Question: "question", Reference: "ground_truth"}
 	if f != FormatMapped || *m != want {
 		t.Fatalf("Sniff = %q %+v, want mapped %+v", f, m, want)
 	}

@@ -2,13 +2,17 @@ package ingest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // SniffBytes is how much of a file Sniff should be given: enough for the keys of a first line
@@ -16,21 +20,89 @@ import (
 const SniffBytes = 256 << 10
 
 // Sniff says which format a samples file is from its first bytes (ideally SniffBytes of them; the
-// last line may be cut anywhere and is used as far as it goes). For JSONL that matches no known
-// format it returns FormatMapped and a guessed Mapping for the user to confirm or edit; the guess may
-// leave fields empty when nothing fits. It returns an *Error (line 0 or the line at fault) when the
-// bytes are empty, binary, a JSON array, JSON that does not parse, or text that is neither JSONL nor a
-// counts CSV with its header.
+// last line may be cut anywhere and is used as far as it goes). gzip and zstd are looked through.
+// A parquet file is FormatParquet (its columns are at its end, read at import), an Inspect .eval
+// zip FormatInspect. For JSON that matches no known layout it returns FormatMapped and a guessed
+// Mapping for the user to confirm or edit; the guess may leave fields empty when nothing fits.
+//
+// It returns an *Error (line 0 or the line at fault) saying what the file looks like when it is not
+// a samples file: empty, an image or other binary data, a dataset (problems and answers, no
+// completions), a results summary or config, JSON that does not parse, or text that is neither JSON
+// nor a counts CSV with its header.
 func Sniff(head []byte, file string) (Format, *Mapping, error) {
-	head = bytes.TrimPrefix(head, utf8BOM)
-	fail := func(line int, format string, args ...any) (Format, *Mapping, error) {
-		return "", nil, &Error{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+	sh, err := sniffShape(head, file, 0)
+	if err != nil {
+		return "", nil, err
 	}
+	if sh.format != "" {
+		return sh.format, nil, nil
+	}
+	return classify(sh.shape, file)
+}
+
+// sniffed is what the first bytes show: a container format decided by its bytes, or a shape.
+type sniffed struct {
+	format Format
+	shape  *shape
+}
+
+var binaryKinds = []struct {
+	magic []byte
+	what  string
+}{
+	{[]byte("\x89PNG"), "a PNG image"}, {[]byte{0xff, 0xd8, 0xff}, "a JPEG image"}, {[]byte("GIF8"), "a GIF image"},
+	{[]byte("%PDF"), "a PDF document"}, {[]byte("RIFF"), "a RIFF file (WebP image or WAV audio)"},
+	{[]byte("\x7fELF"), "an executable"}, {[]byte("SQLite format 3"), "an SQLite database"},
+	{[]byte("\x93NUMPY"), "a NumPy array"}, {[]byte("BZh"), "bzip2-compressed data (use gzip or zstd)"},
+	{[]byte("\xfd7zXZ"), "xz-compressed data (use gzip or zstd)"}, {[]byte("ARROW1"), "an Arrow IPC file (write parquet or JSONL)"},
+}
+
+func sniffShape(head []byte, file string, depth int) (sniffed, error) {
+	fail := func(line int, format string, args ...any) (sniffed, error) {
+		return sniffed{}, &Error{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+	}
+	head = bytes.TrimPrefix(head, utf8BOM)
 	if len(bytes.TrimSpace(head)) == 0 {
 		return fail(0, "empty file")
 	}
+	switch {
+	case bytes.HasPrefix(head, magicGzip) && depth < 2:
+		zr, err := gzip.NewReader(bytes.NewReader(head))
+		if err != nil {
+			return fail(0, "gzip: %v", err)
+		}
+		out, err := io.ReadAll(io.LimitReader(zr, SniffBytes)) // a cut head ends in an error: use what came out
+		if len(out) == 0 && err != nil {
+			return fail(0, "gzip data that does not decompress: %v", err)
+		}
+		return sniffShape(out, file, depth+1)
+	case bytes.HasPrefix(head, magicZstd) && depth < 2:
+		zr, err := zstd.NewReader(bytes.NewReader(head), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20))
+		if err != nil {
+			return fail(0, "zstd: %v", err)
+		}
+		defer zr.Close()
+		out, err := io.ReadAll(io.LimitReader(zr, SniffBytes))
+		if len(out) == 0 && err != nil {
+			return fail(0, "zstd data that does not decompress: %v", err)
+		}
+		return sniffShape(out, file, depth+1)
+	case bytes.HasPrefix(head, magicParquet):
+		return sniffed{format: FormatParquet}, nil
+	case bytes.HasPrefix(head, magicZip):
+		if bytes.Contains(head, []byte("_journal/start.json")) || bytes.Contains(head, []byte("header.json")) ||
+			bytes.Contains(head, []byte("samples/")) {
+			return sniffed{format: FormatInspect}, nil
+		}
+		return fail(0, "a zip archive that is not an Inspect .eval log: unpack it and upload the samples file")
+	}
+	for _, b := range binaryKinds {
+		if bytes.HasPrefix(head, b.magic) {
+			return fail(0, "%s, not a samples file", b.what)
+		}
+	}
 	if bytes.IndexByte(head, 0) >= 0 || !validUTF8Prefix(head) {
-		return fail(0, "binary data (NUL bytes or invalid UTF-8): not JSONL or CSV")
+		return fail(0, "binary data (NUL bytes or invalid UTF-8): not JSONL, JSON, CSV or parquet")
 	}
 	lines := bytes.Split(head, []byte("\n"))
 	first := 0
@@ -40,10 +112,15 @@ func Sniff(head []byte, file string) (Format, *Mapping, error) {
 	line := bytes.TrimSpace(lines[first])
 	switch line[0] {
 	case '[':
-		return fail(first+1, "a JSON array, not JSONL: write one JSON object per line")
+		return sniffDoc(head, file, first+1)
 	case '{':
 	default:
-		return sniffCSV(line, file, first+1)
+		return sniffText(line, head, file, first+1)
+	}
+	// One JSON object per line, or one document over many lines (pretty-printed): a first line that
+	// is not a whole object, with more lines after it, is a document.
+	if !json.Valid(line) && first < len(lines)-1 {
+		return sniffDoc(head, file, first+1)
 	}
 	top := &shape{}
 	for i, seen := first, 0; i < len(lines) && seen < 5; i++ {
@@ -64,8 +141,47 @@ func Sniff(head []byte, file string) (Format, *Mapping, error) {
 	if len(top.keys) == 0 {
 		return fail(first+1, "want one JSON object per line, got %.40q", line)
 	}
-	f, m := classify(top)
-	return f, m, nil
+	return sniffed{shape: top}, nil
+}
+
+// sniffDoc reads the start of a JSON document (an object over many lines, or a list of records):
+// the object's keys and the shapes of its values, or the first records' shape.
+func sniffDoc(head []byte, file string, line int) (sniffed, error) {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	t, err := dec.Token()
+	if err != nil {
+		return sniffed{}, &Error{File: file, Line: line, Msg: "invalid JSON: " + err.Error()}
+	}
+	sh := &shape{}
+	if t == json.Delim('[') {
+		for i := 0; i < 5 && dec.More(); i++ {
+			t, err := dec.Token()
+			if err != nil {
+				break
+			}
+			if t != json.Delim('{') {
+				return sniffed{}, &Error{File: file, Line: line, Msg: fmt.Sprintf("a JSON list of %ss, not of records (objects)", tokenKind(t))}
+			}
+			if err := sh.fields(dec, 0); err != nil {
+				if !isEOF(err) {
+					return sniffed{}, &Error{File: file, Line: line, Msg: "invalid JSON: " + err.Error()}
+				}
+				break
+			}
+		}
+		if len(sh.keys) == 0 {
+			return sniffed{}, &Error{File: file, Line: line, Msg: "an empty JSON list"}
+		}
+		return sniffed{shape: sh}, nil
+	}
+	if err := sh.fields(dec, 0); err != nil && !isEOF(err) {
+		return sniffed{}, &Error{File: file, Line: line, Msg: "invalid JSON: " + err.Error()}
+	}
+	if len(sh.keys) == 0 {
+		return sniffed{}, &Error{File: file, Line: line, Msg: "an empty JSON object"}
+	}
+	sh.doc = true
+	return sniffed{shape: sh}, nil
 }
 
 func isEOF(err error) bool { return err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) }
@@ -83,36 +199,72 @@ func validUTF8Prefix(b []byte) bool {
 	return false
 }
 
-func sniffCSV(line []byte, file string, n int) (Format, *Mapping, error) {
+// countsColumns is what a counts CSV's header must name.
+const countsColumns = "problem_id, n and correct (or c), e.g. the header problem_id,n,correct"
+
+// sniffText decides what a file that is not JSON is: a counts CSV, or something to name.
+func sniffText(line, head []byte, file string, n int) (sniffed, error) {
+	fail := func(format string, args ...any) (sniffed, error) {
+		return sniffed{}, &Error{File: file, Line: n, Msg: fmt.Sprintf(format, args...)}
+	}
 	cols := strings.Split(strings.ToLower(string(line)), ",")
 	for i := range cols {
 		cols[i] = strings.Trim(strings.TrimSpace(cols[i]), `"`)
 	}
 	if slices.Contains(cols, "problem_id") && slices.Contains(cols, "n") &&
 		(slices.Contains(cols, "correct") || slices.Contains(cols, "c")) {
-		return FormatCountsCSV, nil, nil
+		return sniffed{format: FormatCountsCSV}, nil
 	}
-	if len(cols) > 1 {
-		return "", nil, &Error{File: file, Line: n, Msg: fmt.Sprintf("a CSV must be per-problem counts with the header problem_id,n,correct; got %.80q", line)}
+	switch {
+	case len(cols) > 1:
+		return fail("a CSV whose header %.80q is not per-problem counts: the header must name %s", line, countsColumns)
+	case bytes.HasPrefix(line, []byte("<")):
+		return fail("an HTML or XML document, not a samples file")
+	case bytes.HasPrefix(line, []byte("---")) || yamlish(head):
+		return fail("a YAML or config file, not a samples file")
+	case bytes.HasPrefix(line, []byte("#")):
+		return fail("a text or Markdown file, not a samples file")
 	}
-	return "", nil, &Error{File: file, Line: n, Msg: fmt.Sprintf("not JSONL (no '{' at the start) nor CSV: %.40q", line)}
+	return fail("not JSON (no '{' or '[' at the start) nor a counts CSV: %.40q", line)
 }
 
-// shape is what Sniff learns of a JSON object: its keys (in order), their kinds, and one level down
-// (the first element of each list, the fields of each object).
+// yamlish: most of the first lines are "key: value".
+func yamlish(head []byte) bool {
+	lines := bytes.Split(head, []byte("\n"))
+	kv, all := 0, 0
+	for _, l := range lines[:min(len(lines), 20)] {
+		l = bytes.TrimSpace(l)
+		if len(l) == 0 || l[0] == '#' {
+			continue
+		}
+		all++
+		if i := bytes.IndexByte(l, ':'); i > 0 && !bytes.ContainsAny(l[:i], " {[\"") || bytes.HasPrefix(l, []byte("- ")) {
+			kv++
+		}
+	}
+	return all > 0 && kv*2 > all
+}
+
+// shape is what Sniff learns of a JSON object: its keys (in order), their kinds, and below (the
+// first element of each list, the fields of each object) down to shapeDepth.
 type shape struct {
 	keys []string
 	kind map[string]string // "string" "number" "bool" "null" "list" "object"
 	elem map[string]string // kind of a list's first element
 	sub  map[string]*shape // fields of an object, or of a list's first object element
+	doc  bool              // the object is a whole document, not one line of JSONL
 }
+
+const shapeDepth = 4
 
 func (s *shape) add(key, kind string) {
 	if s.kind == nil {
 		s.kind, s.elem, s.sub = map[string]string{}, map[string]string{}, map[string]*shape{}
 	}
-	if _, ok := s.kind[key]; !ok {
+	if k, ok := s.kind[key]; !ok {
 		s.keys = append(s.keys, key)
+		s.kind[key] = kind
+	} else if k == "null" {
 		s.kind[key] = kind
 	}
 }
@@ -136,14 +288,17 @@ func (s *shape) read(line []byte) error {
 	return s.fields(dec, 0)
 }
 
-// fields reads an object's fields (after its '{') into s, down to depth 1.
+// fields reads an object's fields (after its '{') into s, down to shapeDepth.
 func (s *shape) fields(dec *json.Decoder, depth int) error {
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
 			return err
 		}
-		key := t.(string)
+		key, ok := t.(string)
+		if !ok {
+			return fmt.Errorf("want a key, got %v", t)
+		}
 		if t, err = dec.Token(); err != nil {
 			s.add(key, "")
 			return err
@@ -151,10 +306,10 @@ func (s *shape) fields(dec *json.Decoder, depth int) error {
 		k := tokenKind(t)
 		s.add(key, k)
 		switch {
-		case k == "object" && depth == 0:
+		case k == "object" && depth < shapeDepth:
 			err = s.child(key).fields(dec, depth+1)
-		case k == "list" && depth == 0:
-			err = s.list(dec, key)
+		case k == "list" && depth < shapeDepth:
+			err = s.list(dec, key, depth)
 		case k == "object" || k == "list":
 			err = skipRest(dec)
 		}
@@ -167,19 +322,19 @@ func (s *shape) fields(dec *json.Decoder, depth int) error {
 }
 
 // list notes the kind (and, for objects, the fields) of a list's first element, skips the rest.
-func (s *shape) list(dec *json.Decoder, key string) error {
+func (s *shape) list(dec *json.Decoder, key string, depth int) error {
 	if dec.More() {
 		t, err := dec.Token()
 		if err != nil {
 			return err
 		}
 		k := tokenKind(t)
-		if _, ok := s.elem[key]; !ok {
+		if e, ok := s.elem[key]; !ok || e == "null" {
 			s.elem[key] = k
 		}
 		switch k {
 		case "object":
-			err = s.child(key).fields(dec, 1)
+			err = s.child(key).fields(dec, depth+1)
 		case "list":
 			err = skipRest(dec)
 		}
@@ -208,9 +363,43 @@ func skipRest(dec *json.Decoder) error {
 	return nil
 }
 
+func tokenKind(t json.Token) string {
+	switch v := t.(type) {
+	case json.Delim:
+		switch v {
+		case '{':
+			return "object"
+		case '[':
+			return "list"
+		}
+		return strconv.Quote(v.String())
+	case string:
+		return "string"
+	case float64, json.Number:
+		return "number"
+	case bool:
+		return "bool"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", t)
+}
+
 func (s *shape) is(key string, kinds ...string) bool {
+	if s == nil {
+		return false
+	}
 	k, ok := s.kind[key]
 	return ok && (len(kinds) == 0 || slices.Contains(kinds, k))
+}
+
+// has reports whether a dotted path exists (each part a key of the object below).
+func (s *shape) has(path string, kinds ...string) bool {
+	head, rest, deeper := strings.Cut(path, ".")
+	if !deeper {
+		return s.is(head, kinds...)
+	}
+	return s != nil && s.sub[head] != nil && s.sub[head].has(rest, kinds...)
 }
 
 // first returns the first candidate that s has with one of the kinds ("" if none).
@@ -223,47 +412,138 @@ func (s *shape) first(cands []string, kinds ...string) string {
 	return ""
 }
 
+func (s *shape) any(keys ...string) bool {
+	for _, k := range keys {
+		if s.is(k) {
+			return true
+		}
+	}
+	return false
+}
+
 var (
-	idCands        = []string{"problem_id", "qid", "idx", "id", "task_id", "unique_id", "question_id", "problem_idx", "pid", "index"}
-	listCands      = []string{"rollouts", "samples", "completions", "generations", "outputs", "responses", "candidates", "code"}
-	completionCand = []string{"completion", "text", "response", "output", "generation", "content", "code", "solution"}
-	correctCands   = []string{"correct", "is_correct", "passed", "score", "label"}
+	idCands        = []string{"problem_id", "qid", "idx", "id", "task_id", "unique_id", "question_id", "problem_idx", "pid", "index", "doc_id", "uuid", "custom_id"}
+	listCands      = []string{"rollouts", "samples", "completions", "generations", "outputs", "responses", "candidates", "code", "predictions"}
+	completionCand = []string{"completion", "text", "response", "output", "generation", "content", "code", "solution", "prediction"}
+	correctCands   = []string{"correct", "is_correct", "passed", "score", "label", "acc", "accuracy", "reward"}
 	extractedCands = []string{"extracted", "extracted_answer", "pred_token", "pred", "prediction", "pred_answer", "parsed_answer", "pred_value"}
-	indexCands     = []string{"sample_index", "sample_idx", "rollout", "rollout_idx", "rollout_id", "sample_id"}
-	finishCands    = []string{"finish_reason", "stop_reason"}
+	indexCands     = []string{"sample_index", "sample_idx", "rollout", "rollout_idx", "rollout_id", "sample_id", "epoch"}
+	finishCands    = []string{"finish_reason", "stop_reason", "finish_reasons"}
 	tokensCands    = []string{"completion_tokens", "num_tokens", "n_tokens", "output_tokens", "tokens"}
+	questionCands  = []string{"question", "problem"}
+	promptCands    = []string{"prompt", "input", "query", "origin_prompt"}
+	referenceCands = []string{"gt", "answer", "gold", "ground_truth", "gts", "target", "reference"}
+	// A dataset row: a statement and a reference, no completions.
+	statementKeys = []string{"problem", "question", "prompt"}
+	datasetRefs   = []string{"answer", "solution", "canonical_solution", "test", "ground_truth", "gold"}
 )
 
-func classify(top *shape) (Format, *Mapping) {
-	switch {
-	case top.is("code", "list") && (top.is("idx") || top.is("gt") || top.is("score") || top.is("pred")):
-		return FormatQwenEval, nil
-	case top.is("problem_id") && top.is("completions", "list"):
-		return FormatReachProblem, nil
-	case top.is("problem_id") && (top.is("completion") || top.is("sample_index")):
-		return FormatReachSample, nil
-	case top.is("task_id") && top.is("completion", "string"):
-		return FormatHumanEvalResults, nil
+// classify names the layout of a record (a JSONL line, a document, a parquet schema), or returns
+// FormatMapped and a guessed mapping, or an *Error saying what the file is when it is no samples file.
+func classify(top *shape, file string) (Format, *Mapping, error) {
+	notSamples := func(what string) (Format, *Mapping, error) {
+		return "", nil, &Error{File: file, Msg: what}
 	}
-	return FormatMapped, guessMapping(top)
+	numericKeys := len(top.keys) > 0
+	for _, k := range top.keys {
+		if _, err := strconv.Atoi(k); err != nil {
+			numericKeys = false
+			break
+		}
+	}
+	firstSub := top.sub[top.first(top.keys)]
+	switch {
+	// Whole documents.
+	case top.is("eval", "object") && (top.is("samples") || top.is("version") || top.is("plan")):
+		return FormatInspect, nil, nil
+	case top.is("eval", "object") && (top.is("hash") || top.is("date")):
+		return FormatEvalPlusResults, nil, nil
+	case numericKeys && top.kind[top.keys[0]] == "object" && firstSub.any("origin_prompt", "prediction"):
+		return FormatOpenCompass, nil, nil
+	case top.is("details", "list", "object") && !top.any("completion", "completions", "code", "generations"):
+		return FormatOpenCompass, nil, nil
+	case top.is("origin_prompt") && top.is("prediction"):
+		return FormatOpenCompass, nil, nil
+	case top.is("results", "object") && top.any("configs", "versions", "n-shot", "config_general", "config"):
+		return notSamples("an evaluation results summary (aggregate scores), not per-sample generations: give the samples file (lm-eval --log_samples samples_*.jsonl, lighteval details_*.parquet)")
+	// One record per problem or per sample.
+	case top.is("code", "list") && (top.is("idx") || top.is("gt") || top.is("score") || top.is("pred")):
+		return FormatQwenEval, nil, nil
+	case top.is("doc_id") && top.is("resps", "list"):
+		return FormatLMEval, nil, nil
+	case top.is("doc", "object") && top.is("model_response", "object"),
+		top.is("predictions", "list") && top.any("example", "full_prompt") && top.is("gold"):
+		return FormatLighteval, nil, nil
+	case top.is("custom_id") && top.is("response", "object", "null"):
+		return FormatOpenAIBatch, nil, nil
+	case top.is("outputs", "list") && top.elem["outputs"] == "object" && top.sub["outputs"].is("text") && top.any("prompt", "request_id", "prompt_token_ids"):
+		return FormatVLLM, nil, nil
+	case top.is("generations", "list") && top.any("problem", "question", "uuid"):
+		return FormatHFGenerations, nil, nil
+	case top.is("responses", "list") && top.any("prompt", "reward_model", "data_source"):
+		return FormatVerlGeneration, nil, nil
+	case top.is("input", "string") && top.is("output", "string") && top.any("gts", "score", "acc", "step"):
+		return FormatVerlValidation, nil, nil
+	case top.is("prompt") && top.is("completion") && top.is("step") && !top.any("problem_id", "task_id"):
+		return FormatTRLCompletions, nil, nil
+	case top.is("problem_id") && top.is("completions", "list"):
+		return FormatReachProblem, nil, nil
+	case top.is("problem_id") && (top.is("completion") || top.is("sample_index")):
+		return FormatReachSample, nil, nil
+	case top.is("task_id") && (top.is("completion", "string") || top.is("solution", "string")):
+		return FormatHumanEvalResults, nil, nil
+	}
+	m := guessMapping(top)
+	if m.Completion == "" && m.Correct == "" && m.List == "" {
+		if top.first(statementKeys, "string") != "" && top.any(datasetRefs...) {
+			return notSamples(fmt.Sprintf("a dataset (fields %s: problems with answers, no completions), not a model's samples: give it as the dataset", strings.Join(top.keys[:min(len(top.keys), 8)], ", ")))
+		}
+		if !top.doc && !hasString(top, 0) {
+			return notSamples(fmt.Sprintf("no field holds text (fields %s): not a samples file", strings.Join(top.keys[:min(len(top.keys), 8)], ", ")))
+		}
+	}
+	if top.doc {
+		return notSamples(fmt.Sprintf("a JSON document (fields %s) in no known layout: Reach reads documents only from Inspect, OpenCompass and EvalPlus; write one JSON object per sample or per problem (JSONL) and map its fields", strings.Join(top.keys[:min(len(top.keys), 8)], ", ")))
+	}
+	return FormatMapped, m, nil
+}
+
+// hasString reports whether any field at any depth holds a string.
+func hasString(s *shape, depth int) bool {
+	if s == nil || depth > shapeDepth {
+		return false
+	}
+	for _, k := range s.keys {
+		if s.kind[k] == "string" || s.elem[k] == "string" || hasString(s.sub[k], depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 // guessMapping picks, in order of preference: a list of sample objects; a list of completion strings
 // with parallel lists; one sample per line at the top level; one sample per line inside an object field.
 func guessMapping(top *shape) *Mapping {
-	m := &Mapping{ProblemID: top.first(idCands, "string", "number")}
+	m := &Mapping{ProblemID: escapeKey(top.first(idCands, "string", "number"))}
+	if m.ProblemID == "" {
+		m.Question = escapeKey(top.first(questionCands, "string"))
+		if m.Question == "" {
+			m.Prompt = escapeKey(top.first(promptCands, "string"))
+		}
+	}
+	m.Reference = escapeKey(top.first(referenceCands, "string", "number"))
 	perSample := func(s *shape, prefix string, completion bool) {
 		pick := func(dst *string, cands []string, kinds ...string) {
 			if *dst == "" {
 				if c := s.first(cands, kinds...); c != "" {
-					*dst = prefix + c
+					*dst = prefix + escapeKey(c)
 				}
 			}
 		}
 		if completion {
 			pick(&m.Completion, completionCand, "string")
 		}
-		pick(&m.Correct, correctCands, "bool", "number")
+		pick(&m.Correct, correctCands, "bool", "number", "string")
 		pick(&m.Extracted, extractedCands, "string", "number")
 		pick(&m.SampleIndex, indexCands, "number")
 		pick(&m.FinishReason, finishCands, "string")
@@ -294,22 +574,61 @@ func guessMapping(top *shape) *Mapping {
 	}
 	switch {
 	case objList != "":
-		m.List = objList
+		m.List = escapeKey(objList)
 		perSample(top.sub[objList], "", true)
 		parallel()
 	case strList != "":
-		m.List = strList
+		m.List = escapeKey(strList)
 		parallel()
 	default:
 		perSample(top, "", true)
 		if m.Completion == "" && m.Correct == "" {
 			for _, k := range top.keys {
 				if top.kind[k] == "object" && top.sub[k].first(completionCand, "string") != "" {
-					perSample(top.sub[k], k+".", true)
+					perSample(top.sub[k], escapeKey(k)+".", true)
 					break
 				}
 			}
 		}
 	}
+	if m.Completion != "" && (m.Completion == m.Question || m.Completion == m.Prompt) {
+		m.Completion = ""
+	}
 	return m
+}
+
+// FieldPaths lists the fields of a file's first records as mapping paths, for the mapping page:
+// top holds paths into the record at any depth (lists by themselves, "a.b.c"), items the paths
+// inside the elements of the record's lists of objects (relative to an element).
+func FieldPaths(head []byte, file string) (top, items []string) {
+	sh, err := sniffShape(head, file, 0)
+	if err != nil || sh.shape == nil {
+		return nil, nil
+	}
+	var walk func(s *shape, prefix string, inItem bool, depth int)
+	walk = func(s *shape, prefix string, inItem bool, depth int) {
+		for _, k := range s.keys {
+			p := prefix + escapeKey(k)
+			if inItem {
+				items = append(items, p)
+			} else {
+				top = append(top, p)
+			}
+			if depth >= shapeDepth {
+				continue
+			}
+			switch s.kind[k] {
+			case "object":
+				walk(s.sub[k], p+".", inItem, depth+1)
+			case "list":
+				if s.elem[k] == "object" && s.sub[k] != nil {
+					walk(s.sub[k], "", true, depth+1)
+				}
+			}
+		}
+	}
+	walk(sh.shape, "", false, 0)
+	slices.Sort(top)
+	slices.Sort(items)
+	return top, slices.Compact(items)
 }

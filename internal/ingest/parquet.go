@@ -1,0 +1,172 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// parquetRowsPerRead is how many rows are decoded at once: few, since a row of released
+// generations can hold megabytes of text.
+const parquetRowsPerRead = 16
+
+// openParquet opens a parquet file, turning a panic of the decoder on a corrupt file into an *Error.
+func openParquet(ra io.ReaderAt, size int64, file string) (pf *parquet.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pf, err = nil, &Error{File: file, Msg: fmt.Sprintf("not a readable parquet file: %v", r)}
+		}
+	}()
+	pf, err = parquet.OpenFile(ra, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, &Error{File: file, Msg: "not a readable parquet file: " + err.Error()}
+	}
+	return pf, nil
+}
+
+// readParquet reads a parquet file row group by row group, a few rows at a time; each row becomes a
+// JSON record read like a JSONL line of format f (or of the format its columns show, for
+// FormatParquet).
+func readParquet(in *input, file string, f Format, m *Mapping, o Options) (err error) {
+	pf, err := openParquet(in.ra, in.size, file)
+	if err != nil {
+		return err
+	}
+	if f == FormatParquet {
+		sh := parquetShape(pf.Schema())
+		got, _, cerr := classify(sh, file)
+		switch {
+		case cerr != nil:
+			return cerr
+		case got != FormatMapped:
+			f = got
+		case m != nil:
+			f = FormatMapped
+		default:
+			return &Error{File: file, Msg: fmt.Sprintf("a parquet file whose columns (%s) match no known layout: map its fields (--map or the mapping page)", strings.Join(sh.keys, ", "))}
+		}
+	}
+	s, err := specFor(f, m)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	if s.doc != nil {
+		return &Error{File: file, Msg: fmt.Sprintf("a parquet file, but %s logs are JSON documents", Describe(f))}
+	}
+	sr := newSampleReader(s, file, o)
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{File: file, Msg: fmt.Sprintf("unreadable parquet data: %v", r)}
+		}
+	}()
+	var (
+		rows = make([]any, parquetRowsPerRead)
+		buf  bytes.Buffer
+		enc  = json.NewEncoder(&buf)
+		row  int
+	)
+	enc.SetEscapeHTML(false)
+	for _, rg := range pf.RowGroups() {
+		rr := parquet.NewGenericRowGroupReader[any](rg)
+		for {
+			n, rerr := rr.Read(rows)
+			for i := range n {
+				row++
+				w := where{file: file, record: fmt.Sprintf("row %d", row)}
+				buf.Reset()
+				if err := enc.Encode(rows[i]); err != nil {
+					return w.errorf("", "cannot be read as a record: %v", err)
+				}
+				rows[i] = nil
+				rec := bytes.TrimSpace(buf.Bytes())
+				if len(rec) > o.Limits.MaxRecordBytes {
+					return w.errorf("", "a row of %s, over the limit of %s (set REACH_MAX_LINE_BYTES to raise it)", byteSize(int64(len(rec))), byteSize(int64(o.Limits.MaxRecordBytes)))
+				}
+				if err := checkDepth(w, rec, o.Limits.MaxDepth); err != nil {
+					return err
+				}
+				if err := sr.record(w, row-1, u2s(rec)); err != nil {
+					return err
+				}
+			}
+			if rerr == io.EOF {
+				break
+			}
+			if rerr != nil {
+				rr.Close()
+				return &Error{File: file, Record: fmt.Sprintf("row %d", row+1), Msg: "unreadable parquet data: " + rerr.Error()}
+			}
+		}
+		rr.Close()
+	}
+	if row == 0 {
+		return &Error{File: file, Msg: "a parquet file with no rows"}
+	}
+	return sr.finish()
+}
+
+// parquetShape describes a parquet schema the way Sniff describes JSON records, so one classifier
+// serves both.
+func parquetShape(n parquet.Node) *shape {
+	sh := &shape{}
+	for _, f := range n.Fields() {
+		kind, elem, sub := parquetKind(f)
+		sh.add(f.Name(), kind)
+		if elem != "" {
+			sh.elem[f.Name()] = elem
+		}
+		if sub != nil {
+			sh.sub[f.Name()] = sub
+		}
+	}
+	return sh
+}
+
+// parquetKind is a field's kind ("list", "object", "string", ...), a list's element kind, and the
+// fields of an object or of a list's object elements.
+func parquetKind(f parquet.Node) (kind, elem string, sub *shape) {
+	leafKind := func(n parquet.Node) string {
+		switch n.Type().Kind() {
+		case parquet.Boolean:
+			return "bool"
+		case parquet.ByteArray, parquet.FixedLenByteArray:
+			return "string"
+		}
+		return "number"
+	}
+	switch {
+	case f.Leaf() && f.Repeated():
+		return "list", leafKind(f), nil
+	case f.Leaf():
+		return leafKind(f), "", nil
+	case isParquetList(f):
+		el := f
+		for !el.Leaf() && len(el.Fields()) == 1 && (el == f || el.Repeated()) {
+			el = el.Fields()[0]
+		}
+		if el.Leaf() {
+			return "list", leafKind(el), nil
+		}
+		return "list", "object", parquetShape(el)
+	case f.Repeated():
+		return "list", "object", parquetShape(f)
+	}
+	return "object", "", parquetShape(f)
+}
+
+func isParquetList(n parquet.Node) bool {
+	if lt := n.Type().LogicalType(); lt != nil {
+		if _, ok := lt.Value.(*format.ListType); ok {
+			return true
+		}
+	}
+	// A legacy list: a group whose only field is a repeated "list"/"array"/"bag" group.
+	fs := n.Fields()
+	return len(fs) == 1 && fs[0].Repeated() && slices.Contains([]string{"list", "array", "bag", "element"}, fs[0].Name())
+}
