@@ -204,7 +204,7 @@ func lmevalRecord(sr *sampleReader, w where, top []kv, rec string) (bool, error)
 	return false, nil
 }
 
-var lmevalFile = regexp.MustCompile(`^samples_(.+)_(\d{4}-\d{2}-\d{2}T[0-9-]+(?:\.\d+)?)\.jsonl`)
+var lmevalFile = regexp.MustCompile(`(?:^|_)samples_(.+)_(\d{4}-\d{2}-\d{2}T[0-9-]+(?:\.\d+)?)\.jsonl`)
 
 func lmevalMeta(sr *sampleReader, top []kv, rec string) {
 	if sr.meta.Task == "" {

@@ -131,8 +131,11 @@ func normRef(s string) string {
 func (m *Matcher) Resolve(s *Sample) (int, error) {
 	w := s.where(m.file)
 	text := s.Question
-	if text == "" {
+	if !informative(text) {
 		text = s.Prompt
+	}
+	if !informative(text) {
+		text = "" // "..." or a blank: the file says nothing about the problem
 	}
 	var cands []cand
 	key := s.ProblemKey
@@ -216,6 +219,16 @@ func (m *Matcher) lock(mode string, w where) {
 	if m.mode == "" {
 		m.mode, m.modeAt = mode, w.pos()
 	}
+}
+
+// informative reports whether a text has a letter or digit: "..." elides, it does not state.
+func informative(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // textMatches: the file's text is the statement, contains it (a prompt), or is contained in it.

@@ -243,7 +243,8 @@ func ReadSamples(r io.Reader, file string, f Format, m *Mapping, onSample func(S
 // empty file, a C > N count, a duplicate sample index within a problem, a problem repeated on a
 // second per-problem line (or a duplicate problem in a CSV) stop the read with an *Error naming
 // file, line (or record) and field. An error from a callback stops it and comes back wrapped with
-// file and line; a failed read of r comes back wrapped. A wrong Format or Mapping is a plain error.
+// file and line (an *Error from a callback, e.g. a Matcher's, as it is); a failed read of r comes
+// back wrapped. A wrong Format or Mapping is a plain error.
 func Read(r io.Reader, file string, f Format, m *Mapping, o Options) error {
 	o.Limits = o.Limits.withDefaults()
 	in, closer, err := openInput(r, file, o.Limits)
@@ -706,6 +707,10 @@ func (sr *sampleReader) deliver(w where, rc *recordCtx, p *pending, i int) error
 	p.Question, p.Prompt, p.Reference = rc.question, rc.prompt, rc.reference
 	sr.n++
 	if err := sr.o.OnSample(p.Sample); err != nil {
+		var e *Error
+		if errors.As(err, &e) { // the caller found the file at fault (a Matcher): it names the place
+			return err
+		}
 		return fmt.Errorf("%s: %w", w.at(), err)
 	}
 	return nil

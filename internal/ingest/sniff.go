@@ -436,6 +436,10 @@ var (
 	// A dataset row: a statement and a reference, no completions.
 	statementKeys = []string{"problem", "question", "prompt"}
 	datasetRefs   = []string{"answer", "solution", "canonical_solution", "test", "ground_truth", "gold"}
+	// Fields that only a model's output has.
+	outputKeys = []string{"completion", "completions", "response", "responses", "output", "outputs", "generation", "generations",
+		"prediction", "predictions", "text", "rollouts", "samples", "code", "resps", "pred", "score", "correct", "is_correct",
+		"passed", "model_output", "model_response", "choices"}
 )
 
 // classify names the layout of a record (a JSONL line, a document, a parquet schema), or returns
@@ -493,11 +497,11 @@ func classify(top *shape, file string) (Format, *Mapping, error) {
 	case top.is("task_id") && (top.is("completion", "string") || top.is("solution", "string")):
 		return FormatHumanEvalResults, nil, nil
 	}
+	if top.first(statementKeys, "string") != "" && top.any(datasetRefs...) && !hasOutput(top, 0) {
+		return notSamples(fmt.Sprintf("a dataset (fields %s: problems with answers, no completions), not a model's samples: give it as the dataset", strings.Join(top.keys[:min(len(top.keys), 8)], ", ")))
+	}
 	m := guessMapping(top)
 	if m.Completion == "" && m.Correct == "" && m.List == "" {
-		if top.first(statementKeys, "string") != "" && top.any(datasetRefs...) {
-			return notSamples(fmt.Sprintf("a dataset (fields %s: problems with answers, no completions), not a model's samples: give it as the dataset", strings.Join(top.keys[:min(len(top.keys), 8)], ", ")))
-		}
 		if !top.doc && !hasString(top, 0) {
 			return notSamples(fmt.Sprintf("no field holds text (fields %s): not a samples file", strings.Join(top.keys[:min(len(top.keys), 8)], ", ")))
 		}
@@ -506,6 +510,22 @@ func classify(top *shape, file string) (Format, *Mapping, error) {
 		return notSamples(fmt.Sprintf("a JSON document (fields %s) in no known layout: Reach reads documents only from Inspect, OpenCompass and EvalPlus; write one JSON object per sample or per problem (JSONL) and map its fields", strings.Join(top.keys[:min(len(top.keys), 8)], ", ")))
 	}
 	return FormatMapped, m, nil
+}
+
+// hasOutput reports whether a field at any depth has a name only model output has.
+func hasOutput(s *shape, depth int) bool {
+	if s == nil || depth > shapeDepth {
+		return false
+	}
+	if s.any(outputKeys...) {
+		return true
+	}
+	for _, k := range s.keys {
+		if hasOutput(s.sub[k], depth+1) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasString reports whether any field at any depth holds a string.
