@@ -124,7 +124,7 @@ func specFor(f Format, m *Mapping) (spec, error) {
 			f: [nFields]paths{fExtracted: mustPaths("$.specifics.extracted_predictions")}, meta: lightevalMeta}, nil
 	case FormatVerlValidation:
 		return spec{format: f, prompt: mustPaths("input", "prompt"), reference: mustPaths("gts", "ground_truth"),
-			f: [nFields]paths{fCompletion: mustPaths("output", "response"), fCorrect: mustPaths("acc", "score"), fExtracted: mustPaths("pred")},
+			f:    [nFields]paths{fCompletion: mustPaths("output", "response"), fCorrect: mustPaths("acc", "score"), fExtracted: mustPaths("pred")},
 			meta: func(sr *sampleReader, top []kv, rec string) { setMeta(sr, top, rec, "step", "step") }}, nil
 	case FormatVerlGeneration:
 		return spec{format: f, prompt: mustPaths("prompt.#.content", "prompt"), list: mustPaths("responses"),
@@ -135,7 +135,7 @@ func specFor(f Format, m *Mapping) (spec, error) {
 			meta: func(sr *sampleReader, top []kv, rec string) { setMeta(sr, top, rec, "step", "step") }}, nil
 	case FormatOpenAIBatch:
 		return spec{format: f, id: mustPaths("custom_id"), list: mustPaths("response.body.choices"),
-			f: [nFields]paths{fCompletion: mustPaths("message.content", "text"), fIndex: mustPaths("@.index"), fFinish: mustPaths("@.finish_reason")},
+			f:    [nFields]paths{fCompletion: mustPaths("message.content", "text"), fIndex: mustPaths("@.index"), fFinish: mustPaths("@.finish_reason")},
 			hook: batchRecord, meta: batchMeta}, nil
 	case FormatVLLM:
 		return spec{format: f, id: mustPaths("request_id"), idOptional: true, prompt: mustPaths("prompt"), list: mustPaths("outputs"),

@@ -41,7 +41,7 @@ type Matcher struct {
 	byKey    map[string]int // dataset id -> position
 	byNorm   map[string]int // normalised statement -> position (-1: several problems share it)
 	anchors  map[string][]int
-	short    []int // statements shorter than anchorLen
+	short    []int          // statements shorter than anchorLen
 	cache    map[uint64]int // normalised prompt -> position, -1 none, -2 several
 	seed     maphash.Seed
 	equal    func(ref, fileRef string) bool

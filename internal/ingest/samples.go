@@ -102,10 +102,10 @@ type KeyKind uint8
 
 const (
 	// KeyAuto: the dataset's id (unique_id, task_id, ...), else the 0-based position.
-	KeyAuto KeyKind = iota
-	KeyID           // the dataset's id only
-	KeyIndex0       // a 0-based position in the dataset
-	KeyIndex1       // a 1-based position (Inspect numbers samples from 1)
+	KeyAuto   KeyKind = iota
+	KeyID             // the dataset's id only
+	KeyIndex0         // a 0-based position in the dataset
+	KeyIndex1         // a 1-based position (Inspect numbers samples from 1)
 	// KeyIDOrIndex1: the dataset's id, else a 1-based position (Inspect: string ids are the dataset's,
 	// numbers its own count from 1); the candidate whose statement matches the sample's text wins.
 	KeyIDOrIndex1

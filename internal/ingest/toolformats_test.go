@@ -111,7 +111,9 @@ func TestToolFormats(t *testing.T) {
 				return m.Tool == "lm-evaluation-harness" && m.Task == "math_500" && m.Settings["temperature"] == "0.6" && m.Date == "2026-11-30T10-00-00.000000"
 			}},
 		{"a_lmeval_*_samples_gsm8k_*.jsonl", "ds_gsm8k_3.jsonl", FormatLMEval, false, "by position",
-			func(m RunMeta) bool { return m.Task == "gsm8k_cot_self_consistency" && m.Settings["temperature"] == "0.2" }},
+			func(m RunMeta) bool {
+				return m.Task == "gsm8k_cot_self_consistency" && m.Settings["temperature"] == "0.2"
+			}},
 		{"b_lighteval_*_details_lighteval_*.parquet", "ds_math500_3.jsonl", FormatParquet, false, "by position", nil},
 		{"b_lighteval_old_*.jsonl", "ds_math500_3.jsonl", FormatLighteval, false, "by statement", nil},
 		{"c_inspect_*.eval", "ds_gsm8k_3.jsonl", FormatInspect, true, "by 1-based position",
