@@ -82,7 +82,8 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Func("base", "base model samples, NAME=FILE", mf.add("base"))
 	fs.Func("model", "other model samples, NAME=FILE (repeatable)", mf.add("rl"))
 	fs.Func("step", "training step of the --model just before (marks it a checkpoint)", mf.step)
-	fs.Func("map", "field mapping of the model just before, e.g. completion=text,correct=ok,problem_id=qid,list=rollouts (instead of the guessed one)", mf.mapping)
+	fs.Func("map", "field mapping of the model just before, e.g. completion=text,correct=ok,problem_id=qid,list=rollouts; paths at any depth (response.body.choices, a.0.b); keys problem_id id_kind list completion correct threshold extracted sample_index finish_reason tokens question prompt reference", mf.mapping)
+	acceptGuess := fs.Bool("accept-guess", false, "read files in an unrecognised layout with the guessed field mapping (printed) instead of refusing them")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -110,13 +111,12 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	id, mapped, err := intake.Create(ctx, st, client, intake.Spec{Name: *name, SourceNote: *note,
-		Dataset: intake.LocalFile(*dataset), Models: mf.models, Reverify: *reverify, ProjectID: projectID})
+		Dataset: intake.LocalFile(*dataset), Models: mf.models, Reverify: *reverify, ProjectID: projectID, AcceptGuess: *acceptGuess})
 	if err != nil {
 		return err
 	}
 	for model, m := range mapped {
-		b, _ := json.Marshal(m)
-		fmt.Fprintf(os.Stderr, "model %q: unrecognised layout, read with the guessed field mapping %s (set one with --map)\n", model, b)
+		fmt.Fprintf(os.Stderr, "model %q: unrecognised layout, read with the guessed field mapping --map '%s'\n", model, intake.FormatMapping(m))
 	}
 	if *wait {
 		if err := waitReady(ctx, st, id); err != nil {

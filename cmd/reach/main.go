@@ -13,8 +13,11 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/reach-lab/reach/internal/ingest"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -53,6 +56,10 @@ func main() {
 	defer stop()
 
 	cmd, args := os.Args[1], os.Args[2:]
+	if err := ingestLimits(); err != nil {
+		fmt.Fprintf(os.Stderr, "reach: %v\n", err)
+		os.Exit(2)
+	}
 	var err error
 	switch cmd {
 	case "serve":
@@ -92,6 +99,21 @@ func main() {
 		fmt.Fprintf(os.Stderr, "reach %s: %v\n", cmd, err)
 		os.Exit(1)
 	}
+}
+
+// ingestLimits reads REACH_MAX_LINE_BYTES, the longest line (or record) an
+// import accepts (default 64 MiB; also bounds an import's memory, about 3x it).
+func ingestLimits() error {
+	v := os.Getenv("REACH_MAX_LINE_BYTES")
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1<<10 || n > 1<<31 {
+		return fmt.Errorf("REACH_MAX_LINE_BYTES=%q: want a number of bytes from 1024 to 2147483648", v)
+	}
+	ingest.DefaultLimits.MaxRecordBytes = int(n)
+	return nil
 }
 
 func logLevel() slog.Level {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/reach-lab/reach/internal/ingest"
@@ -50,6 +51,10 @@ type Spec struct {
 	Models     []Model
 	Reverify   bool
 	ProjectID  int64 // 0: the default project
+	// AcceptGuess reads files in an unrecognised layout with the guessed
+	// field mapping. Without it such a file is refused (a *GuessError naming
+	// the guess), since a wrong guess gives figures that look right.
+	AcceptGuess bool
 }
 
 // Mapped reports, per model name, the field mapping that was guessed for a
@@ -57,8 +62,21 @@ type Spec struct {
 // gave are not repeated.
 type Mapped map[string]ingest.Mapping
 
+// GuessError refuses a file in an unrecognised layout that has no mapping:
+// it carries the guess, for the user to check and pass back.
+type GuessError struct {
+	Model, File string
+	Guess       ingest.Mapping
+}
+
+func (e *GuessError) Error() string {
+	return fmt.Sprintf("model %q: %s is in no layout Reach recognises; its guessed field mapping is %s. Check it against the file, then pass it with --map (or accept it with --accept-guess)",
+		e.Model, e.File, FormatMapping(e.Guess))
+}
+
 // Create stores the files and enqueues the import. Files in an unknown
-// JSONL layout are read with the guessed field mapping, returned in Mapped.
+// layout are refused unless the model has a Mapping or spec.AcceptGuess is
+// set (then the guessed mapping is used and returned in Mapped).
 // On error nothing is kept.
 func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec) (int64, Mapped, error) {
 	if spec.Name == "" {
@@ -125,6 +143,10 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 		if err != nil {
 			cleanup()
 			return 0, nil, fmt.Errorf("model %q: %w", m.Name, err)
+		}
+		if format == ingest.FormatMapped && m.Mapping == nil && !spec.AcceptGuess {
+			cleanup()
+			return 0, nil, &GuessError{Model: m.Name, File: m.File.Name, Guess: *mapping}
 		}
 		run := store.NewRun{ModelName: m.Name, Role: role, Step: m.Step, UploadID: id, SourceFile: m.File.Name, Format: string(format)}
 		if format == ingest.FormatMapped && mapping != nil {
@@ -285,25 +307,94 @@ func ParseEndpointFlag(v string) (name, baseURL, model string, err error) {
 	return name, baseURL, model, nil
 }
 
-// ParseMapping reads a --map value: comma-separated KEY=FIELD pairs with
-// keys problem_id, list, completion, correct, extracted, sample_index,
-// finish_reason and tokens, e.g.
-// "completion=175b_verification.solution,correct=175b_verification.is_correct".
+// mappingKeys are ParseMapping's keys, each with the Mapping field it sets.
+func mappingKeys(m *ingest.Mapping) []struct {
+	key string
+	dst *string
+} {
+	return []struct {
+		key string
+		dst *string
+	}{{"problem_id", &m.ProblemID}, {"id_kind", &m.IDKind}, {"list", &m.List}, {"completion", &m.Completion},
+		{"correct", &m.Correct}, {"extracted", &m.Extracted}, {"sample_index", &m.SampleIndex},
+		{"finish_reason", &m.FinishReason}, {"tokens", &m.Tokens}, {"question", &m.Question}, {"prompt", &m.Prompt},
+		{"reference", &m.Reference}}
+}
+
+// ParseMapping reads a --map value: comma-separated KEY=PATH pairs with keys
+// problem_id, id_kind (id, index0 or index1), list, completion, correct,
+// threshold (a number: correct is a score, correct when >= it), extracted,
+// sample_index, finish_reason, tokens, question, prompt and reference. Paths
+// use gjson syntax at any depth ("response.body.choices", "a.0.b"; JSONPath
+// "$.a[0].b" works too); inside a list item a path is relative to the item.
+// E.g. "completion=175b_verification.solution,correct=175b_verification.is_correct".
+// A path holding a comma or an equals sign is written with a backslash before it.
 func ParseMapping(v string) (*ingest.Mapping, error) {
 	m := &ingest.Mapping{}
-	fields := map[string]*string{"problem_id": &m.ProblemID, "list": &m.List, "completion": &m.Completion,
-		"correct": &m.Correct, "extracted": &m.Extracted, "sample_index": &m.SampleIndex,
-		"finish_reason": &m.FinishReason, "tokens": &m.Tokens}
-	for _, pair := range strings.Split(v, ",") {
-		k, f, ok := strings.Cut(strings.TrimSpace(pair), "=")
-		dst, known := fields[k]
-		if !ok || !known || f == "" {
-			return nil, fmt.Errorf("mapping %q: want KEY=FIELD pairs with keys problem_id, list, completion, correct, extracted, sample_index, finish_reason, tokens", pair)
-		}
-		*dst = f
+	keys := mappingKeys(m)
+	var names []string
+	for _, k := range keys {
+		names = append(names, k.key)
 	}
-	if m.Completion == "" && m.Correct == "" {
-		return nil, errors.New("mapping: give at least completion= or correct=")
+	want := fmt.Sprintf("want KEY=PATH pairs with keys %s, threshold", strings.Join(names, ", "))
+	for _, pair := range splitUnescaped(v, ',') {
+		k, f, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		f = strings.NewReplacer(`\,`, ",", `\=`, "=").Replace(f)
+		if !ok || f == "" {
+			return nil, fmt.Errorf("mapping %q: %s", pair, want)
+		}
+		if k == "threshold" {
+			t, err := strconv.ParseFloat(f, 64)
+			if err != nil || t <= 0 {
+				return nil, fmt.Errorf("mapping %q: want a positive number", pair)
+			}
+			m.Threshold = t
+			continue
+		}
+		found := false
+		for _, key := range keys {
+			if key.key == k {
+				*key.dst, found = f, true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("mapping %q: %s", pair, want)
+		}
+	}
+	if m.Completion == "" && m.Correct == "" && m.List == "" {
+		return nil, errors.New("mapping: give at least completion=, correct= or list=")
 	}
 	return m, nil
+}
+
+// FormatMapping writes a mapping as ParseMapping reads it.
+func FormatMapping(m ingest.Mapping) string {
+	var parts []string
+	esc := strings.NewReplacer(",", `\,`, "=", `\=`)
+	for _, k := range mappingKeys(&m) {
+		if *k.dst != "" {
+			parts = append(parts, k.key+"="+esc.Replace(*k.dst))
+		}
+	}
+	if m.Threshold > 0 {
+		parts = append(parts, "threshold="+strconv.FormatFloat(m.Threshold, 'g', -1, 64))
+	}
+	return strings.Join(parts, ",")
+}
+
+// splitUnescaped splits s at each sep not preceded by a backslash.
+func splitUnescaped(s string, sep byte) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' {
+			i++
+			continue
+		}
+		if s[i] == sep {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
 }

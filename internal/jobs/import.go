@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/reach-lab/reach/internal/ingest"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/verify"
+	vmath "github.com/reach-lab/reach/internal/verify/math"
 )
 
 // ImportArgs starts the import of a comparison: it loads the dataset file
@@ -312,6 +314,8 @@ type problemIndex struct {
 	byIdx map[string]int64
 	byID  map[int64]verify.Problem // what the verifier needs
 	keyOf map[int64]string
+	ids   []int64               // in dataset order
+	match []ingest.MatchProblem // in dataset order, for ingest.Matcher
 }
 
 func newProblemIndex(ps []store.Problem) problemIndex {
@@ -322,8 +326,24 @@ func newProblemIndex(ps []store.Problem) problemIndex {
 		ix.byIdx[strconv.Itoa(p.Idx)] = p.ID
 		ix.byID[p.ID] = verify.Problem{Reference: p.Reference, Kind: p.Kind}
 		ix.keyOf[p.ID] = p.Key
+		ix.ids = append(ix.ids, p.ID)
+		sol := p.Extra["solution"]
+		if sol == "" {
+			sol = p.Extra["canonical_solution"]
+		}
+		ix.match = append(ix.match, ingest.MatchProblem{Key: p.Key, Statement: p.Statement, Reference: p.Reference, Solution: sol})
 	}
 	return ix
+}
+
+// matcher matches one samples file's samples to the dataset and checks the
+// file against it (see ingest.Matcher). A reference answer the file carries
+// is compared with the dataset's by math equivalence.
+func (ix problemIndex) matcher(file string) *ingest.Matcher {
+	return ingest.NewMatcher(file, ix.match, func(ref, fileRef string) bool {
+		return strings.Join(strings.Fields(ref), "") == strings.Join(strings.Fields(fileRef), "") ||
+			vmath.VerifyAnswer(ref, fileRef, false).IsCorrect()
+	})
 }
 
 func (ix problemIndex) lookup(key string) (int64, bool) {
@@ -361,7 +381,7 @@ func (w *ImportRunWorker) importRun(ctx context.Context, tx *store.Store, c stor
 	if err != nil {
 		return sum, err
 	}
-	problems, err := tx.Problems(ctx, *c.DatasetID, false)
+	problems, err := tx.Problems(ctx, *c.DatasetID, true) // statements: the Matcher checks the file against them
 	if err != nil {
 		return sum, err
 	}
@@ -381,9 +401,12 @@ func (w *ImportRunWorker) importRun(ctx context.Context, tx *store.Store, c stor
 		_ = w.st.SetProgress(ctx, prog)
 	}
 
-	p := samplePipeline{v: w.v, ix: ix, reverify: c.Reverify, runID: r.ID, file: up.Filename}
+	p := samplePipeline{v: w.v, ix: ix, mt: ix.matcher(up.Filename), reverify: c.Reverify, runID: r.ID, file: up.Filename}
 	read := func(onSample func(ingest.Sample) error, onCount func(ingest.Count) error) error {
-		return ingest.ReadSamples(cr, up.Filename, format, mapping, onSample, onCount)
+		if err := ingest.ReadSamples(cr, up.Filename, format, mapping, onSample, onCount); err != nil {
+			return err
+		}
+		return p.mt.Finish()
 	}
 	var written int64
 	sum, err = p.run(ctx, read, func(b *batch) error {

@@ -162,9 +162,10 @@ func TestHumanEvalPair(t *testing.T) {
 func gsm8kSpec(t *testing.T, reverify bool) intake.Spec {
 	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
 	return intake.Spec{
-		Name:     "gsm8k",
-		Reverify: reverify,
-		Dataset:  intake.LocalFile(filepath.Join(dir, "data/gsm8k_subset.jsonl")),
+		Name:        "gsm8k",
+		Reverify:    reverify,
+		AcceptGuess: true, // the layout is read through its guessed field mapping
+		Dataset:     intake.LocalFile(filepath.Join(dir, "data/gsm8k_subset.jsonl")),
 		Models: []intake.Model{
 			{Name: "SFT", File: intake.LocalFile(filepath.Join(dir, "results_1024_cuda/sft_raw.jsonl"))},
 			{Name: "PPO", File: intake.LocalFile(filepath.Join(dir, "results_1024_cuda/rl_raw.jsonl"))},

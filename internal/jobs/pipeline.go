@@ -33,6 +33,7 @@ type batch struct {
 type samplePipeline struct {
 	v        verify.Verifier // nil: leave ungraded samples pending
 	ix       problemIndex
+	mt       *ingest.Matcher // finds each sample's problem and checks the file against the dataset
 	reverify bool // grade every sample, keeping the file's label aside
 	runID    int64
 	file     string
@@ -81,10 +82,11 @@ func (p *samplePipeline) run(ctx context.Context,
 			return nil
 		}
 		onSample := func(s ingest.Sample) error {
-			pid, ok := p.ix.lookup(s.ProblemKey)
-			if !ok {
-				return p.unknown(s.Line, s.ProblemKey)
+			pos, err := p.mt.Resolve(&s)
+			if err != nil {
+				return err
 			}
+			pid := p.ix.ids[pos]
 			row := store.Sample{RunID: p.runID, ProblemID: pid, SampleIndex: s.SampleIndex, Completion: s.Completion,
 				FinishReason: s.FinishReason, CompletionTokens: s.CompletionTokens, FileCorrect: s.Correct,
 				FileExtracted: s.Extracted, Status: store.SamplePending}

@@ -250,7 +250,7 @@ func TestGSM8KCheckpointTrajectory(t *testing.T) {
 		"trajectory/step-500/rl_raw.jsonl", "trajectory/step-1000/rl_raw.jsonl", "results_2048_batched/rl_raw.jsonl"}
 	names := []string{"SFT", "PPO step 100", "PPO step 300", "PPO step 500", "PPO step 1000", "PPO final"}
 	steps := []int{0, 100, 300, 500, 1000, -1}
-	spec := intake.Spec{Name: "gsm8k-trajectory", Dataset: intake.LocalFile(filepath.Join(dir, "data/gsm8k_subset.jsonl"))}
+	spec := intake.Spec{Name: "gsm8k-trajectory", Dataset: intake.LocalFile(filepath.Join(dir, "data/gsm8k_subset.jsonl")), AcceptGuess: true}
 	labels := make([]map[string]int, len(files))
 	for i, f := range files {
 		m := intake.Model{Name: names[i], File: intake.LocalFile(filepath.Join(dir, f))}
