@@ -939,38 +939,94 @@ func TestCSRF(t *testing.T) {
 	}
 }
 
-// Sign-in is limited per account (5 failures in 15 minutes lock it, even
-// for the right password) and per address (20 failures).
+// signInFrom posts the sign-in form as a client at addr (the server trusts
+// X-Forwarded-For) with the device cookie dev, if any; it returns the status
+// and the device cookie the answer set, if any.
+func signInFrom(t *testing.T, base, addr, email, password string, dev *http.Cookie) (int, *http.Cookie) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/login", strings.NewReader(url.Values{"email": {email}, "password": {password}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Forwarded-For", addr)
+	if dev != nil {
+		req.AddCookie(dev)
+	}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, c := range resp.Cookies() {
+		if c.Name == "reach_device" {
+			return resp.StatusCode, c
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+// Sign-in limits without a lockout of the owner: a browser that signed in
+// to the account before is limited on its own (5 failures), so guessing
+// from elsewhere never keeps it out; other browsers get 5 failures per
+// account and address and 20 per account; an address gets 20 failures
+// over all accounts.
 func TestLoginRateLimit(t *testing.T) {
-	srv := newServer(t)
+	srv := newServerWith(t, web.Config{TrustProxyHeaders: true})
 	createUser(t, srv.st, "target@reach.test", false, "")
 	createUser(t, srv.st, "other@reach.test", false, "")
-	try := func(email, pw string) int {
-		resp, err := noRedirect.PostForm(srv.url+"/login", url.Values{"email": {email}, "password": {pw}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+	const owner, attacker = "198.51.100.7", "203.0.113.66"
+	code, dev := signInFrom(t, srv.url, owner, "target@reach.test", testPassword, nil)
+	if code != 303 || dev == nil || !dev.HttpOnly {
+		t.Fatalf("first sign-in: HTTP %d, device cookie %+v", code, dev)
 	}
 	for i := range 5 {
-		if code := try("target@reach.test", "wrong password!"); code != 401 {
-			t.Fatalf("failure %d: HTTP %d, want 401", i+1, code)
+		if code, _ := signInFrom(t, srv.url, attacker, "target@reach.test", "wrong password!", nil); code != 401 {
+			t.Fatalf("guess %d: HTTP %d, want 401", i+1, code)
 		}
 	}
-	if code := try("target@reach.test", testPassword); code != 429 {
-		t.Errorf("right password after 5 failures: HTTP %d, want 429", code)
+	if code, _ := signInFrom(t, srv.url, attacker, "target@reach.test", testPassword, nil); code != 429 {
+		t.Errorf("6th attempt from the guessing address, even with the right password: HTTP %d, want 429", code)
 	}
-	if code := try("other@reach.test", testPassword); code != 303 {
-		t.Errorf("another account from the same address: HTTP %d, want 303", code)
+	if code, _ := signInFrom(t, srv.url, owner, "target@reach.test", testPassword, dev); code != 303 {
+		t.Errorf("the owner's browser during the guessing: HTTP %d, want 303", code)
 	}
-	// Spraying many accounts from one address: 20 failures in all (5 so far).
+	if code, _ := signInFrom(t, srv.url, attacker, "target@reach.test", testPassword, dev); code != 303 {
+		t.Errorf("the owner's browser from the guessing address: HTTP %d, want 303 (the browser is known)", code)
+	}
+	if code, _ := signInFrom(t, srv.url, "192.0.2.1", "target@reach.test", testPassword, nil); code != 303 {
+		t.Errorf("a new browser of the owner at another address: HTTP %d, want 303", code)
+	}
+	// A device cookie is the account's: for another account it is no help.
+	if code, _ := signInFrom(t, srv.url, attacker, "other@reach.test", testPassword, dev); code != 303 {
+		t.Errorf("another account from the guessing address: HTTP %d, want 303", code)
+	}
+	// Guessing from many addresses: 20 failures per account hold back new browsers, not known ones.
 	for i := range 15 {
-		if code := try(fmt.Sprintf("nobody%d@reach.test", i), "x"); code != 401 {
+		if code, _ := signInFrom(t, srv.url, fmt.Sprintf("203.0.113.%d", i+1), "target@reach.test", "wrong password!", nil); code != 401 {
+			t.Fatalf("distributed guess %d: HTTP %d", i+1, code)
+		}
+	}
+	if code, _ := signInFrom(t, srv.url, "192.0.2.2", "target@reach.test", testPassword, nil); code != 429 {
+		t.Errorf("a new browser after 20 failures on the account: HTTP %d, want 429", code)
+	}
+	if code, _ := signInFrom(t, srv.url, owner, "target@reach.test", testPassword, dev); code != 303 {
+		t.Errorf("the owner's browser after 20 failures on the account: HTTP %d, want 303", code)
+	}
+	// The known browser has a limit of its own.
+	for i := range 5 {
+		if code, _ := signInFrom(t, srv.url, owner, "target@reach.test", "wrong password!", dev); code != 401 {
+			t.Fatalf("known browser's failure %d: HTTP %d", i+1, code)
+		}
+	}
+	if code, _ := signInFrom(t, srv.url, owner, "target@reach.test", testPassword, dev); code != 429 {
+		t.Errorf("a known browser after its own 5 failures: HTTP %d, want 429", code)
+	}
+	// Spraying many accounts from one address: 20 failures in all.
+	const sprayer = "198.51.100.99"
+	for i := range 20 {
+		if code, _ := signInFrom(t, srv.url, sprayer, fmt.Sprintf("nobody%d@reach.test", i), "x", nil); code != 401 {
 			t.Fatalf("spray %d: HTTP %d", i, code)
 		}
 	}
-	if code := try("other@reach.test", testPassword); code != 429 {
+	if code, _ := signInFrom(t, srv.url, sprayer, "other@reach.test", testPassword, nil); code != 429 {
 		t.Errorf("after 20 failures from one address: HTTP %d, want 429", code)
 	}
 }

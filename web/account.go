@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -18,15 +19,94 @@ import (
 	"github.com/reach-lab/reach/web/views"
 )
 
-// Sign-in limits: failures per account and per client address within
-// loginWindow. Per-account limiting bounds guessing against one account
-// from many addresses; per-address limiting bounds spraying many accounts.
+// Sign-in limits, each within loginWindow; attempts are counted before the
+// password is checked (a successful one is taken back):
+//
+//   - per browser known to the account (it signed in there before and
+//     holds a device cookie for it): loginPerDevice. Such a browser is never
+//     held back by failures from anywhere else, so guessing cannot lock the
+//     owner out of their usual browser.
+//   - from other browsers, per account and client address:
+//     loginPerAccountAddress, and per account from all addresses together:
+//     loginPerAccount. One guessing address blocks only itself; the owner
+//     from a new browser is held back only by guessing from many addresses.
+//   - per client address over all accounts: loginPerAddress (spraying).
+//
+// Password checks (argon2id, 19 MiB each) also pass a gate of one slot per
+// core; a request that waits longer than passwordWait for a slot gets 429.
 const (
-	loginPerAccount = 5
-	loginPerAddress = 20
-	loginWindow     = 15 * time.Minute
-	inviteTTL       = 7 * 24 * time.Hour
+	loginPerDevice         = 5
+	loginPerAccountAddress = 5
+	loginPerAccount        = 20
+	loginPerAddress        = 20
+	loginWindow            = 15 * time.Minute
+	passwordWait           = 5 * time.Second
+	deviceCookie           = "reach_device"
+	deviceCookieAge        = 365 * 24 * time.Hour
+	inviteTTL              = 7 * 24 * time.Hour
 )
+
+// loginLimits are the sign-in limiters and the argon2 gate.
+type loginLimits struct {
+	byDevice, byAccountAddress, byAccount, byAddress *auth.Limiter
+	gate                                           *auth.Gate
+	devices                                        *auth.Devices
+}
+
+func newLoginLimits() (*loginLimits, error) {
+	d, err := auth.NewDevices()
+	if err != nil {
+		return nil, err
+	}
+	return &loginLimits{
+		byDevice:         auth.NewLimiter(loginPerDevice, loginWindow),
+		byAccountAddress: auth.NewLimiter(loginPerAccountAddress, loginWindow),
+		byAccount:        auth.NewLimiter(loginPerAccount, loginWindow),
+		byAddress:        auth.NewLimiter(loginPerAddress, loginWindow),
+		gate:             auth.NewGate(0, passwordWait),
+		devices:          d,
+	}, nil
+}
+
+// take counts one attempt against each (limiter, key) pair, all or none:
+// when one refuses, the attempts already taken are forgiven and the wait
+// until it allows again is returned.
+func take(pairs ...limitKey) (bool, time.Duration) {
+	for i, p := range pairs {
+		if ok, wait := p.lim.Take(p.key); !ok {
+			for _, q := range pairs[:i] {
+				q.lim.Forgive(q.key)
+			}
+			return false, wait
+		}
+	}
+	return true, 0
+}
+
+type limitKey struct {
+	lim *auth.Limiter
+	key string
+}
+
+// checkPassword runs auth.CheckPassword in a gate slot: auth.ErrBusy when
+// none freed up in time.
+func (s *Server) checkPassword(r *http.Request, hash, password string) error {
+	var err error
+	if gerr := s.login.gate.Do(r.Context(), func() { err = auth.CheckPassword(hash, password) }); gerr != nil {
+		return gerr
+	}
+	return err
+}
+
+// hashPassword runs auth.HashPassword in a gate slot.
+func (s *Server) hashPassword(r *http.Request, password string) (string, error) {
+	var h string
+	var err error
+	if gerr := s.login.gate.Do(r.Context(), func() { h, err = auth.HashPassword(password, auth.DefaultParams) }); gerr != nil {
+		return "", gerr
+	}
+	return h, err
+}
 
 // dummyHash is checked against when the email is unknown, so that a wrong
 // email takes as long as a wrong password.
@@ -118,51 +198,94 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 		Local: fromLocalhost(r) && localHostName(r.Host)}))
 }
 
-func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
 		return
 	}
 	email := store.NormalizeEmail(r.PostForm.Get("email"))
 	password := r.PostForm.Get("password")
-	form := views.LoginForm{Email: email, Next: safeNext(r.PostForm.Get("next"))}
+	form := views.LoginForm{Email: truncate(email, maxEmail), Next: safeNext(r.PostForm.Get("next"))}
 	addr := clientAddr(r)
-	for _, l := range []struct {
-		lim *auth.Limiter
-		key string
-	}{{s.loginByAccount, email}, {s.loginByAddress, addr}} {
-		if ok, wait := l.lim.Allow(l.key); !ok {
-			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-			form.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %d minutes.", int(wait.Minutes())+1)
-			s.log.Warn("sign-in rate limited", "email", email, "addr", addr)
-			s.render(w, r, http.StatusTooManyRequests, views.LoginPage(form))
-			return
-		}
-	}
-	u, err := s.st.UserByEmail(r.Context(), email)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		s.fail(w, r, err)
-		return
-	}
-	known := err == nil && !u.Disabled && u.PasswordHash != ""
-	hash := dummyHash()
-	if known {
-		hash = u.PasswordHash
-	}
-	if auth.CheckPassword(hash, password) != nil || !known {
-		s.loginByAccount.Fail(email)
-		s.loginByAddress.Fail(addr)
-		s.log.Warn("sign-in failed", "email", email, "addr", addr)
+	if len(email) > maxEmail {
 		form.Error = "Wrong email or password."
 		s.render(w, r, http.StatusUnauthorized, views.LoginPage(form))
 		return
 	}
-	s.loginByAccount.Reset(email)
+	l := s.login
+	// A browser that signed in to this account before is limited on its
+	// own; any other is limited per account and address, and per account.
+	limits := []limitKey{{l.byAddress, addr}}
+	device, known := "", false
+	if c, err := r.Cookie(deviceCookie); err == nil {
+		device, known = l.devices.Check(c.Value, email)
+	}
+	if known {
+		limits = append(limits, limitKey{l.byDevice, device})
+	} else {
+		limits = append(limits, limitKey{l.byAccountAddress, email + "\x00" + addr}, limitKey{l.byAccount, email})
+	}
+	tooMany := func(wait time.Duration, why string) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+		form.Error = why
+		s.log.Warn("sign-in refused", "email", email, "addr", addr, "known_browser", known, "why", why)
+		s.render(w, r, http.StatusTooManyRequests, views.LoginPage(form))
+	}
+	if ok, wait := take(limits...); !ok {
+		tooMany(wait, fmt.Sprintf("Too many failed sign-ins. Try again in %d minutes.", int(wait.Minutes())+1))
+		return
+	}
+	forgive := func() {
+		for _, k := range limits {
+			k.lim.Forgive(k.key)
+		}
+	}
+	u, err := s.st.UserByEmail(r.Context(), email)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		forgive()
+		s.fail(w, r, err)
+		return
+	}
+	exists := err == nil && !u.Disabled && u.PasswordHash != ""
+	hash := dummyHash() // an unknown email costs as much as a wrong password
+	if exists {
+		hash = u.PasswordHash
+	}
+	err = auth.ErrMismatch
+	if len(password) <= maxPassword {
+		err = s.checkPassword(r, hash, password)
+	}
+	if errors.Is(err, auth.ErrBusy) || errors.Is(err, context.Canceled) {
+		forgive() // not checked: it does not count
+		tooMany(time.Second, "The server is busy checking other sign-ins. Try again in a moment.")
+		return
+	}
+	if err != nil || !exists {
+		s.log.Warn("sign-in failed", "email", email, "addr", addr, "known_browser", known)
+		form.Error = "Wrong email or password."
+		s.render(w, r, http.StatusUnauthorized, views.LoginPage(form))
+		return
+	}
+	// Success: this attempt does not count, and the browser's (or the
+	// account's, from this address) failures are forgotten. The address's
+	// other failures stay: signing in to one's own account must not reset
+	// a count that guessing at others built up.
+	l.byAddress.Forgive(addr)
+	if known {
+		l.byDevice.Reset(device)
+	} else {
+		l.byAccountAddress.Reset(email + "\x00" + addr)
+		l.byAccount.Forgive(email)
+	}
 	if err := s.startSession(w, r, u); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.log.Info("signed in", "user", u.Email, "addr", addr)
+	if tok, err := l.devices.Issue(email); err == nil {
+		http.SetCookie(w, &http.Cookie{Name: deviceCookie, Value: tok, Path: "/login", HttpOnly: true, Secure: s.isTLS(r),
+			SameSite: http.SameSiteStrictMode, MaxAge: int(deviceCookieAge / time.Second)})
+	}
+	s.log.Info("signed in", "user", u.Email, "addr", addr, "known_browser", known)
 	target := form.Next
 	if u.MustChangePassword {
 		target = "/account/password"
@@ -245,7 +368,7 @@ func (s *Server) setup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := views.PasswordForm{Email: store.NormalizeEmail(r.PostForm.Get("email"))}
-	hash, msg := newPasswordHash(r.PostForm.Get("password"), r.PostForm.Get("confirm"))
+	hash, msg := s.newPasswordHash(r, r.PostForm.Get("password"), r.PostForm.Get("confirm"))
 	if !strings.Contains(f.Email, "@") {
 		msg = "Give an email address."
 	}
@@ -272,16 +395,19 @@ func (s *Server) setup(w http.ResponseWriter, r *http.Request) {
 
 // newPasswordHash checks a new password and its confirmation and hashes
 // it; msg says what is wrong (hash is empty then).
-func newPasswordHash(password, confirm string) (hash, msg string) {
+func (s *Server) newPasswordHash(r *http.Request, password, confirm string) (hash, msg string) {
 	if err := auth.CheckPasswordPolicy(password); err != nil {
 		return "", "Password: " + err.Error() + "."
 	}
 	if password != confirm {
 		return "", "The two passwords differ."
 	}
-	h, err := auth.HashPassword(password, auth.DefaultParams)
+	h, err := s.hashPassword(r, password)
+	if errors.Is(err, auth.ErrBusy) {
+		return "", "The server is busy checking sign-ins. Try again in a moment."
+	}
 	if err != nil {
-		return "", err.Error()
+		return "", s.internal(r, err)
 	}
 	return h, ""
 }
@@ -298,12 +424,32 @@ func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := views.PasswordForm{Email: u.Email, MustChange: u.MustChangePassword}
-	if err := auth.CheckPassword(u.PasswordHash, r.PostForm.Get("current")); err != nil {
+	// Guessing the current password with a stolen session is limited like
+	// signing in from an unknown browser.
+	key := "change\x00" + u.Email
+	if ok, wait := s.login.byAccount.Take(key); !ok {
+		f.Error = fmt.Sprintf("Too many wrong current passwords. Try again in %d minutes.", int(wait.Minutes())+1)
+		s.render(w, r, http.StatusTooManyRequests, views.PasswordPage(f))
+		return
+	}
+	current := r.PostForm.Get("current")
+	err := auth.ErrMismatch
+	if len(current) <= maxPassword {
+		err = s.checkPassword(r, u.PasswordHash, current)
+	}
+	if errors.Is(err, auth.ErrBusy) {
+		s.login.byAccount.Forgive(key)
+		f.Error = "The server is busy checking sign-ins. Try again in a moment."
+		s.render(w, r, http.StatusTooManyRequests, views.PasswordPage(f))
+		return
+	}
+	if err != nil {
 		f.Error = "The current password is wrong."
 		s.render(w, r, http.StatusBadRequest, views.PasswordPage(f))
 		return
 	}
-	hash, msg := newPasswordHash(r.PostForm.Get("password"), r.PostForm.Get("confirm"))
+	s.login.byAccount.Forgive(key)
+	hash, msg := s.newPasswordHash(r, r.PostForm.Get("password"), r.PostForm.Get("confirm"))
 	if msg != "" {
 		f.Error = msg
 		s.render(w, r, http.StatusBadRequest, views.PasswordPage(f))
@@ -460,7 +606,7 @@ func (s *Server) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
 		return
 	}
-	pw, msg := newPasswordHash(r.PostForm.Get("password"), r.PostForm.Get("confirm"))
+	pw, msg := s.newPasswordHash(r, r.PostForm.Get("password"), r.PostForm.Get("confirm"))
 	if msg != "" {
 		s.render(w, r, http.StatusBadRequest, views.InvitePage(views.PasswordForm{Email: inv.Email, Error: msg}))
 		return

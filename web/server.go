@@ -57,7 +57,7 @@ type Server struct {
 	cfg  Config
 	log  *slog.Logger
 
-	loginByAccount, loginByAddress *auth.Limiter
+	login *loginLimits
 }
 
 // New returns the HTTP handler of the whole application.
@@ -73,9 +73,11 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 	if cfg.MaxUploadBytes <= 0 {
 		cfg.MaxUploadBytes = 2 << 30
 	}
-	s := &Server{st: st, jobs: jc, cfg: cfg, log: log,
-		loginByAccount: auth.NewLimiter(loginPerAccount, loginWindow),
-		loginByAddress: auth.NewLimiter(loginPerAddress, loginWindow)}
+	ll, err := newLoginLimits()
+	if err != nil {
+		panic(err) // crypto/rand failed: nothing can work
+	}
+	s := &Server{st: st, jobs: jc, cfg: cfg, log: log, login: ll}
 	r := chi.NewRouter()
 	r.Use(keepPeer)
 	if cfg.TrustProxyHeaders {
@@ -88,7 +90,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 
 	// Public: signing in, first run, invitations, share links.
 	r.Get("/login", s.loginPage)
-	r.Post("/login", s.login)
+	r.Post("/login", s.signIn)
 	r.Post("/logout", s.logout)
 	r.Get("/setup", s.setupPage)
 	r.Post("/setup", s.setup)

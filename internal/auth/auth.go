@@ -1,7 +1,9 @@
 // Package auth holds Reach's account primitives, all pure or in-memory:
 // argon2id password hashes (RFC 9106), random bearer tokens kept only as
-// SHA-256 digests, project roles and what each may do, and the sliding-window
-// limiter that slows down password guessing.
+// SHA-256 digests, project roles and what each may do, and what slows down
+// password guessing: the sliding-window Limiter, the Gate that caps
+// concurrent argon2 work, and the Devices tokens of browsers that signed in
+// before.
 package auth
 
 import (

@@ -1,8 +1,12 @@
 package auth
 
 import (
+	"context"
 	"errors"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -95,27 +99,109 @@ func TestLimiter(t *testing.T) {
 	l := NewLimiter(3, time.Minute)
 	l.now = func() time.Time { return now }
 	for i := range 3 {
-		if ok, _ := l.Allow("a"); !ok {
-			t.Fatalf("refused after %d failures", i)
+		if ok, _ := l.Take("a"); !ok {
+			t.Fatalf("refused after %d attempts", i)
 		}
-		l.Fail("a")
 		now = now.Add(10 * time.Second)
 	}
-	ok, wait := l.Allow("a")
+	ok, wait := l.Take("a")
 	if ok || wait != 30*time.Second {
-		t.Fatalf("after 3 failures at 0, 10, 20 s (now 30 s): allow %v, wait %v; want refused for 30 s", ok, wait)
+		t.Fatalf("after 3 attempts at 0, 10, 20 s (now 30 s): take %v, wait %v; want refused for 30 s", ok, wait)
 	}
-	if ok, _ := l.Allow("b"); !ok {
+	if ok, _ := l.Take("b"); !ok {
 		t.Error("another key is refused")
 	}
-	now = now.Add(30 * time.Second) // the first failure leaves the window
-	if ok, _ := l.Allow("a"); !ok {
-		t.Error("still refused after the oldest failure left the window")
+	now = now.Add(30 * time.Second) // the first attempt leaves the window
+	if ok, _ := l.Take("a"); !ok {
+		t.Error("still refused after the oldest attempt left the window")
 	}
-	l.Fail("a")
+	if ok, _ := l.Take("a"); ok {
+		t.Error("a refused Take was counted as an attempt, or a taken one was not")
+	}
+	l.Forgive("a") // the last one succeeded
+	if ok, _ := l.Take("a"); !ok {
+		t.Error("refused after Forgive")
+	}
 	l.Reset("a")
-	if ok, _ := l.Allow("a"); !ok {
-		t.Error("refused after Reset")
+	for range 3 {
+		if ok, _ := l.Take("a"); !ok {
+			t.Error("refused after Reset")
+		}
+	}
+}
+
+// Attempts are counted when taken, so many at once cannot exceed the
+// limit (the check-then-fail race of counting only failures).
+func TestLimiterParallel(t *testing.T) {
+	l := NewLimiter(5, time.Minute)
+	var wg sync.WaitGroup
+	var allowed atomic.Int64
+	for range 100 {
+		wg.Go(func() {
+			if ok, _ := l.Take("acct"); ok {
+				allowed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if allowed.Load() != 5 {
+		t.Errorf("%d of 100 parallel attempts allowed, want 5", allowed.Load())
+	}
+}
+
+func TestGate(t *testing.T) {
+	g := NewGate(2, 50*time.Millisecond)
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	var busy, ran atomic.Int64
+	for range 10 {
+		wg.Go(func() {
+			err := g.Do(context.Background(), func() {
+				ran.Add(1)
+				<-release
+			})
+			if errors.Is(err, ErrBusy) {
+				busy.Add(1)
+			}
+		})
+	}
+	time.Sleep(200 * time.Millisecond) // the 8 without a slot give up after 50 ms
+	close(release)
+	wg.Wait()
+	if g.Peak() != 2 || ran.Load() != 2 || busy.Load() != 8 {
+		t.Errorf("peak %d, ran %d, busy %d; want 2, 2, 8", g.Peak(), ran.Load(), busy.Load())
+	}
+	if NewGate(0, time.Second).slots == nil || cap(NewGate(0, time.Second).slots) != runtime.GOMAXPROCS(0) {
+		t.Error("a gate of 0 slots does not get one per core")
+	}
+}
+
+func TestDevices(t *testing.T) {
+	d, err := NewDevices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := d.Issue("a@x.org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, ok := d.Check(tok, "a@x.org")
+	if !ok || len(id) != 32 {
+		t.Fatalf("own token: %q %v", id, ok)
+	}
+	if _, ok := d.Check(tok, "b@x.org"); ok {
+		t.Error("a token of a@x.org passes for b@x.org")
+	}
+	other, _ := NewDevices()
+	if _, ok := other.Check(tok, "a@x.org"); ok {
+		t.Error("a token passes under another key")
+	}
+	bad := []byte(tok)
+	bad[len(bad)-2] ^= 1
+	for _, b := range []string{"", "x", string(bad), tok + "A"} {
+		if _, ok := d.Check(b, "a@x.org"); ok {
+			t.Errorf("forged token %q passes", b)
+		}
 	}
 }
 
