@@ -49,8 +49,8 @@ const (
 // loginLimits are the sign-in limiters and the argon2 gate.
 type loginLimits struct {
 	byDevice, byAccountAddress, byAccount, byAddress *auth.Limiter
-	gate                                           *auth.Gate
-	devices                                        *auth.Devices
+	gate                                             *auth.Gate
+	devices                                          *auth.Devices
 }
 
 func newLoginLimits() (*loginLimits, error) {
