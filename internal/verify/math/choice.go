@@ -67,6 +67,12 @@ func choiceLetter(s string, maxLetter byte) (byte, bool) {
 // standaloneLetter finds the last option letter in s that is a word on its
 // own (not part of a longer word or number).
 func standaloneLetter(s string, maxLetter byte) (byte, bool) {
+	c, _, ok := standaloneLetterAt(s, maxLetter)
+	return c, ok
+}
+
+// standaloneLetterAt is standaloneLetter with the letter's offset.
+func standaloneLetterAt(s string, maxLetter byte) (byte, int, bool) {
 	for i := len(s) - 1; i >= 0; i-- {
 		c := s[i]
 		if c < 'A' || c > maxLetter {
@@ -78,37 +84,50 @@ func standaloneLetter(s string, maxLetter byte) (byte, bool) {
 		if i+1 < len(s) && (isLetter(s[i+1]) || isDigit(s[i+1]) || s[i+1] == '\'') {
 			continue
 		}
-		return c, true
+		return c, i, true
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // extractChoice finds the chosen option in a completion: a boxed letter,
 // the letter after "answer is"/"Answer:", a letter opening the text, or
 // the last standalone letter.
 func extractChoice(text string, maxLetter byte) (byte, string, bool) {
-	s := prepareCompletion(text)
+	c, rule, _, ok := extractChoiceAt(text, maxLetter)
+	return c, rule, ok
+}
+
+// extractChoiceAt is extractChoice that also reports a limit error when the
+// letter may come from an answer cut by the completion window.
+func extractChoiceAt(text string, maxLetter byte) (byte, string, *limitError, bool) {
+	s, guard := prepareCompletion(text)
+	at := func(pos int) *limitError {
+		if guard > 0 && pos < guard {
+			return errWindow
+		}
+		return nil
+	}
 	if boxes := findBoxes(s); len(boxes) > 0 {
 		b := boxes[len(boxes)-1]
 		if c, ok := choiceLetter(s[b.cstart:b.cend], maxLetter); ok {
-			return c, RuleBoxed, true
+			return c, RuleBoxed, at(b.start), true
 		}
 	}
 	if snip, pos := phraseAnswer(s); pos >= 0 {
 		if c, ok := choiceLetter(snip, maxLetter); ok {
-			return c, RuleFinalAnswer, true
+			return c, RuleFinalAnswer, at(pos), true
 		}
 		if c, ok := standaloneLetter(firstWords(snip, 6), maxLetter); ok {
-			return c, RuleFinalAnswer, true
+			return c, RuleFinalAnswer, at(pos), true
 		}
 	}
 	if c, ok := choiceLetter(strings.TrimSpace(s), maxLetter); ok {
-		return c, RuleChoice, true
+		return c, RuleChoice, at(0), true
 	}
-	if c, ok := standaloneLetter(s, maxLetter); ok {
-		return c, RuleChoice, true
+	if c, i, ok := standaloneLetterAt(s, maxLetter); ok {
+		return c, RuleChoice, at(i), true
 	}
-	return 0, "", false
+	return 0, "", nil, false
 }
 
 func firstWords(s string, n int) string {

@@ -125,9 +125,6 @@ var answerPrefixes = []string{
 // `{,}` or `,\!`, lead-ins like "Answer:", and trailing punctuation. It does
 // not unwrap \boxed (see unwrapBoxes).
 func cleanAnswer(s string) string {
-	if len(s) > maxAnswerLen {
-		s = s[:maxAnswerLen]
-	}
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); i++ {

@@ -57,6 +57,9 @@ const (
 )
 
 func runCorpus(t *testing.T, split string) {
+	if split == "holdout" && os.Getenv("REACH_TUNING") != "" {
+		t.Skip("REACH_TUNING is set: the held-aside corpus is not read while tuning")
+	}
 	path := filepath.Join("testdata", "corpus", split+".jsonl")
 	var cs []corpusCase
 	for i, c := range readCorpus(t, path) {
@@ -114,8 +117,12 @@ func runCorpus(t *testing.T, split string) {
 	}
 	t.Logf("corpus %s: agreement by source\n%s", split, table("source", bySource))
 	t.Logf("corpus %s: agreement by kind\n%s", split, table("kind", byKind))
-	for _, m := range misses {
-		t.Logf("disagree: %s", m)
+	// The held-aside half reports totals only: its cases are not for
+	// reading while the verifier is being changed.
+	if split != "holdout" {
+		for _, m := range misses {
+			t.Logf("disagree: %s", m)
+		}
 	}
 	if rate := float64(total.agree) / float64(total.n); rate < corpusMinOverall {
 		t.Errorf("%s: overall agreement %.1f%% (%d/%d) < %.0f%%", split, 100*rate, total.agree, total.n, 100*corpusMinOverall)

@@ -29,13 +29,27 @@ const (
 type judge struct {
 	rounding int
 	budget   int
+	// limit is the first cap that cut a comparison short (see limits.go):
+	// a "differs" verdict reached after one is reported as unparseable.
+	limit *limitError
+}
+
+// hit records that a cap cut the comparison short.
+func (j *judge) hit(e *limitError) {
+	if j.limit == nil {
+		j.limit = e
+	}
 }
 
 func newJudge(rounding int) *judge { return &judge{rounding: rounding, budget: evalBudget} }
 
 func (j *judge) spend(n int) bool {
 	j.budget -= n
-	return j.budget > 0
+	if j.budget <= 0 {
+		j.hit(errWorkBudget)
+		return false
+	}
+	return true
 }
 
 // normalize collapses relation chains to the answer they state:
@@ -159,7 +173,11 @@ func hasNames(n *node) bool {
 }
 
 func (j *judge) equal(g, p *node, depth int) bool {
-	if g == nil || p == nil || depth > 12 || !j.spend(1) {
+	if g == nil || p == nil || !j.spend(1) {
+		return false
+	}
+	if depth > maxCompareDepth {
+		j.hit(errCompareDepth)
 		return false
 	}
 	g, p = normalize(g), normalize(p)
@@ -311,6 +329,10 @@ func elements(n *node) (elems []*node, ordered bool) {
 }
 
 func (j *judge) collEqual(g, p *node, depth int) bool {
+	if tooManyPM(g) || tooManyPM(p) {
+		j.hit(errVariants)
+		return false
+	}
 	// Matrices, including sums and products of matrices.
 	gm, pm := matrixOf(g), matrixOf(p)
 	if gm != nil || pm != nil {
@@ -646,6 +668,8 @@ func (j *judge) valueEqual(a, b *node) bool {
 		y, e2 := evalC(b, &pt)
 		j.budget = pt.budget
 		if e1 != nil || e2 != nil {
+			j.evalFailed(e1, a)
+			j.evalFailed(e2, b)
 			return false
 		}
 		if j.rounding > 0 && isReal(x) && isReal(y) {
@@ -657,6 +681,67 @@ func (j *judge) valueEqual(a, b *node) bool {
 		tol = relTolPoints
 	}
 	return j.pointsEqual(a, b, tol)
+}
+
+// evalFailed records the cap behind an evaluation error, if any: a value
+// too large for exact arithmetic and for float64, a sum too long, the
+// work budget. Domain errors (1/0, √-1 at a point) are not caps.
+func (j *judge) evalFailed(err error, n *node) {
+	switch err {
+	case errBudget:
+		j.hit(errWorkBudget)
+	case errSumTerms:
+		j.hit(errSumTooLong)
+	case errInfinte:
+		if !hasInfinity(n) {
+			j.hit(errValueTooBig)
+		}
+	}
+}
+
+func hasInfinity(n *node) bool {
+	if n == nil {
+		return false
+	}
+	if n.op == opConst && n.name == "inf" {
+		return true
+	}
+	for _, k := range n.kids {
+		if hasInfinity(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// pmCount counts the ± signs of an element (each doubles its readings).
+func pmCount(n *node) int {
+	if n == nil || n.op == opList || n.op == opSet || n.op == opTuple || n.op == opMatrix || n.op == opRel {
+		return 0
+	}
+	c := 0
+	if n.op == opPM {
+		c = 1
+	}
+	for _, k := range n.kids {
+		c += pmCount(k)
+	}
+	return c
+}
+
+// tooManyPM reports whether expanding the ± signs of n (or of one of its
+// elements) would exceed maxVariants readings.
+func tooManyPM(n *node) bool {
+	kids := []*node{n}
+	if n.op == opList || n.op == opSet {
+		kids = n.kids
+	}
+	for _, k := range kids {
+		if c := pmCount(k); c > 0 && 1<<min(c, 30) > maxVariants {
+			return true
+		}
+	}
+	return false
 }
 
 // pointsEqual evaluates both sides at deterministic pseudo-random points.
@@ -671,8 +756,11 @@ func (j *judge) pointsEqual(a, b *node, tol float64) bool {
 		y, e2 := evalC(b, &pt)
 		j.budget = pt.budget
 		if j.budget <= 0 {
+			j.hit(errWorkBudget)
 			return false
 		}
+		j.evalFailed(e1, a)
+		j.evalFailed(e2, b)
 		if (e1 == errBound || e2 == errBound) && !integers {
 			integers = true
 			agreed = 0
@@ -817,8 +905,11 @@ func (j *judge) constantRatio(a, b *node) (complex128, bool) {
 		y, e2 := evalC(b, &pt)
 		j.budget = pt.budget
 		if j.budget <= 0 {
+			j.hit(errWorkBudget)
 			return 0, false
 		}
+		j.evalFailed(e1, a)
+		j.evalFailed(e2, b)
 		if e1 != nil || e2 != nil {
 			if e1 != nil && e2 != nil {
 				continue

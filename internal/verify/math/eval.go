@@ -335,11 +335,12 @@ func intRoot(x *big.Int, k int64) (*big.Int, bool) {
 // Floating-point evaluation (complex128) at a point.
 
 var (
-	errEval    = errors.New("cannot evaluate")
-	errBound   = errors.New("non-integer bound")
-	errBudget  = errors.New("evaluation budget exhausted")
-	errDomain  = errors.New("outside domain")
-	errInfinte = errors.New("infinite value")
+	errEval     = errors.New("cannot evaluate")
+	errBound    = errors.New("non-integer bound")
+	errBudget   = errors.New("evaluation budget exhausted")
+	errDomain   = errors.New("outside domain")
+	errInfinte  = errors.New("infinite value")
+	errSumTerms = errors.New("too many terms")
 )
 
 // point assigns every free name a deterministic pseudo-random value. With
@@ -697,7 +698,7 @@ func evalSum(n *node, pt *point) (complex128, error) {
 		return 0, errBound
 	}
 	if b-a > maxSumTerms {
-		return 0, errBudget
+		return 0, errSumTerms
 	}
 	var acc complex128
 	if n.name == "prod" {

@@ -26,6 +26,18 @@ type extraction struct {
 	// fallback answers tried when answer is prose (the snippet after
 	// "final answer is" may be a sentence): in order of preference.
 	fallbacks []string
+	// start is the offset where the answer (or its marker) begins.
+	start int
+	// limit is set when the answer may be cut by the search window: it
+	// is then not graded.
+	limit *limitError
+	// fallbackStarts are the fallbacks with the offsets they come from.
+	fallbackStarts []fallback
+}
+
+type fallback struct {
+	answer string
+	start  int
 }
 
 // stopMarkers end a completion: what follows is a hallucinated next turn.
@@ -35,23 +47,116 @@ var stopMarkers = []string{
 }
 
 // prepareCompletion normalises a completion and keeps the part where the
-// final answer is: before any hallucinated next turn, after the last
-// </think> if the text after it holds anything, and at most the last
-// maxCompletionTail bytes.
-func prepareCompletion(s string) string {
+// final answer is: before any hallucinated next turn, and at most the last
+// maxCompletionTail bytes. When it had to cut, guard is the offset in the
+// result before which an answer may have started outside the kept part (the
+// cut point itself, or the end of a group the cut opened in the middle of,
+// such as a \boxed{...} whose opening brace was cut off); otherwise guard
+// is 0.
+func prepareCompletion(s string) (string, int) {
 	for _, m := range stopMarkers {
 		if i := strings.Index(s, m); i > 0 {
 			s = s[:i]
 		}
 	}
-	if len(s) > maxCompletionTail {
-		cut := len(s) - maxCompletionTail
-		for cut < len(s) && s[cut]&0xC0 == 0x80 { // rune boundary
-			cut++
-		}
-		s = s[cut:]
+	if len(s) <= maxCompletionTail {
+		return normalizeText(s), 0
 	}
-	return normalizeText(s)
+	c := len(s) - maxCompletionTail
+	for c < len(s) && s[c]&0xC0 == 0x80 { // rune boundary
+		c++
+	}
+	w := s[c:]
+	g := max(cutGuard(w), spanGuard(s, c))
+	if g >= len(w) {
+		return normalizeText(w), len(normalizeText(w)) + 1
+	}
+	for g < len(w) && w[g]&0xC0 == 0x80 {
+		g++
+	}
+	// Normalise the two parts apart so the guard keeps its meaning.
+	head, tail := normalizeText(w[:g]), normalizeText(w[g:])
+	return head + tail, len(head)
+}
+
+// cutGuard returns the end of the prefix of s that may belong to a group
+// opened before s begins: past the last point where more braces (or
+// display-math delimiters) have closed than opened; at least 1.
+func cutGuard(s string) int {
+	guard, depth, low := 1, 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i+1 < len(s) {
+				switch s[i+1] {
+				case ']', ')':
+					depth--
+				case '[', '(':
+					depth++
+				}
+			}
+			i++
+		case '{':
+			depth++
+		case '}':
+			depth--
+		}
+		if depth < low {
+			low = depth
+			guard = i + 1
+		}
+	}
+	return guard
+}
+
+// spanGuard looks before the cut at c for a structure that the cut splits:
+// a \boxed{ or \fbox{ still open at the cut, a $ math span still open, or
+// a final-answer phrase whose sentence runs past the cut. It returns the
+// offset in s[c:] where that structure ends (0 if there is none). The scans
+// are linear in len(s).
+func spanGuard(s string, c int) int {
+	w := s[c:]
+	guard := 0
+	// An open box.
+	j := max(lastIndex(s[:c], `\boxed`), lastIndex(s[:c], `\fbox`))
+	if j >= 0 {
+		k := strings.IndexByte(s[j:], '{')
+		if k >= 0 && k < 8 {
+			if e := matchBrace(s, j+k); e >= c {
+				guard = max(guard, e-c+1)
+			}
+		}
+	}
+	// An open $...$ span: an odd number of unescaped $ before the cut.
+	n := 0
+	for i := 0; i < c; {
+		k := strings.IndexByte(s[i:c], '$')
+		if k < 0 {
+			break
+		}
+		i += k
+		if i == 0 || s[i-1] != '\\' {
+			n++
+		}
+		i++
+	}
+	if n%2 == 1 {
+		if k := strings.IndexByte(w, '$'); k >= 0 {
+			guard = max(guard, k+1)
+		} else {
+			guard = len(w)
+		}
+	}
+	// A marked answer whose sentence is not over at the cut.
+	tailStart := max(0, c-maxAnswerLen)
+	for tailStart < c && s[tailStart]&0xC0 == 0x80 {
+		tailStart++
+	}
+	if snip, pos := phraseAnswer(s[tailStart:c]); pos >= 0 && strings.HasSuffix(s[tailStart:c], snip) && strings.TrimSpace(snip) != "" {
+		end := len(sentence(w))
+		guard = max(guard, end)
+	}
+	return guard
 }
 
 type span struct{ start, end, cstart, cend int } // whole [start,end), content [cstart,cend)
@@ -176,17 +281,20 @@ func boolByte(b bool) byte {
 
 // boxedAnswer returns the content of the last box, or of the last boxes on
 // the last line joined as a list ("\boxed{2} and \boxed{3}" -> "2, 3").
-func boxedAnswer(s string, boxes []span) (string, string) {
+func boxedAnswer(s string, boxes []span) (string, string, *limitError) {
 	last := boxes[len(boxes)-1]
 	parts := []string{s[last.cstart:last.cend]}
-	for k := len(boxes) - 2; k >= 0 && len(parts) < maxBoxes; k-- {
+	for k := len(boxes) - 2; k >= 0; k-- {
 		if !joinableGap(s[boxes[k].end:boxes[k+1].start]) {
 			break
+		}
+		if len(parts) == maxBoxes {
+			return "", RuleBoxedJoined, errBoxes
 		}
 		parts = append(parts, s[boxes[k].cstart:boxes[k].cend])
 	}
 	if len(parts) == 1 {
-		return parts[0], RuleBoxed
+		return parts[0], RuleBoxed, nil
 	}
 	// Reverse into reading order, dropping repeats of the same content.
 	seen := map[string]bool{}
@@ -200,9 +308,9 @@ func boxedAnswer(s string, boxes []span) (string, string) {
 		out = append(out, parts[k])
 	}
 	if len(out) == 1 {
-		return out[0], RuleBoxed
+		return out[0], RuleBoxed, nil
 	}
-	return strings.Join(out, ", "), RuleBoxedJoined
+	return strings.Join(out, ", "), RuleBoxedJoined, nil
 }
 
 // phraseAnswer finds the last phrase introducing a final answer ("the
@@ -420,22 +528,54 @@ func lastAnswerLine(s string) (string, int) {
 // markers the last one in the text wins, so "Final Answer: 12" after an
 // earlier \boxed{11} is 12.
 func extractFromCompletion(text string) (extraction, bool) {
-	s := prepareCompletion(text)
-	// After </think> is the answer proper; if it has no explicit answer
-	// (a truncated summary), the reasoning may still state one.
+	s, guard := prepareCompletion(text)
+	ex, ok := extractWindow(s)
+	if ok && guard > 0 {
+		if ex.start < guard {
+			ex.limit = errWindow
+		}
+		ex.fallbacks = ex.fallbacks[:0:0]
+		// Fallbacks come from earlier in the text; with a cut window they
+		// are only kept when they cannot reach back past the cut.
+		for _, f := range ex.fallbackStarts {
+			if f.start >= guard {
+				ex.fallbacks = append(ex.fallbacks, f.answer)
+			}
+		}
+	}
+	return ex, ok
+}
+
+// extractWindow finds the answer in the searched part of a completion.
+// After </think> is the answer proper; if it has no explicit answer (a
+// truncated summary), the reasoning may still state one.
+func extractWindow(s string) (extraction, bool) {
 	if i := lastIndex(s, "</think>"); i >= 0 {
-		if rest := s[i+len("</think>"):]; strings.TrimSpace(rest) != "" {
+		base := i + len("</think>")
+		if rest := s[base:]; strings.TrimSpace(rest) != "" {
 			if ex, ok := extractFrom(rest); ok && ex.explicit() {
-				return ex, true
+				return ex.shift(base), true
 			}
 			if ex, ok := extractFrom(s[:i]); ok && ex.explicit() {
 				return ex, true
 			}
-			return extractFrom(rest)
+			ex, ok := extractFrom(rest)
+			return ex.shift(base), ok
 		}
 		s = s[:i]
 	}
 	return extractFrom(s)
+}
+
+// shift moves the offsets of an extraction from a slice starting at base.
+func (e extraction) shift(base int) extraction {
+	e.start += base
+	fs := make([]fallback, len(e.fallbackStarts))
+	for i, f := range e.fallbackStarts {
+		fs[i] = fallback{f.answer, f.start + base}
+	}
+	e.fallbackStarts = fs
+	return e
 }
 
 func (e extraction) explicit() bool { return e.rule != RuleLastMath && e.rule != RuleLastNumber }
@@ -451,52 +591,56 @@ func extractFrom(s string) (extraction, bool) {
 			body = body[:j]
 		}
 		if boxes := findBoxes(body); len(boxes) > 0 {
-			a, _ := boxedAnswer(body, boxes)
-			return extraction{answer: a, rule: RuleAnswerTag}, true
+			a, _, lim := boxedAnswer(body, boxes)
+			return extraction{answer: a, rule: RuleAnswerTag, start: i, limit: lim}, true
 		}
 		if strings.TrimSpace(body) != "" {
-			return extraction{answer: body, rule: RuleAnswerTag}, true
+			return extraction{answer: body, rule: RuleAnswerTag, start: i}, true
 		}
 	}
-	type cand struct {
-		pos int
-		ex  extraction
-	}
-	var found []cand
-	consider := func(pos int, ex extraction) {
-		found = append(found, cand{pos, ex})
-	}
+	var found []extraction
 	if boxes := findBoxes(s); len(boxes) > 0 {
-		a, rule := boxedAnswer(s, boxes)
-		consider(boxes[len(boxes)-1].start, extraction{answer: a, rule: rule})
+		a, rule, lim := boxedAnswer(s, boxes)
+		found = append(found, extraction{answer: a, rule: rule, start: boxes[len(boxes)-1].start, limit: lim})
 	}
 	if snip, pos := phraseAnswer(s); pos >= 0 && strings.TrimSpace(snip) != "" {
-		consider(pos, extraction{answer: snip, rule: RuleFinalAnswer, fallbacks: snippetFallbacks(snip)})
+		found = append(found, extraction{answer: snip, rule: RuleFinalAnswer, fallbacks: snippetFallbacks(snip), start: pos})
 	}
 	if i, rest := gsm8kHashes(s); i >= 0 {
-		consider(i, extraction{answer: rest, rule: RuleHashes, fallbacks: snippetFallbacks(rest)})
+		found = append(found, extraction{answer: rest, rule: RuleHashes, fallbacks: snippetFallbacks(rest), start: i})
 	}
 	if a, pos := lastAnswerLine(s); pos >= 0 && a != "" {
-		consider(pos, extraction{answer: a, rule: RuleAnswerLine, fallbacks: snippetFallbacks(a)})
+		found = append(found, extraction{answer: a, rule: RuleAnswerLine, fallbacks: snippetFallbacks(a), start: pos})
 	}
 	if len(found) > 0 {
 		// The last marker wins; earlier ones are fallbacks for when its
 		// answer cannot be read.
-		sort.SliceStable(found, func(a, b int) bool { return found[a].pos > found[b].pos })
-		best := found[0].ex
+		sort.SliceStable(found, func(a, b int) bool { return found[a].start > found[b].start })
+		best := found[0]
+		for _, f := range best.fallbacks {
+			best.fallbackStarts = append(best.fallbackStarts, fallback{f, best.start})
+		}
 		for _, c := range found[1:] {
-			best.fallbacks = append(best.fallbacks, c.ex.answer)
-			best.fallbacks = append(best.fallbacks, c.ex.fallbacks...)
+			best.fallbacks = append(best.fallbacks, c.answer)
+			best.fallbackStarts = append(best.fallbackStarts, fallback{c.answer, c.start})
+			for _, f := range c.fallbacks {
+				best.fallbacks = append(best.fallbacks, f)
+				best.fallbackStarts = append(best.fallbackStarts, fallback{f, c.start})
+			}
 		}
 		return best, true
 	}
 	mathBody, mathEnd := lastMathSpan(s)
 	num, numEnd := lastNumber(s)
 	if mathEnd >= 0 && mathEnd >= numEnd {
-		return extraction{answer: mathBody, rule: RuleLastMath, fallbacks: snippetFallbacks(mathBody)}, true
+		ex := extraction{answer: mathBody, rule: RuleLastMath, fallbacks: snippetFallbacks(mathBody), start: mathEnd - len(mathBody) - 2}
+		for _, f := range ex.fallbacks {
+			ex.fallbackStarts = append(ex.fallbackStarts, fallback{f, ex.start})
+		}
+		return ex, true
 	}
 	if numEnd >= 0 {
-		return extraction{answer: num, rule: RuleLastNumber}, true
+		return extraction{answer: num, rule: RuleLastNumber, start: numEnd - len(num)}, true
 	}
 	return extraction{}, false
 }
@@ -527,7 +671,10 @@ func unwrapBoxes(s string) (string, bool) {
 	if len(boxes) == 0 {
 		return s, false
 	}
-	a, _ := boxedAnswer(s, boxes)
+	a, _, lim := boxedAnswer(s, boxes)
+	if lim != nil {
+		return s, false
+	}
 	return a, true
 }
 

@@ -1,7 +1,6 @@
 package math
 
 import (
-	"errors"
 	"strings"
 )
 
@@ -110,8 +109,6 @@ func knownCommandExact(name string) bool {
 	_, ok := commands[name]
 	return ok
 }
-
-var errTooLong = errors.New("answer too long")
 
 // lex splits a cleaned answer into tokens. It never fails except when the
 // token cap is hit.

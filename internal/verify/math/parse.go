@@ -75,6 +75,16 @@ func (p *parser) fail(msg string) *node {
 	return &node{op: opText, name: "?"}
 }
 
+// failLimit records that the answer went past a cap (see limits.go). It
+// overrides an ordinary parse error: an answer cut short by a cap must not
+// be reported, or graded, as merely malformed.
+func (p *parser) failLimit(e *limitError) *node {
+	if _, isLimit := p.err.(*limitError); !isLimit {
+		p.err = e
+	}
+	return &node{op: opText, name: "?"}
+}
+
 func (p *parser) peek() token {
 	for {
 		t := p.toks[p.i]
@@ -124,7 +134,7 @@ func (p *parser) isCmd(s string) bool {
 func (p *parser) enter() bool {
 	p.depth++
 	if p.depth > maxDepth {
-		p.fail("answer nested too deeply")
+		p.failLimit(errTooDeep)
 		return false
 	}
 	return p.err == nil
@@ -210,7 +220,7 @@ func (p *parser) parseList(_ []string) *node {
 		}
 		items = append(items, item)
 		if len(items) > maxElems {
-			p.fail("too many elements")
+			p.failLimit(errTooMany)
 			return p.fail("invalid answer")
 		}
 		if len(items) == 1 && item.op == opNum && item.lit && !item.dec && p.isOp(",") {
@@ -304,7 +314,7 @@ func (p *parser) parseRel() *node {
 		n.rels = append(n.rels, r)
 		n.kids = append(n.kids, p.parseRatio())
 		if len(n.kids) > maxElems {
-			return p.fail("relation chain too long")
+			return p.failLimit(errTooMany)
 		}
 		r, ok = p.relop()
 	}
@@ -350,7 +360,7 @@ func (p *parser) parseSetOps() *node {
 		p.next()
 		n.kids = append(n.kids, p.parseAdd())
 		if len(n.kids) > maxElems {
-			return p.fail("too many set operands")
+			return p.failLimit(errTooMany)
 		}
 		op = p.setOp()
 	}
@@ -400,7 +410,7 @@ func (p *parser) parseAdd() *node {
 			return flush()
 		}
 		if len(terms) > maxElems {
-			return p.fail("too many terms")
+			return p.failLimit(errTooMany)
 		}
 	}
 	return flush()
@@ -610,7 +620,7 @@ func (p *parser) parseTerm() *node {
 			return product()
 		}
 		if len(factors) > maxElems {
-			return p.fail("too many factors")
+			return p.failLimit(errTooMany)
 		}
 	}
 	return product()
@@ -826,7 +836,7 @@ func (p *parser) number(t token) *node {
 		return p.fail("bad number " + t.text)
 	}
 	if r.Num().BitLen() > maxRatBits || r.Denom().BitLen() > maxRatBits {
-		return p.fail("number too large")
+		return p.failLimit(errNumTooBig)
 	}
 	return numNode(r, strings.ContainsAny(t.text, ".eE"))
 }
@@ -1292,7 +1302,7 @@ func (p *parser) environment() *node {
 			return p.fail("unexpected " + describe(p.peek()))
 		}
 		if len(row)*(len(rows)+1) > maxElems {
-			return p.fail("matrix too large")
+			return p.failLimit(errTooMany)
 		}
 	}
 	if p.err != nil || len(rows) == 0 {

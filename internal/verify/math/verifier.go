@@ -78,7 +78,7 @@ func Check(gold, pred string, opt Options) (v verify.Verdict) {
 }
 
 func check(gold, pred string, opt Options) verify.Verdict {
-	g, ok := goldAnswer(gold, opt.GoldIsCompletion)
+	g, gLimit, ok := goldAnswer(gold, opt.GoldIsCompletion)
 	if !ok {
 		return verify.Verdict{Status: verify.Unparseable, Reason: "empty reference answer"}
 	}
@@ -89,7 +89,17 @@ func check(gold, pred string, opt Options) verify.Verdict {
 		}
 		return checkChoice(letter, pred, opt, maxLetter)
 	}
-	gp, gerr := parseAnswer(g)
+	var gp parsed
+	var gerr error
+	if gLimit != nil {
+		gerr = gLimit
+	}
+	if gerr == nil && len(g) > maxAnswerLen {
+		gerr = errRefLen
+	}
+	if gerr == nil {
+		gp, gerr = parseAnswer(g)
+	}
 	if gerr != nil || gp.prose {
 		// "Alina and the answer is (C) Cecile": a choice hidden in prose.
 		if snip, pos := phraseAnswer(g); pos >= 0 {
@@ -110,8 +120,14 @@ func check(gold, pred string, opt Options) verify.Verdict {
 	default:
 		goldNode = gp.root
 	}
+	gKey := compactKey(g)
 
-	cands, rule := predCandidates(pred, opt.PredIsCompletion)
+	cands, rule, exLimit := predCandidates(pred, opt.PredIsCompletion)
+	if exLimit != nil {
+		// The answer may have been cut by the search window: no verdict,
+		// not even "identical" (a cut tail can equal the reference).
+		return verify.Verdict{Status: verify.Unparseable, Extracted: shown(cleanAnswer(normalizeText(firstOr(cands)))), Rule: rule, Reason: exLimit.Error()}
+	}
 	if len(cands) == 0 {
 		return verify.Verdict{Status: verify.Unparseable, Reason: "no final answer found"}
 	}
@@ -126,10 +142,23 @@ func check(gold, pred string, opt Options) verify.Verdict {
 		if i > 0 && opt.PredIsCompletion {
 			r = rule + "+fallback"
 		}
-		if compactKey(a) == compactKey(g) {
-			return verify.Verdict{Status: verify.Correct, Extracted: a, Rule: r, Reason: "identical to the reference"}
+		// Identical answers match at any length (a linear scan of the
+		// whole text, never a prefix).
+		if compactKey(a) == gKey {
+			return verify.Verdict{Status: verify.Correct, Extracted: shown(a), Rule: r, Reason: "identical to the reference"}
+		}
+		if len(a) > maxAnswerLen {
+			return verify.Verdict{Status: verify.Unparseable, Extracted: shown(a), Rule: r, Reason: errAnswerLen.Error()}
 		}
 		if goldNode == nil {
+			if lim, isLimit := gerr.(*limitError); isLimit {
+				return verify.Verdict{Status: verify.Unparseable, Extracted: shown(a), Rule: r, Reason: lim.Error()}
+			}
+			if _, perr := parseAnswer(a); perr != nil {
+				if lim, isLimit := perr.(*limitError); isLimit {
+					return verify.Verdict{Status: verify.Unparseable, Extracted: shown(a), Rule: r, Reason: lim.Error()}
+				}
+			}
 			if firstErr == "" {
 				firstErr = "reference unreadable (" + gerr.Error() + ") and answer differs"
 			}
@@ -137,6 +166,9 @@ func check(gold, pred string, opt Options) verify.Verdict {
 		}
 		pp, perr := parseAnswer(a)
 		if perr != nil {
+			if lim, isLimit := perr.(*limitError); isLimit {
+				return verify.Verdict{Status: verify.Unparseable, Extracted: shown(a), Rule: r, Reason: lim.Error()}
+			}
 			if firstErr == "" {
 				firstErr = "answer " + quote(a) + " unreadable: " + perr.Error()
 			}
@@ -155,38 +187,64 @@ func check(gold, pred string, opt Options) verify.Verdict {
 			predNode = pp.root
 		}
 		if j.equal(goldNode, predNode, 0) {
-			return verify.Verdict{Status: verify.Correct, Extracted: a, Rule: r, Reason: "equivalent to the reference"}
+			return verify.Verdict{Status: verify.Correct, Extracted: shown(a), Rule: r, Reason: "equivalent to the reference"}
 		}
-		reason := "differs from the reference"
-		if j.budget <= 0 {
-			reason = "comparison exceeded its work budget"
-			return verify.Verdict{Status: verify.Unparseable, Extracted: a, Rule: r, Reason: reason}
+		if j.limit != nil {
+			return verify.Verdict{Status: verify.Unparseable, Extracted: shown(a), Rule: r, Reason: j.limit.Error()}
 		}
-		return verify.Verdict{Status: verify.Incorrect, Extracted: a, Rule: r, Reason: reason}
+		return verify.Verdict{Status: verify.Incorrect, Extracted: shown(a), Rule: r, Reason: "differs from the reference"}
 	}
 	last := cleanAnswer(normalizeText(cands[0]))
 	if firstErr == "" {
 		firstErr = "no readable answer"
 	}
-	return verify.Verdict{Status: verify.Unparseable, Extracted: last, Rule: rule, Reason: firstErr}
+	return verify.Verdict{Status: verify.Unparseable, Extracted: shown(last), Rule: rule, Reason: firstErr}
+}
+
+func firstOr(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// shown is the extracted answer as stored with a verdict: at most
+// maxAnswerLen bytes, marked when shortened (the verdict itself is never
+// based on a shortened answer).
+func shown(a string) string {
+	if len(a) <= maxAnswerLen {
+		return a
+	}
+	cut := maxAnswerLen
+	for cut > 0 && a[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return a[:cut] + "…"
 }
 
 func quote(s string) string {
 	if len(s) > 60 {
-		s = s[:57] + "..."
+		cut := 57
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "..."
 	}
 	return `"` + s + `"`
 }
 
-// goldAnswer returns the cleaned reference answer.
-func goldAnswer(gold string, isCompletion bool) (string, bool) {
+// goldAnswer returns the cleaned reference answer, and a limit error when
+// the reference solution's answer may be cut by the search window.
+func goldAnswer(gold string, isCompletion bool) (string, *limitError, bool) {
 	if strings.TrimSpace(gold) == "" {
-		return "", false
+		return "", nil, false
 	}
 	g := gold
+	var lim *limitError
 	if isCompletion {
 		if ex, ok := extractFromCompletion(gold); ok {
 			g = ex.answer
+			lim = ex.limit
 		}
 	} else {
 		g = normalizeText(g)
@@ -195,26 +253,23 @@ func goldAnswer(gold string, isCompletion bool) (string, bool) {
 		}
 	}
 	g = cleanAnswer(normalizeText(g))
-	return g, g != ""
+	return g, lim, g != ""
 }
 
-// predCandidates lists the answers to try for pred, best first, and the
-// extraction rule.
-func predCandidates(pred string, isCompletion bool) ([]string, string) {
+// predCandidates lists the answers to try for pred, best first, the
+// extraction rule, and a limit error when the answer may be cut.
+func predCandidates(pred string, isCompletion bool) ([]string, string, *limitError) {
 	if strings.TrimSpace(pred) == "" {
-		return nil, ""
+		return nil, "", nil
 	}
 	if isCompletion {
 		ex, ok := extractFromCompletion(pred)
 		if !ok {
-			return nil, ""
+			return nil, "", nil
 		}
-		return append([]string{ex.answer}, ex.fallbacks...), ex.rule
+		return append([]string{ex.answer}, ex.fallbacks...), ex.rule, ex.limit
 	}
 	a := normalizeText(pred)
-	if len(a) > maxAnswerLen*4 {
-		a = a[len(a)-maxAnswerLen*4:]
-	}
 	rule := RuleAnswer
 	if b, ok := unwrapBoxes(a); ok {
 		a = b
@@ -222,11 +277,13 @@ func predCandidates(pred string, isCompletion bool) ([]string, string) {
 	}
 	out := []string{a}
 	// An "answer" that turns out to be a sentence: extract from it.
-	if ex, ok := extractFromCompletion(pred); ok {
-		out = append(out, ex.answer)
-		out = append(out, ex.fallbacks...)
+	if len(pred) <= maxCompletionTail {
+		if ex, ok := extractFromCompletion(pred); ok && ex.limit == nil {
+			out = append(out, ex.answer)
+			out = append(out, ex.fallbacks...)
+		}
 	}
-	return out, rule
+	return out, rule, nil
 }
 
 func checkChoice(letter byte, pred string, opt Options, maxLetter byte) verify.Verdict {
@@ -234,11 +291,18 @@ func checkChoice(letter byte, pred string, opt Options, maxLetter byte) verify.V
 	var rule string
 	var ok bool
 	if opt.PredIsCompletion {
-		got, rule, ok = extractChoice(pred, maxLetter)
+		var lim *limitError
+		got, rule, lim, ok = extractChoiceAt(pred, maxLetter)
+		if ok && lim != nil {
+			return verify.Verdict{Status: verify.Unparseable, Extracted: string(got), Rule: rule, Reason: lim.Error()}
+		}
 	} else {
 		a := cleanAnswer(normalizeText(pred))
 		if b, boxed := unwrapBoxes(a); boxed {
 			a = b
+		}
+		if len(a) > maxAnswerLen {
+			return verify.Verdict{Status: verify.Unparseable, Extracted: shown(a), Rule: RuleAnswer, Reason: errAnswerLen.Error()}
 		}
 		got, ok = choiceLetter(a, maxLetter)
 		rule = RuleAnswer
