@@ -158,6 +158,28 @@ func exactEnv(n *node, env []ratEnv, budget *int) (*big.Rat, bool) {
 		return exactSum(n, env, budget)
 	case opFunc:
 		switch n.name {
+		case "mod":
+			if len(n.kids) != 2 {
+				return nil, false
+			}
+			a, ok1 := exactEnv(n.kids[0], env, budget)
+			b, ok2 := exactEnv(n.kids[1], env, budget)
+			if !ok1 || !ok2 || b.Sign() == 0 {
+				return nil, false
+			}
+			q := new(big.Rat).Quo(a, b)
+			f := new(big.Int).Div(q.Num(), q.Denom()) // floor
+			r := new(big.Rat).Sub(a, new(big.Rat).Mul(b, new(big.Rat).SetInt(f)))
+			return r, ratSmall(r)
+		case "sgn":
+			if len(n.kids) != 1 {
+				return nil, false
+			}
+			a, ok := exactEnv(n.kids[0], env, budget)
+			if !ok {
+				return nil, false
+			}
+			return new(big.Rat).SetInt64(int64(a.Sign())), true
 		case "gcd", "lcm", "max", "min":
 			if len(n.kids) < 1 {
 				return nil, false
@@ -632,6 +654,28 @@ func evalFunc(n *node, pt *point) (complex128, error) {
 		r = 1 / cmplx.Cosh(x)
 	case "csch":
 		r = 1 / cmplx.Sinh(x)
+	case "arcsinh":
+		r = cmplx.Asinh(x)
+	case "arccosh":
+		r = cmplx.Acosh(x)
+	case "arctanh":
+		r = cmplx.Atanh(x)
+	case "sgn":
+		if !isReal(x) {
+			return 0, errDomain
+		}
+		switch {
+		case real(x) > 0:
+			r = 1
+		case real(x) < 0:
+			r = -1
+		}
+	case "mod":
+		if len(args) != 2 || !isReal(x) || !isReal(args[1]) || args[1] == 0 {
+			return 0, errDomain
+		}
+		a, b := real(x), real(args[1])
+		r = complex(a-b*stdmath.Floor(a/b+1e-15), 0)
 	case "exp":
 		r = cmplx.Exp(x)
 	case "ln":
@@ -745,7 +789,7 @@ func freeNames(n *node, bound []string, out map[string]bool, depth int) {
 		switch n.name {
 		case "sin", "cos", "tan", "sec", "csc", "cot", "arcsin", "arccos", "arctan", "arcsec",
 			"arccsc", "arccot", "sinh", "cosh", "tanh", "coth", "sech", "csch", "exp", "ln", "log",
-			"lg", "log_", "ln_", "lg_", "max", "min", "gcd", "lcm":
+			"lg", "log_", "ln_", "lg_", "max", "min", "gcd", "lcm", "mod", "sgn", "arcsinh", "arccosh", "arctanh":
 		default:
 			out["\x00"+n.name] = true // unknown function: symbolic
 		}

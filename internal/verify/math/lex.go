@@ -50,6 +50,7 @@ var commands = map[string]cmdClass{
 	"limits": cSkip, "nolimits": cSkip, "quad": cSkip, "qquad": cSkip, "mathstrut": cSkip,
 	"middle": cSkip, "enspace": cSkip, "thinspace": cSkip, "negthinspace": cSkip, "nonumber": cSkip,
 	"notag": cSkip, "hfill": cSkip, "noindent": cSkip, "newline": cSkip, "mathord": cSkip, "dfrac_": cSkip,
+	"medspace": cSkip, "negmedspace": cSkip, "thickspace": cSkip, "negthickspace": cSkip, "mathop": cSkip,
 	"hspace": cSkipArg, "vspace": cSkipArg, "phantom": cSkipArg, "hphantom": cSkipArg,
 	"vphantom": cSkipArg, "label": cSkipArg, "tag": cSkipArg, "color": cSkipArg,
 	"text": cText, "textbf": cText, "textit": cText, "textrm": cText, "mbox": cText, "hbox": cText,
@@ -71,6 +72,8 @@ var commands = map[string]cmdClass{
 	"arccot": cFunc, "sinh": cFunc, "cosh": cFunc, "tanh": cFunc, "coth": cFunc, "sech": cFunc,
 	"csch": cFunc, "log": cFunc, "ln": cFunc, "lg": cFunc, "exp": cFunc, "det": cFunc,
 	"gcd": cFunc, "lcm": cFunc, "max": cFunc, "min": cFunc, "arg": cFunc, "deg": cFunc,
+	"arcsinh": cFunc, "arccosh": cFunc, "arctanh": cFunc, "arsinh": cFunc, "arcosh": cFunc, "artanh": cFunc,
+	"mod": cOp,
 	"pi": cConst, "infty": cConst, "infinity": cConst, "emptyset": cConst, "varnothing": cConst,
 	"imath": cConst, "ldots": cConst, "cdots": cConst, "dots": cConst, "vdots": cConst,
 	"ddots": cConst, "dotsc": cConst, "dotsb": cConst,
@@ -89,6 +92,29 @@ var commands = map[string]cmdClass{
 	"rvert": cStruct, "Vert": cStruct, "lVert": cStruct, "rVert": cStruct, "sum": cStruct,
 	"prod": cStruct, "overline": cStruct, "not": cStruct, "choose": cStruct, "lbrace": cStruct,
 	"rbrace": cStruct, "lbrack": cStruct, "rbrack": cStruct, "pmod": cStruct,
+}
+
+// funcAliases maps other spellings of named functions (\operatorname{asin},
+// \arsinh) to the names the evaluator knows.
+var funcAliases = map[string]string{
+	"asin": "arcsin", "acos": "arccos", "atan": "arctan", "asec": "arcsec", "acsc": "arccsc",
+	"acot": "arccot", "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "arsinh": "arcsinh",
+	"arcosh": "arccosh", "artanh": "arctanh", "tg": "tan", "ctg": "cot", "arctg": "arctan",
+	"floor": "floor", "ceil": "ceil", "ceiling": "ceil", "sgn": "sgn", "sign": "sgn",
+}
+
+// funcAlias returns the evaluator's name for a function written as name.
+func funcAlias(name string) (string, bool) {
+	if f, ok := funcAliases[name]; ok {
+		return f, true
+	}
+	if commands[name] == cFunc {
+		if f, ok := funcAliases[name]; ok {
+			return f, true
+		}
+		return name, true
+	}
+	return "", false
 }
 
 // knownCommandPrefix reports whether name, or a prefix of it of at least two
@@ -230,6 +256,17 @@ func lex(s string) ([]token, error) {
 				continue
 			case cText, cFont:
 				i = skipSpaces(s, i)
+				if name == "operatorname" && i < len(s) && s[i] == '{' {
+					// \operatorname{floor}, \operatorname{asin}: a function.
+					e := matchBrace(s, i)
+					if e < len(s) {
+						if f, ok := funcAlias(strings.TrimSpace(s[i+1 : e])); ok {
+							emit(tCmd, f, i)
+							i = e + 1
+							continue
+						}
+					}
+				}
 				if i < len(s) && s[i] == '{' {
 					e := matchBrace(s, i)
 					if e < len(s) {

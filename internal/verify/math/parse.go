@@ -391,6 +391,12 @@ func (p *parser) parseAdd() *node {
 	for p.err == nil {
 		t := p.peek()
 		switch {
+		case t.kind == tCmd && t.text == "over":
+			// {a \over b}: TeX's fraction of everything on each side.
+			p.next()
+			num := flush()
+			den := p.parseAdd()
+			return &node{op: opDiv, kids: []*node{num, den}}
 		case t.kind == tOp && t.text == "+":
 			p.next()
 			terms = append(terms, p.parseTerm())
@@ -440,6 +446,8 @@ func isDegreeWord(w string) bool {
 }
 
 var funcWords = map[string]string{
+	"asin": "arcsin", "acos": "arccos", "atan": "arctan", "arcsinh": "arcsinh", "arccosh": "arccosh",
+	"arctanh": "arctanh", "floor": "floor", "ceil": "ceil", "mod": "mod",
 	"sin": "sin", "cos": "cos", "tan": "tan", "sec": "sec", "csc": "csc", "cot": "cot",
 	"arcsin": "arcsin", "arccos": "arccos", "arctan": "arctan", "log": "log", "ln": "ln",
 	"exp": "exp", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "lg": "lg", "det": "det",
@@ -586,10 +594,15 @@ func (p *parser) parseTerm() *node {
 		case t.kind == tOp && (t.text == "*") || t.kind == tCmd && (t.text == "cdot" || t.text == "times" || t.text == "ast"):
 			p.next()
 			factors = append(factors, p.parseUnary())
-		case t.kind == tOp && t.text == "/" || t.kind == tCmd && (t.text == "div" || t.text == "over"):
+		case t.kind == tOp && t.text == "/" || t.kind == tCmd && t.text == "div":
 			p.next()
 			d := p.parseUnary()
 			factors = []*node{{op: opDiv, kids: []*node{product(), d}}}
+		case t.kind == tCmd && (t.text == "mod" || t.text == "bmod"):
+			// a \bmod b: the remainder, with the sign of b (floor division).
+			p.next()
+			d := p.parseUnary()
+			factors = []*node{{op: opFunc, name: "mod", kids: []*node{product(), d}}}
 		case p.isTailWord(t):
 			percent, degree := p.consumeTail()
 			v := product()
@@ -1137,6 +1150,9 @@ func (p *parser) command() *node {
 	case "sum", "prod":
 		return p.sum(name)
 	}
+	if _, ok := funcAliases[name]; ok {
+		return p.function(name)
+	}
 	switch commands[name] {
 	case cGreek:
 		return &node{op: opSym, name: name}
@@ -1149,6 +1165,9 @@ func (p *parser) command() *node {
 }
 
 func (p *parser) function(name string) *node {
+	if f, ok := funcAliases[name]; ok {
+		name = f
+	}
 	var pw, base *node
 	for p.err == nil {
 		if p.isOp("^") && pw == nil {
@@ -1186,6 +1205,13 @@ func (p *parser) function(name string) *node {
 	f := &node{op: opFunc, name: name, kids: flatten(argument)}
 	if argument != nil && argument.op == opTuple && argument.left == '(' {
 		f.kids = argument.kids
+	}
+	if (name == "floor" || name == "ceil") && len(f.kids) == 1 {
+		op := opFloor
+		if name == "ceil" {
+			op = opCeil
+		}
+		f = &node{op: op, kids: f.kids}
 	}
 	if base != nil {
 		f.kids = append(f.kids, base)
