@@ -167,7 +167,14 @@ func cleanAnswer(s string) string {
 	// Trailing punctuation and stray backslashes.
 	for len(out) > 0 {
 		last := out[len(out)-1]
-		if last == '.' || last == ',' || last == ';' || last == ' ' || last == ':' || last == '!' {
+		if last == '.' && strings.HasSuffix(out, "...") {
+			break // an ellipsis is part of the answer ("1, 2, 3, ...")
+		}
+		if last == '.' || last == ',' || last == ';' || last == ' ' || last == ':' {
+			out = out[:len(out)-1]
+			continue
+		}
+		if last == '!' && !factorialBang(out) {
 			out = out[:len(out)-1]
 			continue
 		}
@@ -186,6 +193,23 @@ func cleanAnswer(s string) string {
 		out = strings.TrimSpace(out[2 : len(out)-2])
 	}
 	return out
+}
+
+// factorialBang reports whether the '!' ending s is a factorial (5!, n!,
+// (n+1)!) rather than an exclamation after a word ("correct!").
+func factorialBang(s string) bool {
+	i := len(s) - 2
+	for i >= 0 && s[i] == '!' {
+		i--
+	}
+	if i < 0 {
+		return false
+	}
+	c := s[i]
+	if isDigit(c) || c == ')' || c == '}' || c == ']' {
+		return true
+	}
+	return isLetter(c) && (i == 0 || !isLetter(s[i-1]))
 }
 
 // compactKey is the string used for the "identical answers" shortcut: the

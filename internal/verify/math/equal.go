@@ -532,12 +532,56 @@ func (j *judge) setEqual(a, b []*node, depth int) bool {
 }
 
 // matrixOf returns n as a matrix when it is one, or a sum, difference,
-// scalar multiple or product of matrices (element nodes are built
-// symbolically and evaluated later).
+// scalar multiple, quotient by a scalar, product, power, inverse or
+// transpose of matrices (element nodes are built symbolically and evaluated
+// later).
 func matrixOf(n *node) *node {
 	switch n.op {
 	case opMatrix:
 		return n
+	case opDiv:
+		if m := matrixOf(n.kids[0]); m != nil && !isCollection(n.kids[1]) {
+			out := &node{op: opMatrix, rows: m.rows, cols: m.cols}
+			for _, e := range m.kids {
+				out.kids = append(out.kids, &node{op: opDiv, kids: []*node{e, n.kids[1]}})
+			}
+			return out
+		}
+	case opPow:
+		m := matrixOf(n.kids[0])
+		if m == nil {
+			return nil
+		}
+		e := n.kids[1]
+		if e.op == opSym && (e.name == "T" || e.name == `\top` || e.name == `\intercal`) {
+			out := &node{op: opMatrix, rows: m.cols, cols: m.rows}
+			for c := 0; c < m.cols; c++ {
+				for r := 0; r < m.rows; r++ {
+					out.kids = append(out.kids, m.kids[r*m.cols+c])
+				}
+			}
+			return out
+		}
+		k, ok := exact(e)
+		if !ok || !k.IsInt() || !k.Num().IsInt64() || m.rows != m.cols {
+			return nil
+		}
+		p := k.Num().Int64()
+		if p < 0 {
+			m = matInverse(m)
+			if m == nil {
+				return nil
+			}
+			p = -p
+		}
+		if p == 0 || p > 6 {
+			return nil
+		}
+		acc := m
+		for i := int64(1); i < p; i++ {
+			acc = matMul(acc, m)
+		}
+		return acc
 	case opNeg:
 		if m := matrixOf(n.kids[0]); m != nil {
 			out := &node{op: opMatrix, rows: m.rows, cols: m.cols}
@@ -583,20 +627,10 @@ func matrixOf(n *node) *node {
 				acc = m
 				continue
 			}
-			if acc.cols != m.rows || acc.rows*m.cols > maxElems {
+			acc = matMul(acc, m)
+			if acc == nil {
 				return nil
 			}
-			prod := &node{op: opMatrix, rows: acc.rows, cols: m.cols}
-			for r := 0; r < acc.rows; r++ {
-				for c := 0; c < m.cols; c++ {
-					s := &node{op: opAdd}
-					for k := 0; k < acc.cols; k++ {
-						s.kids = append(s.kids, &node{op: opMul, kids: []*node{acc.kids[r*acc.cols+k], m.kids[k*m.cols+c]}})
-					}
-					prod.kids = append(prod.kids, s)
-				}
-			}
-			acc = prod
 		}
 		if acc == nil {
 			return nil
@@ -611,6 +645,83 @@ func matrixOf(n *node) *node {
 		return acc
 	}
 	return nil
+}
+
+// matMul returns the product of two matrices, nil when the shapes do not
+// fit or the result is too large.
+func matMul(a, b *node) *node {
+	if a.cols != b.rows || a.rows*b.cols > maxElems {
+		return nil
+	}
+	prod := &node{op: opMatrix, rows: a.rows, cols: b.cols}
+	for r := 0; r < a.rows; r++ {
+		for c := 0; c < b.cols; c++ {
+			s := &node{op: opAdd}
+			for k := 0; k < a.cols; k++ {
+				s.kids = append(s.kids, &node{op: opMul, kids: []*node{a.kids[r*a.cols+k], b.kids[k*b.cols+c]}})
+			}
+			prod.kids = append(prod.kids, s)
+		}
+	}
+	return prod
+}
+
+// detNode returns the determinant of a square matrix of size at most 4 as
+// an expression (Laplace expansion along the first row), or nil.
+func detNode(m *node) *node {
+	if m == nil || m.rows != m.cols || m.rows > 4 || m.rows == 0 {
+		return nil
+	}
+	n := m.rows
+	if n == 1 {
+		return m.kids[0]
+	}
+	sum := &node{op: opAdd}
+	for c := 0; c < n; c++ {
+		term := &node{op: opMul, kids: []*node{m.kids[c], detNode(minor(m, 0, c))}}
+		if c%2 == 1 {
+			term = &node{op: opNeg, kids: []*node{term}}
+		}
+		sum.kids = append(sum.kids, term)
+	}
+	return sum
+}
+
+// minor is m without row r and column c.
+func minor(m *node, r, c int) *node {
+	out := &node{op: opMatrix, rows: m.rows - 1, cols: m.cols - 1}
+	for i := 0; i < m.rows; i++ {
+		for j := 0; j < m.cols; j++ {
+			if i != r && j != c {
+				out.kids = append(out.kids, m.kids[i*m.cols+j])
+			}
+		}
+	}
+	return out
+}
+
+// matInverse returns the inverse of a square matrix (size at most 4) as
+// the adjugate over the determinant, or nil.
+func matInverse(m *node) *node {
+	det := detNode(m)
+	if det == nil {
+		return nil
+	}
+	n := m.rows
+	if n == 1 {
+		return &node{op: opMatrix, rows: 1, cols: 1, kids: []*node{{op: opDiv, kids: []*node{intNode(1), det}}}}
+	}
+	out := &node{op: opMatrix, rows: n, cols: n}
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			var cof *node = detNode(minor(m, j, i))
+			if (i+j)%2 == 1 {
+				cof = &node{op: opNeg, kids: []*node{cof}}
+			}
+			out.kids = append(out.kids, &node{op: opDiv, kids: []*node{cof, det}})
+		}
+	}
+	return out
 }
 
 // variants are the readings of a scalar answer with a unit marker: "50%"

@@ -158,6 +158,13 @@ func exactEnv(n *node, env []ratEnv, budget *int) (*big.Rat, bool) {
 		return exactSum(n, env, budget)
 	case opFunc:
 		switch n.name {
+		case "det":
+			if len(n.kids) == 1 {
+				if d := detNode(matrixOf(n.kids[0])); d != nil {
+					return exactEnv(d, env, budget)
+				}
+			}
+			return nil, false
 		case "mod":
 			if len(n.kids) != 2 {
 				return nil, false
@@ -564,6 +571,11 @@ func evalC(n *node, pt *point) (complex128, error) {
 		key := n.kids[0].String() + "_" + formatKey(idx)
 		return pt.value(key), nil
 	case opFunc:
+		if n.name == "det" && len(n.kids) == 1 {
+			if d := detNode(matrixOf(n.kids[0])); d != nil {
+				return evalC(d, pt)
+			}
+		}
 		return evalFunc(n, pt)
 	case opSum:
 		return evalSum(n, pt)
@@ -789,7 +801,7 @@ func freeNames(n *node, bound []string, out map[string]bool, depth int) {
 		switch n.name {
 		case "sin", "cos", "tan", "sec", "csc", "cot", "arcsin", "arccos", "arctan", "arcsec",
 			"arccsc", "arccot", "sinh", "cosh", "tanh", "coth", "sech", "csch", "exp", "ln", "log",
-			"lg", "log_", "ln_", "lg_", "max", "min", "gcd", "lcm", "mod", "sgn", "arcsinh", "arccosh", "arctanh":
+			"lg", "log_", "ln_", "lg_", "max", "min", "gcd", "lcm", "mod", "sgn", "arcsinh", "arccosh", "arctanh", "det":
 		default:
 			out["\x00"+n.name] = true // unknown function: symbolic
 		}

@@ -148,6 +148,22 @@ func lex(s string) ([]token, error) {
 	}
 	var groups []group
 	textDepth, fontDepth := 0, 0
+	// args: for each open parenthesis, whether it opened the argument list
+	// of a function of several arguments.
+	var args []bool
+	multiArg := func() bool {
+		if len(toks) == 0 {
+			return false
+		}
+		switch t := toks[len(toks)-1]; t.kind {
+		case tCmd, tWord:
+			switch strings.ToLower(t.text) {
+			case "gcd", "lcm", "max", "min":
+				return true
+			}
+		}
+		return false
+	}
 	emit := func(k tokKind, text string, pos int) {
 		toks = append(toks, token{kind: k, text: text, space: space, inText: textDepth > 0, inFont: fontDepth > 0, pos: pos})
 		space = false
@@ -173,7 +189,10 @@ func lex(s string) ([]token, error) {
 			space = true
 			i++
 		case isDigit(c) || (c == '.' && i+1 < len(s) && isDigit(s[i+1])):
-			text, n := scanNumber(s[i:])
+			// Inside the argument list of gcd, lcm, max, min a comma
+			// separates arguments: \gcd(830,450) is not 830450.
+			commas := len(args) == 0 || !args[len(args)-1]
+			text, n := scanNumber(s[i:], commas)
 			emit(tNum, text, i)
 			i += n
 		case isLetter(c):
@@ -308,6 +327,14 @@ func lex(s string) ([]token, error) {
 			emit(tCmd, name, i)
 		default:
 			op := s[i : i+1]
+			switch op {
+			case "(":
+				args = append(args, multiArg())
+			case ")":
+				if len(args) > 0 {
+					args = args[:len(args)-1]
+				}
+			}
 			k := 1
 			if i+1 < len(s) {
 				switch s[i : i+2] {
@@ -365,18 +392,19 @@ func matchBrace(s string, i int) int {
 // separators ("7,425,000", "1 000"), a decimal part, and an exponent
 // ("1.5e-3"). It returns the canonical text (separators removed) and the
 // number of bytes consumed.
-func scanNumber(s string) (string, int) {
+func scanNumber(s string, commas bool) (string, int) {
 	i := 0
 	for i < len(s) && isDigit(s[i]) {
 		i++
 	}
 	intEnd := i
 	var b []byte
-	// Thousands groups: only after a first group of 1-3 digits.
-	if i >= 1 && i <= 3 {
+	// Thousands groups: only after a first group of 1-3 digits that is not
+	// a lone 0 (0,125 is a decimal comma, never a thousands separator).
+	if i >= 1 && i <= 3 && !(i == 1 && s[0] == '0') {
 		j := i
 		grouped := false
-		for j+3 < len(s)+0 && (s[j] == ',' || s[j] == ' ') && j+4 <= len(s) && isDigit(s[j+1]) && isDigit(s[j+2]) && isDigit(s[j+3]) && (j+4 == len(s) || !isDigit(s[j+4])) {
+		for j+3 < len(s) && (s[j] == ',' && commas || s[j] == ' ') && j+4 <= len(s) && isDigit(s[j+1]) && isDigit(s[j+2]) && isDigit(s[j+3]) && (j+4 == len(s) || !isDigit(s[j+4])) {
 			if s[j] == ' ' && j+4 < len(s) && s[j+4] == ',' {
 				break
 			}

@@ -550,7 +550,7 @@ func (p *parser) canImplicit(t token) bool {
 		return !isConnector(t)
 	case tOp:
 		switch t.text {
-		case "(", "{":
+		case "(", "{", "[":
 			return true
 		case "|":
 			return p.absDepth == 0
@@ -621,7 +621,13 @@ func (p *parser) parseTerm() *node {
 				// "2 3" is not a product; let the caller fail or split.
 				return product()
 			}
+			save := p.i
 			g := p.parsePower()
+			if t.kind == tOp && t.text == "[" && (g.op == opTuple || p.err != nil) {
+				// [a+b][c+d] multiplies, but [0,1] after a value is not a factor.
+				p.i, p.err = save, nil
+				return product()
+			}
 			if len(factors) == 1 && last.op == opNum && last.lit && !last.dec && last.num.IsInt() &&
 				g.op == opDiv && g.fracL {
 				// Mixed number: 2\frac{1}{2} = 5/2.
@@ -710,6 +716,11 @@ func (p *parser) parsePower() *node {
 			continue // 12^{th}: an ordinal, the number itself
 		}
 		e := p.parseExponent()
+		if p.isOp("_") && (base.op == opSym || base.op == opConst) {
+			// x^{2}_{1}: the subscript belongs to the base, x_1^2.
+			p.next()
+			base = &node{op: opSub, kids: []*node{base, p.parseSubscript()}}
+		}
 		base = &node{op: opPow, kids: []*node{base, e}}
 		base = p.postfixOps(base)
 	}
@@ -1038,6 +1049,9 @@ func (p *parser) abs(open, closeTok string) *node {
 		return p.fail("missing closing |")
 	}
 	p.next()
+	if inner != nil && inner.op == opMatrix {
+		return &node{op: opFunc, name: "det", kids: []*node{inner}} // |A|: the determinant
+	}
 	return &node{op: opAbs, kids: []*node{inner}}
 }
 
@@ -1341,6 +1355,9 @@ func (p *parser) environment() *node {
 			return p.fail("ragged matrix")
 		}
 		m.kids = append(m.kids, r...)
+	}
+	if env == "vmatrix" {
+		return &node{op: opFunc, name: "det", kids: []*node{m}}
 	}
 	return m
 }
