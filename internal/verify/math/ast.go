@@ -55,6 +55,8 @@ type node struct {
 	alt *big.Rat
 	// lit is true for a number written without sign or operators.
 	lit bool
+	// signedLit is true for a literal with a sign ("-4"), not bracketed.
+	signedLit bool
 }
 
 func numNode(r *big.Rat, dec bool) *node { return &node{op: opNum, num: r, dec: dec, lit: true} }

@@ -145,8 +145,6 @@ func cleanAnswer(s string) string {
 		case (c == ',' || c == '\\') && i > 0 && isDigit(s[i-1]) && thinSeparator(s, i) > 0:
 			// 11,\!111, 15,\,400, 15\,400: thousands separators.
 			i = thinSeparator(s, i) - 1
-		case c == '\n':
-			b.WriteByte(' ')
 		default:
 			b.WriteByte(c)
 		}
@@ -170,7 +168,7 @@ func cleanAnswer(s string) string {
 		if last == '.' && strings.HasSuffix(out, "...") {
 			break // an ellipsis is part of the answer ("1, 2, 3, ...")
 		}
-		if last == '.' || last == ',' || last == ';' || last == ' ' || last == ':' {
+		if last == '.' || last == ',' || last == ';' || last == ' ' || last == ':' || last == '\n' {
 			out = out[:len(out)-1]
 			continue
 		}
@@ -219,7 +217,7 @@ func compactKey(s string) string {
 	b.Grow(len(s))
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c == ' ' || c == '~' {
+		if c == ' ' || c == '~' || c == '\n' {
 			continue
 		}
 		if c == '\\' && i+1 < len(s) {

@@ -475,6 +475,16 @@ func lastNumber(s string) (string, int) {
 		}
 		break
 	}
+	// A plain-text mixed number "3 1/4": take the whole part too.
+	if isSimpleFraction(s[start:end]) && start >= 2 && s[start-1] == ' ' && isDigit(s[start-2]) {
+		k := start - 1
+		for k > 0 && isDigit(s[k-1]) {
+			k--
+		}
+		if k == 0 || !isLetter(s[k-1]) && s[k-1] != '.' && s[k-1] != '/' && s[k-1] != '^' && s[k-1] != '_' {
+			start = k
+		}
+	}
 	if start > 0 && s[start-1] == '-' && (start == 1 || !isDigit(s[start-2]) && !isLetter(s[start-2])) {
 		start--
 	}
@@ -488,6 +498,20 @@ func lastNumber(s string) (string, int) {
 		return s[j : i+1], i + 1
 	}
 	return run, end
+}
+
+// isSimpleFraction reports whether r is "a/b" with a and b digit strings.
+func isSimpleFraction(r string) bool {
+	i := strings.IndexByte(r, '/')
+	if i <= 0 || i == len(r)-1 {
+		return false
+	}
+	for k := 0; k < len(r); k++ {
+		if k != i && !isDigit(r[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 // balanceRun trims unmatched brackets and punctuation from the ends of a

@@ -20,6 +20,7 @@ type token struct {
 	kind  tokKind
 	text  string
 	space bool // whitespace precedes the token
+	nl    bool // a line break precedes the token
 	// inText: the token came from \text{...} or similar (prose, units).
 	inText bool
 	// inFont: the token came from \mathrm{...} and friends (a name).
@@ -74,7 +75,7 @@ var commands = map[string]cmdClass{
 	"gcd": cFunc, "lcm": cFunc, "max": cFunc, "min": cFunc, "arg": cFunc, "deg": cFunc,
 	"arcsinh": cFunc, "arccosh": cFunc, "arctanh": cFunc, "arsinh": cFunc, "arcosh": cFunc, "artanh": cFunc,
 	"mod": cOp,
-	"pi": cConst, "infty": cConst, "infinity": cConst, "emptyset": cConst, "varnothing": cConst,
+	"pi":  cConst, "infty": cConst, "infinity": cConst, "emptyset": cConst, "varnothing": cConst,
 	"imath": cConst, "ldots": cConst, "cdots": cConst, "dots": cConst, "vdots": cConst,
 	"ddots": cConst, "dotsc": cConst, "dotsb": cConst,
 	"alpha": cGreek, "beta": cGreek, "gamma": cGreek, "delta": cGreek, "epsilon": cGreek,
@@ -164,9 +165,10 @@ func lex(s string) ([]token, error) {
 		}
 		return false
 	}
+	nl := false
 	emit := func(k tokKind, text string, pos int) {
-		toks = append(toks, token{kind: k, text: text, space: space, inText: textDepth > 0, inFont: fontDepth > 0, pos: pos})
-		space = false
+		toks = append(toks, token{kind: k, text: text, space: space, nl: nl, inText: textDepth > 0, inFont: fontDepth > 0, pos: pos})
+		space, nl = false, false
 	}
 	for i := 0; i < len(s); {
 		if len(toks) > maxTokens {
@@ -187,6 +189,9 @@ func lex(s string) ([]token, error) {
 		switch {
 		case c == ' ' || c == '\n' || c == '~':
 			space = true
+			if c == '\n' {
+				nl = true
+			}
 			i++
 		case isDigit(c) || (c == '.' && i+1 < len(s) && isDigit(s[i+1])):
 			// Inside the argument list of gcd, lcm, max, min a comma

@@ -617,6 +617,12 @@ func (p *parser) parseTerm() *node {
 			if (last.op == opTuple || last.op == opSet || last.op == opMatrix && t.kind == tOp) && t.kind == tOp && t.text == "(" {
 				return product()
 			}
+			if t.kind == tNum && last.op == opNum && t.space && len(factors) == 1 && !t.nl {
+				if m := p.mixedNumber(last); m != nil {
+					factors[0] = m
+					continue
+				}
+			}
 			if t.kind == tNum && last.op == opNum && t.space {
 				// "2 3" is not a product; let the caller fail or split.
 				return product()
@@ -645,6 +651,48 @@ func (p *parser) parseTerm() *node {
 	return product()
 }
 
+// mixedNumber reads the fraction part of a plain-text mixed number after
+// its whole part w ("3 1/4" = 13/4, "-4 4/9" = -40/9, "1 000 4/9"): the
+// whole part is an integer literal, the fraction a/b of integer literals
+// with 0 <= a < b, written on the same line without spaces around "/". A
+// percent sign after it applies to the whole number. It returns nil (and
+// consumes nothing) when the tokens are not a mixed number.
+func (p *parser) mixedNumber(w *node) *node {
+	if !(w.lit || w.signedLit) || w.dec || !w.num.IsInt() {
+		return nil
+	}
+	j := p.i
+	if j+2 >= len(p.toks) {
+		return nil
+	}
+	a, slash, b := p.toks[j], p.toks[j+1], p.toks[j+2]
+	if a.kind != tNum || slash.kind != tOp || slash.text != "/" || slash.space || b.kind != tNum || b.space ||
+		strings.ContainsAny(a.text+b.text, ".e") {
+		return nil
+	}
+	if j+3 < len(p.toks) {
+		if nx := p.toks[j+3]; !nx.space && (nx.kind == tNum || nx.kind == tOp && nx.text == "/" || nx.kind == tOp && nx.text == "^") {
+			return nil
+		}
+	}
+	num, ok1 := new(big.Rat).SetString(a.text)
+	den, ok2 := new(big.Rat).SetString(b.text)
+	if !ok1 || !ok2 || den.Sign() == 0 || num.Cmp(den) >= 0 {
+		return nil
+	}
+	p.i = j + 3
+	v := new(big.Rat).Add(new(big.Rat).Abs(w.num), new(big.Rat).Quo(num, den))
+	if w.num.Sign() < 0 {
+		v.Neg(v)
+	}
+	n := &node{op: opNum, num: v}
+	if p.isOp("%") {
+		p.next()
+		n = &node{op: opPercent, kids: []*node{n}}
+	}
+	return n
+}
+
 func (p *parser) parseUnary() *node {
 	if !p.enter() {
 		return p.fail("invalid answer")
@@ -656,12 +704,18 @@ func (p *parser) parseUnary() *node {
 		p.next()
 		k := p.parseUnary()
 		if k != nil && k.op == opNum && k.lit {
-			return &node{op: opNum, num: new(big.Rat).Neg(k.num), dec: k.dec, lit: false}
+			return &node{op: opNum, num: new(big.Rat).Neg(k.num), dec: k.dec, lit: false, signedLit: true}
 		}
 		return &node{op: opNeg, kids: []*node{k}}
 	case t.kind == tOp && t.text == "+":
 		p.next()
-		return p.parseUnary()
+		k := p.parseUnary()
+		if k != nil && k.op == opNum && k.lit {
+			c := *k
+			c.lit, c.signedLit = false, true
+			return &c
+		}
+		return k
 	case t.kind == tCmd && (t.text == "pm" || t.text == "mp"):
 		p.next()
 		return &node{op: opPM, kids: []*node{intNode(0), p.parseUnary()}}
@@ -1032,6 +1086,11 @@ func (p *parser) group() *node {
 	cl := p.next().text
 	if inner.op != opList {
 		if open == "(" && cl == ")" || open == "[" && cl == "]" {
+			if inner.op == opNum && (inner.lit || inner.signedLit) {
+				c := *inner // "(11)": no longer a bare literal
+				c.lit, c.signedLit = false, false
+				return &c
+			}
 			return inner
 		}
 		return p.fail("mismatched brackets")
