@@ -37,6 +37,7 @@ const (
 	opText                       // name: normalized prose
 	opEllipsis                   // \ldots
 	opRatio                      // kids[0] : kids[1]
+	opApprox                     // kids[0] is a value marked approximate (≈ 1.732)
 )
 
 type node struct {
@@ -57,6 +58,10 @@ type node struct {
 	lit bool
 	// signedLit is true for a literal with a sign ("-4"), not bracketed.
 	signedLit bool
+	// places and sig: for a decimal literal without exponent, the digits
+	// after the point and the significant digits (0.707: 3 and 3); places
+	// is -1 otherwise.
+	places, sig int
 }
 
 func numNode(r *big.Rat, dec bool) *node { return &node{op: opNum, num: r, dec: dec, lit: true} }
@@ -123,6 +128,9 @@ func (n *node) write(b *strings.Builder, depth int) {
 		b.WriteByte(')')
 	case opRatio:
 		list(":")
+	case opApprox:
+		b.WriteString("≈")
+		list("")
 	case opPM:
 		b.WriteByte('(')
 		list("±")

@@ -115,6 +115,9 @@ func needsNormalize(s string) bool {
 func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 
+// approxWords introduce a value given approximately: read as ≈.
+var approxWords = []string{"approximately", "approx.", "approx", "about", "roughly", "around"}
+
 // answerPrefixes are lead-ins stripped from the front of an answer.
 var answerPrefixes = []string{
 	"the final answer is", "final answer:", "final answer", "the answer is", "answer:", "answer",
@@ -160,6 +163,14 @@ func cleanAnswer(s string) string {
 				changed = true
 				break
 			}
+		}
+	}
+	// "approximately 2.23" is "≈ 2.23".
+	low := strings.ToLower(out)
+	for _, w := range approxWords {
+		if strings.HasPrefix(low, w+" ") && len(out) > len(w)+1 && (isDigit(out[len(w)+1]) || out[len(w)+1] == '$' || out[len(w)+1] == '-') {
+			out = `\approx ` + out[len(w)+1:]
+			break
 		}
 	}
 	// Trailing punctuation and stray backslashes.

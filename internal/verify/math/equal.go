@@ -67,7 +67,7 @@ func normalize(n *node) *node {
 			break
 		}
 	}
-	// Drop approximation tails.
+	// Drop approximation tails: "= 1/3 ≈ 0.33" states 1/3.
 	for len(rels) > 1 && rels[len(rels)-1] == "≈" {
 		kids, rels = kids[:len(kids)-1], rels[:len(rels)-1]
 	}
@@ -75,6 +75,15 @@ func normalize(n *node) *node {
 		return kids[0]
 	}
 	if len(rels) == 1 && rels[0] == "≈" {
+		// "√2/2 ≈ 0.707" is the exact value and its approximation: the
+		// answer is the exact value. "t ≈ 4.5" names a value given only
+		// approximately: the answer is that approximation.
+		if !hasNames(kids[0]) {
+			return kids[0]
+		}
+		if isLabel(kids[0]) {
+			return &node{op: opRel, kids: []*node{kids[0], {op: opApprox, kids: []*node{kids[1]}}}, rels: []string{"="}}
+		}
 		rels = []string{"="}
 	}
 	allEq := true
@@ -180,7 +189,17 @@ func (j *judge) equal(g, p *node, depth int) bool {
 		j.hit(errCompareDepth)
 		return false
 	}
+	// "√2/2 ≈ 0.707": the exact value, or the approximation it states.
+	if a, d, ok := exactWithApprox(g); ok {
+		return j.equal(a, p, depth+1) || j.equal(&node{op: opApprox, kids: []*node{d}}, p, depth+1)
+	}
+	if a, d, ok := exactWithApprox(p); ok {
+		return j.equal(g, a, depth+1) || j.equal(g, &node{op: opApprox, kids: []*node{d}}, depth+1)
+	}
 	g, p = normalize(g), normalize(p)
+	if g.op == opApprox || p.op == opApprox {
+		return j.approxEqual(g, p, depth)
+	}
 	if g.op == opText || p.op == opText {
 		return g.op == p.op && g.name == p.name
 	}
@@ -645,6 +664,69 @@ func matrixOf(n *node) *node {
 		return acc
 	}
 	return nil
+}
+
+// exactWithApprox splits "A ≈ D" where A is a constant expression.
+func exactWithApprox(n *node) (a, d *node, ok bool) {
+	if n.op != opRel || len(n.kids) != 2 || n.rels[0] != "≈" || hasNames(n.kids[0]) {
+		return nil, nil, false
+	}
+	return n.kids[0], n.kids[1], true
+}
+
+// approxEqual compares a value marked approximate ("≈ 0.707", "t ≈ 4.5")
+// with the other answer. They are equal when the other value is the shown
+// number exactly, or when the shown number has at least three significant
+// digits and is the other value rounded to the decimals shown (√2/2 ≈
+// 0.707, 7/π ≈ 2.23). Two approximations compare their shown values.
+func (j *judge) approxEqual(g, p *node, depth int) bool {
+	a, other := g, p
+	if a.op != opApprox {
+		a, other = p, g
+	}
+	shown := a.kids[0]
+	if other.op == opApprox {
+		return j.equal(shown, other.kids[0], depth+1)
+	}
+	if isCollection(other) || other.op == opRel || other.op == opText {
+		return false
+	}
+	if j.equal(shown, other, depth+1) {
+		return true
+	}
+	lit := shown
+	neg := false
+	if lit.op == opNeg {
+		lit, neg = lit.kids[0], true
+	}
+	if lit.op != opNum || lit.places < 0 || lit.sig < 3 {
+		return false
+	}
+	want := new(big.Rat).Set(lit.num)
+	if neg {
+		want.Neg(want)
+	}
+	var x float64
+	if r, ok := exact(other); ok {
+		x, _ = r.Float64()
+	} else {
+		names := map[string]bool{}
+		freeNames(other, nil, names, 0)
+		if len(names) > 0 {
+			return false
+		}
+		pt := point{seed: 1, budget: j.budget}
+		v, err := evalC(other, &pt)
+		j.budget = pt.budget
+		if err != nil || !isReal(v) {
+			j.evalFailed(err, other)
+			return false
+		}
+		x = real(v)
+	}
+	w, _ := want.Float64()
+	half := 0.5 * stdmath.Pow(10, -float64(lit.places))
+	return stdmath.Abs(x-w) <= half*(1+1e-9)
 }
 
 // matMul returns the product of two matrices, nil when the shapes do not

@@ -282,6 +282,12 @@ func boolByte(b bool) byte {
 // boxedAnswer returns the content of the last box, or of the last boxes on
 // the last line joined as a list ("\boxed{2} and \boxed{3}" -> "2, 3").
 func boxedAnswer(s string, boxes []span) (string, string, *limitError) {
+	// An exact answer boxed and then its decimal approximation boxed
+	// ("\boxed{\sqrt 3} ≈ \boxed{1.732}", "\boxed{\approx 1.732}"): the
+	// answer is the exact one.
+	for len(boxes) > 1 && approxBox(s, boxes[len(boxes)-2], boxes[len(boxes)-1]) {
+		boxes = boxes[:len(boxes)-1]
+	}
 	last := boxes[len(boxes)-1]
 	parts := []string{s[last.cstart:last.cend]}
 	for k := len(boxes) - 2; k >= 0; k-- {
@@ -311,6 +317,32 @@ func boxedAnswer(s string, boxes []span) (string, string, *limitError) {
 		return out[0], RuleBoxed, nil
 	}
 	return strings.Join(out, ", "), RuleBoxedJoined, nil
+}
+
+// approxBox reports whether box b only approximates the box a before it:
+// its content starts with ≈, or it is a decimal and the text between the
+// two boxes says ≈.
+func approxBox(s string, a, b span) bool {
+	c := strings.TrimSpace(s[b.cstart:b.cend])
+	if strings.HasPrefix(c, `\approx`) || strings.HasPrefix(c, "≈") || strings.HasPrefix(c, `\sim`) {
+		return true
+	}
+	gap := s[a.end:b.start]
+	if len(gap) > 80 || !(strings.Contains(gap, `\approx`) || strings.Contains(gap, "≈") || strings.Contains(gap, "approximately")) {
+		return false
+	}
+	dot := false
+	for i := 0; i < len(c); i++ {
+		switch {
+		case isDigit(c[i]):
+		case c[i] == '.' && !dot:
+			dot = true
+		case c[i] == '-' && i == 0:
+		default:
+			return false
+		}
+	}
+	return dot
 }
 
 // phraseAnswer finds the last phrase introducing a final answer ("the

@@ -300,6 +300,11 @@ func (p *parser) relop() (string, bool) {
 }
 
 func (p *parser) parseRel() *node {
+	if r, ok := p.relop(); ok && r == "≈" {
+		// "≈ 1.732": a value given as an approximation.
+		p.next()
+		return &node{op: opApprox, kids: []*node{p.parseRatio()}}
+	}
 	first := p.parseRatio()
 	r, ok := p.relop()
 	if !ok || p.err != nil {
@@ -704,7 +709,7 @@ func (p *parser) parseUnary() *node {
 		p.next()
 		k := p.parseUnary()
 		if k != nil && k.op == opNum && k.lit {
-			return &node{op: opNum, num: new(big.Rat).Neg(k.num), dec: k.dec, lit: false, signedLit: true}
+			return &node{op: opNum, num: new(big.Rat).Neg(k.num), dec: k.dec, lit: false, signedLit: true, places: k.places, sig: k.sig}
 		}
 		return &node{op: opNeg, kids: []*node{k}}
 	case t.kind == tOp && t.text == "+":
@@ -916,7 +921,35 @@ func (p *parser) number(t token) *node {
 	if r.Num().BitLen() > maxRatBits || r.Denom().BitLen() > maxRatBits {
 		return p.failLimit(errNumTooBig)
 	}
-	return numNode(r, strings.ContainsAny(t.text, ".eE"))
+	n := numNode(r, strings.ContainsAny(t.text, ".eE"))
+	n.places, n.sig = literalPrecision(t.text)
+	return n
+}
+
+// literalPrecision returns the digits after the point and the significant
+// digits of a number literal; places is -1 for a literal with an exponent.
+func literalPrecision(text string) (places, sig int) {
+	if strings.ContainsAny(text, "eE") {
+		return -1, 0
+	}
+	places = 0
+	if i := strings.IndexByte(text, '.'); i >= 0 {
+		places = len(text) - i - 1
+	}
+	started := false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c == '.' {
+			continue
+		}
+		if c != '0' {
+			started = true
+		}
+		if started {
+			sig++
+		}
+	}
+	return places, sig
 }
 
 // parseBraced reads {...} and returns its content (a list when it holds

@@ -1,0 +1,74 @@
+package math
+
+import (
+	"testing"
+
+	"github.com/reach-lab/reach/internal/verify"
+)
+
+// The kinds of issue 16, each with cases of its own (not corpus cases).
+
+type kindCase struct {
+	gold, pred string
+	completion bool
+	want       verify.Status
+}
+
+func runKind(t *testing.T, cases []kindCase) {
+	t.Helper()
+	for _, tc := range cases {
+		v := Check(tc.gold, tc.pred, Options{PredIsCompletion: tc.completion})
+		if v.Status != tc.want {
+			t.Errorf("gold %q pred %q: got %s (extracted %q, rule %s: %s), want %s",
+				tc.gold, tc.pred, v.Status, v.Extracted, v.Rule, v.Reason, tc.want)
+		}
+	}
+}
+
+// Policy (doc.go, Approximations): an exact value followed by its
+// approximation is the exact value (or the approximation it states); a
+// value marked ≈ with at least three significant digits equals the
+// reference rounded to the digits shown; an unmarked decimal keeps the
+// strict decimal policy.
+func TestKindApproximation(t *testing.T) {
+	runKind(t, []kindCase{
+		{`\frac{\sqrt2}{2}`, `\frac{\sqrt 2}{2} \approx 0.707`, false, verify.Correct},
+		{`0.707`, `\frac{\sqrt 2}{2} \approx 0.707`, false, verify.Correct},
+		{`\frac{\sqrt2}{2}`, `\frac{\sqrt 2}{2} \approx 0.71`, false, verify.Correct},
+		{`\frac{\sqrt3}{2}`, `\frac{\sqrt 2}{2} \approx 0.707`, false, verify.Incorrect},
+		{`4.5`, `t \approx 4.5`, false, verify.Correct},
+		{`\frac92`, `t \approx 4.5`, false, verify.Correct},
+		{`4.47`, `t \approx 4.5`, false, verify.Incorrect}, // two significant digits: too coarse
+		{`\frac{7}{\pi}`, `\frac{7}{\pi} \approx 2.23`, false, verify.Correct},
+		{`2.23`, `\frac{7}{\pi} \approx 2.23`, false, verify.Correct},
+		{`\frac{7}{\pi}`, `\approx 2.23`, false, verify.Correct},
+		{`\frac{7}{\pi}`, `\approx 2.24`, false, verify.Incorrect},
+		{`\frac{7}{\pi}`, `2.23`, false, verify.Incorrect}, // unmarked: a rounded answer
+		{`\sqrt{3}`, `Exact: \boxed{\sqrt 3}, and numerically \boxed{\approx 1.732}.`, true, verify.Correct},
+		{`\sqrt{3}`, `So $x=\boxed{\sqrt{3}} \approx \boxed{1.732}$.`, true, verify.Correct},
+		{`\sqrt{3}`, `The answer is approximately 1.732.`, true, verify.Correct},
+		{`\sqrt{3}`, `The answer is approximately 1.73.`, true, verify.Correct},
+		{`\sqrt{3}`, `The answer is approximately 1.7.`, true, verify.Incorrect},
+		{`\frac{\sqrt3}{3} \approx 0.577`, `\frac{\sqrt{3}}{3}`, false, verify.Correct},
+		{`x = \frac13`, `x = 0.5 + 1/3 - 0.5 \approx 0.33`, false, verify.Correct},
+	})
+}
+
+// Policy (doc.go, Number formats): plain-text mixed numbers.
+func TestKindMixedNumbers(t *testing.T) {
+	runKind(t, []kindCase{
+		{`\frac{13}{4}`, `3 1/4`, false, verify.Correct},
+		{`\frac{1}{2}`, `1 1/2`, false, verify.Incorrect},
+		{`\frac32`, `1 1/2`, false, verify.Correct},
+		{`-\frac{40}{9}`, `-4 4/9`, false, verify.Correct},
+		{`\frac{9004}{9}`, `1 000 4/9`, false, verify.Correct},
+		{`\frac{4}{9}\%`, `0 4/9\%`, false, verify.Correct},
+		{`\frac{40}{900}`, `4 4/9%`, false, verify.Correct},
+		{`12`, `11 6/6`, false, verify.Unparseable}, // not a mixed number: no value
+		{`\frac{71}{6}`, "11\n5/6", false, verify.Incorrect}, // two lines: the last one, 5/6
+		{`\frac{103}{9}`, `(11) 4/9`, false, verify.Incorrect}, // (11)·4/9
+		{`\frac{13}{4}`, `so the pizza weighs 3 1/4`, true, verify.Correct},
+		{`\frac{13}{4}`, `The answer is 3 1/4 pounds.`, true, verify.Correct},
+		{`2\frac{1}{2}`, `5/2`, false, verify.Correct},
+	})
+}
