@@ -58,6 +58,8 @@ type node struct {
 	lit bool
 	// signedLit is true for a literal with a sign ("-4"), not bracketed.
 	signedLit bool
+	// fromWord marks the product of letters read from a two-letter word.
+	fromWord bool
 	// places and sig: for a decimal literal without exponent, the digits
 	// after the point and the significant digits (0.707: 3 and 3); places
 	// is -1 otherwise.

@@ -204,6 +204,76 @@ func cleanAnswer(s string) string {
 	return out
 }
 
+// stripLeadingProse returns the relation that follows a leading run of
+// prose words in an answer ("Therefore y > -2" -> "y > -2", "so we
+// conclude that x = 3" -> "x = 3"), or "" when the answer does not start
+// with prose or no relation follows it. The run is the words and single letters before the first
+// other token; it is cut after its last word of three or more letters that
+// is not a function, constant or unit name.
+func stripLeadingProse(a string) string {
+	if a == "" || !isLetter(a[0]) && a[0] < 0x80 && a[0] != '\\' {
+		return ""
+	}
+	toks, err := lex(a)
+	if err != nil {
+		return ""
+	}
+	last := -1
+	for i, t := range toks {
+		if t.kind != tWord && t.kind != tIdent {
+			break
+		}
+		if t.kind == tWord && proseWord(t.text) {
+			last = i
+		}
+	}
+	if last < 0 || last+1 >= len(toks) || toks[last+1].kind == tEOF {
+		return ""
+	}
+	// The rest must be a relation ("y > -2", "x = 3"; plain values after
+	// prose are left to the extraction fallbacks) and mathematics: no
+	// further words of prose.
+	rel := false
+	for _, t := range toks[last+1:] {
+		switch {
+		case t.kind == tOp && (t.text == "=" || t.text == "<" || t.text == ">" || t.text == "<=" || t.text == ">=" || t.text == "!="):
+			rel = true
+		case t.kind == tCmd && commands[t.text] == cRel:
+			rel = true
+		}
+	}
+	if !rel {
+		return ""
+	}
+	for _, t := range toks[last+1:] {
+		if t.kind == tWord && !t.inFont {
+			low := strings.ToLower(t.text)
+			if _, ok := funcWords[low]; !ok && !unitWords[low] && !isPercentWord(low) && !isDegreeWord(low) &&
+				low != "pi" && low != "sqrt" && low != "infty" && low != "and" && low != "or" {
+				return ""
+			}
+		}
+	}
+	return strings.TrimLeft(a[toks[last+1].pos:], " ,:")
+}
+
+// proseWord reports whether w (three or more letters) reads as a word of
+// prose rather than mathematics.
+func proseWord(w string) bool {
+	if len(w) < 3 {
+		return false
+	}
+	low := strings.ToLower(w)
+	if _, ok := funcWords[low]; ok {
+		return false
+	}
+	switch low {
+	case "pi", "sqrt", "infty", "infinity", "inf", "and", "or":
+		return false
+	}
+	return !unitWords[low] && !isPercentWord(low) && !isDegreeWord(low)
+}
+
 // factorialBang reports whether the '!' ending s is a factorial (5!, n!,
 // (n+1)!) rather than an exclamation after a word ("correct!").
 func factorialBang(s string) bool {

@@ -4,6 +4,7 @@ import (
 	stdmath "math"
 	"math/big"
 	"math/cmplx"
+	"sort"
 	"strings"
 )
 
@@ -132,7 +133,8 @@ func isLabel(n *node) bool {
 		return true
 	case opAbs:
 		return isLabel(n.kids[0])
-	case opRatio:
+	case opRatio, opDiv:
+		// AE/EC, \frac{NO}{BO}, V_1 : V_2
 		return isLabel(n.kids[0]) && isLabel(n.kids[1])
 	case opTuple:
 		if len(n.kids) == 0 {
@@ -197,6 +199,15 @@ func (j *judge) equal(g, p *node, depth int) bool {
 		return j.equal(g, a, depth+1) || j.equal(g, &node{op: opApprox, kids: []*node{d}}, depth+1)
 	}
 	g, p = normalize(g), normalize(p)
+	// "a=1, b=3; a=2, b=5" is the set of pairs {(1,3), (2,5)}.
+	if t, groups, ok := assignments(g); ok && (groups > 1 || hasTuples(p)) {
+		if pt, _, ok := assignments(p); ok {
+			p = pt
+		}
+		g = t
+	} else if t, groups, ok := assignments(p); ok && (groups > 1 || hasTuples(g)) {
+		p = t
+	}
 	if g.op == opApprox || p.op == opApprox {
 		return j.approxEqual(g, p, depth)
 	}
@@ -666,6 +677,112 @@ func matrixOf(n *node) *node {
 	return nil
 }
 
+// assignments reads a list of label = value equations as the solutions it
+// lists: "a=1, b=3" is the tuple (1,3) and "a=1,b=3; a=2,b=5" the set
+// {(1,3),(2,5)}, the values ordered by label (x before y, a_2 before a_10).
+// groups is the number of solutions.
+func assignments(n *node) (*node, int, bool) {
+	kids := []*node{n}
+	if n.op == opList {
+		kids = n.kids
+	}
+	var labels []string
+	var vals []*node
+	for _, k := range kids {
+		k = normalize(k)
+		if k.op != opRel || len(k.kids) != 2 || k.rels[0] != "=" || !isLabel(k.kids[0]) || hasNames(k.kids[1]) {
+			return nil, 0, false
+		}
+		labels = append(labels, k.kids[0].String())
+		vals = append(vals, k.kids[1])
+	}
+	period := len(labels)
+	for i := 1; i < len(labels); i++ {
+		if labels[i] == labels[0] {
+			period = i
+			break
+		}
+	}
+	if period < 2 || len(labels)%period != 0 {
+		return nil, 0, false
+	}
+	order := append([]string(nil), labels[:period]...)
+	sort.Slice(order, func(a, b int) bool { return naturalLess(order[a], order[b]) })
+	for i := 1; i < len(order); i++ {
+		if order[i] == order[i-1] {
+			return nil, 0, false
+		}
+	}
+	var tuples []*node
+	for g := 0; g < len(labels); g += period {
+		t := &node{op: opTuple, left: '(', right: ')'}
+		for _, l := range order {
+			found := false
+			for k := g; k < g+period; k++ {
+				if labels[k] == l {
+					t.kids = append(t.kids, vals[k])
+					found = true
+					break
+				}
+			}
+			if !found {
+				return nil, 0, false
+			}
+		}
+		tuples = append(tuples, t)
+	}
+	if len(tuples) == 1 {
+		return tuples[0], 1, true
+	}
+	return &node{op: opSet, kids: tuples}, len(tuples), true
+}
+
+// hasTuples reports whether n is a tuple or a collection of tuples.
+func hasTuples(n *node) bool {
+	if n.op == opTuple {
+		return true
+	}
+	if n.op == opList || n.op == opSet {
+		for _, k := range n.kids {
+			if k.op == opTuple {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// naturalLess orders names with numbers by value: a_2 before a_10.
+func naturalLess(a, b string) bool {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if isDigit(a[i]) && isDigit(b[j]) {
+			ei, ej := i, j
+			for ei < len(a) && isDigit(a[ei]) {
+				ei++
+			}
+			for ej < len(b) && isDigit(b[ej]) {
+				ej++
+			}
+			x, y := strings.TrimLeft(a[i:ei], "0"), strings.TrimLeft(b[j:ej], "0")
+			if len(x) != len(y) {
+				return len(x) < len(y)
+			}
+			if x != y {
+				return x < y
+			}
+			i, j = ei, ej
+			continue
+		}
+		if a[i] != b[j] {
+			return a[i] < b[j]
+		}
+		i++
+		j++
+	}
+	return len(a)-i < len(b)-j
+}
+
 // exactWithApprox splits "A ≈ D" where A is a constant expression.
 func exactWithApprox(n *node) (a, d *node, ok bool) {
 	if n.op != opRel || len(n.kids) != 2 || n.rels[0] != "≈" || hasNames(n.kids[0]) {
@@ -1034,9 +1151,10 @@ func (j *judge) relEqual(g, p *node, depth int) bool {
 			return g.kids[0].String() == p.kids[0].String() && j.equal(g.kids[1], p.kids[1], depth+1)
 		}
 	}
-	gs, ps := relAsSet(g), relAsSet(p)
+	gs, gv := relSet(g)
+	ps, pv := relSet(p)
 	if gs != nil && ps != nil {
-		if relVar(g) != relVar(p) {
+		if gv != pv {
 			return false
 		}
 		return j.equal(gs, ps, depth+1)
@@ -1184,19 +1302,24 @@ func relVar(n *node) string {
 }
 
 // relAsSet turns a one-variable inequality, chain or "x ∈ S" into the set
-// it describes (an interval or a union), or returns nil.
+// it describes (an interval or a union), or returns nil. The bounded
+// quantity may be a variable or any label ("-1 ≤ g(t) ≤ 2", "0 < f(x) < 1",
+// "0 < AB < 3"); |v| of a variable describes the values of v: "2 ≤ |w| ≤ 3"
+// is [-3,-2] ∪ [2,3], "|x| < 1" is (-1,1) (w real).
 func relAsSet(n *node) *node {
+	s, _ := relSet(n)
+	return s
+}
+
+// relSet is relAsSet with the subject the set belongs to (the variable or
+// label, by its canonical string).
+func relSet(n *node) (*node, string) {
 	if n.op != opRel {
-		return nil
+		return nil, ""
 	}
-	if len(n.kids) == 2 && n.rels[0] == "in" && n.kids[0].op == opSym {
-		return n.kids[1]
+	if len(n.kids) == 2 && n.rels[0] == "in" && (n.kids[0].op == opSym || isLabel(n.kids[0])) {
+		return n.kids[1], n.kids[0].String()
 	}
-	v := relVar(n)
-	if v == "" {
-		return nil
-	}
-	isVar := func(k *node) bool { return k.op == opSym && k.name == v }
 	negInf := &node{op: opNeg, kids: []*node{{op: opConst, name: "inf"}}}
 	posInf := &node{op: opConst, name: "inf"}
 	interval := func(lo, hi *node, lc, hc bool) *node {
@@ -1209,45 +1332,103 @@ func relAsSet(n *node) *node {
 		}
 		return &node{op: opTuple, kids: []*node{lo, hi}, left: l, right: r}
 	}
+	union := func(a, b *node) *node { return &node{op: opUnion, name: "cup", kids: []*node{a, b}} }
+	neg := func(x *node) *node { return &node{op: opNeg, kids: []*node{x}} }
+	// subject: a single variable, a label, or |v|.
+	subject := func(k *node) (string, bool, bool) {
+		if k.op == opAbs && k.kids[0].op == opSym {
+			return k.kids[0].name, true, true
+		}
+		if k.op == opSym {
+			return k.name, false, true
+		}
+		if isLabel(k) && hasNames(k) {
+			return k.String(), false, true
+		}
+		return "", false, false
+	}
 	switch len(n.kids) {
 	case 2:
 		a, b := n.kids[0], n.kids[1]
 		op := n.rels[0]
-		if isVar(b) && !isVar(a) {
+		name, abs, ok := subject(a)
+		if !ok || hasNames(b) {
+			name, abs, ok = subject(b)
+			if !ok || hasNames(a) {
+				return nil, ""
+			}
 			a, b = b, a
 			op = flipRel[op]
 		}
-		if !isVar(a) || hasNames(b) {
-			return nil
+		if abs {
+			switch op {
+			case "<", "<=":
+				return interval(neg(b), b, op == "<=", op == "<="), name
+			case ">", ">=":
+				if sign(b) <= 0 {
+					return nil, ""
+				}
+				return union(interval(negInf, neg(b), false, op == ">="), interval(b, posInf, op == ">=", false)), name
+			}
+			return nil, ""
 		}
 		switch op {
 		case "<":
-			return interval(negInf, b, false, false)
+			return interval(negInf, b, false, false), name
 		case "<=":
-			return interval(negInf, b, false, true)
+			return interval(negInf, b, false, true), name
 		case ">":
-			return interval(b, posInf, false, false)
+			return interval(b, posInf, false, false), name
 		case ">=":
-			return interval(b, posInf, true, false)
+			return interval(b, posInf, true, false), name
 		case "!=":
-			return &node{op: opUnion, name: "cup", kids: []*node{interval(negInf, b, false, false), interval(b, posInf, false, false)}}
+			return union(interval(negInf, b, false, false), interval(b, posInf, false, false)), name
 		}
 	case 3:
 		a, x, b := n.kids[0], n.kids[1], n.kids[2]
-		if !isVar(x) || hasNames(a) || hasNames(b) {
-			return nil
+		name, abs, ok := subject(x)
+		if !ok || hasNames(a) || hasNames(b) {
+			return nil, ""
 		}
 		r1, r2 := n.rels[0], n.rels[1]
 		lower := func(r string) bool { return r == "<" || r == "<=" }
 		upper := func(r string) bool { return r == ">" || r == ">=" }
-		if lower(r1) && lower(r2) {
-			return interval(a, b, r1 == "<=", r2 == "<=")
-		}
 		if upper(r1) && upper(r2) {
-			return interval(b, a, r2 == ">=", r1 == ">=")
+			a, b = b, a
+			r1, r2 = flipRel[r2], flipRel[r1]
 		}
+		if !lower(r1) || !lower(r2) {
+			return nil, ""
+		}
+		if !abs {
+			return interval(a, b, r1 == "<=", r2 == "<="), name
+		}
+		// a ≤ |v| ≤ b
+		if sign(a) <= 0 {
+			return interval(neg(b), b, r2 == "<=", r2 == "<="), name
+		}
+		return union(interval(neg(b), neg(a), r2 == "<=", r1 == "<="), interval(a, b, r1 == "<=", r2 == "<=")), name
 	}
-	return nil
+	return nil, ""
+}
+
+// sign is the sign of a constant expression (0 when it cannot be told).
+func sign(n *node) int {
+	if r, ok := exact(n); ok {
+		return r.Sign()
+	}
+	pt := point{seed: 1, budget: 2000}
+	v, err := evalC(n, &pt)
+	if err != nil || !isReal(v) {
+		return 0
+	}
+	switch {
+	case real(v) > 0:
+		return 1
+	case real(v) < 0:
+		return -1
+	}
+	return 0
 }
 
 // textKey normalises prose for comparison: lower case, without LaTeX text

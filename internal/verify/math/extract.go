@@ -717,6 +717,64 @@ func snippetFallbacks(s string) []string {
 	return out
 }
 
+// allBoxes joins the distinct contents of all boxes of a reference that
+// boxes several parts ("\boxed{2} and \boxed{5}", "\boxed{1}\boxed{2}",
+// "\boxed{1}, thus \boxed{2}"): the reference's answer is everything it
+// boxed, when nothing but punctuation and connectives stands between the
+// boxes. A box that only approximates the one before it is left out. ok is
+// false with fewer than two distinct boxes, more than maxBoxes, or other
+// words between boxes (then the last box is the answer, as for completions).
+func allBoxes(s string) (string, bool) {
+	if !strings.Contains(s, `\boxed`) && !strings.Contains(s, `\fbox`) {
+		return "", false
+	}
+	boxes := findBoxes(s)
+	if len(boxes) < 2 || len(boxes) > maxBoxes {
+		return "", false
+	}
+	seen := map[string]bool{}
+	var out []string
+	for i, b := range boxes {
+		if i > 0 && approxBox(s, boxes[i-1], b) {
+			continue
+		}
+		if i > 0 && !connectiveGap(s[boxes[i-1].end:b.start]) {
+			return "", false
+		}
+		c := s[b.cstart:b.cend]
+		key := compactKey(c)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, c)
+	}
+	if len(out) < 2 {
+		return "", false
+	}
+	return strings.Join(out, ", "), true
+}
+
+// connectives may stand between the boxed parts of one reference answer.
+var connectives = map[string]bool{"and": true, "or": true, "but": true, "thus": true, "so": true,
+	"then": true, "also": true, "hence": true, "therefore": true, "et": true, "und": true, "y": true, "和": true, "或": true}
+
+// connectiveGap reports whether the text between two boxes of a reference
+// holds only punctuation, symbols, math delimiters and connectives.
+func connectiveGap(gap string) bool {
+	if len(gap) > 200 || strings.Contains(gap, "\n\n") {
+		return false
+	}
+	for _, w := range strings.FieldsFunc(gap, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 0x7f)
+	}) {
+		if !connectives[strings.ToLower(w)] && !knownCommandExact(w) {
+			return false
+		}
+	}
+	return true
+}
+
 // unwrapBoxes returns the boxed content of an answer that still carries
 // \boxed (inputs marked "answer" often do), or the answer itself.
 func unwrapBoxes(s string) (string, bool) {

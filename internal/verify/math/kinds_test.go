@@ -64,11 +64,65 @@ func TestKindMixedNumbers(t *testing.T) {
 		{`\frac{9004}{9}`, `1 000 4/9`, false, verify.Correct},
 		{`\frac{4}{9}\%`, `0 4/9\%`, false, verify.Correct},
 		{`\frac{40}{900}`, `4 4/9%`, false, verify.Correct},
-		{`12`, `11 6/6`, false, verify.Unparseable}, // not a mixed number: no value
-		{`\frac{71}{6}`, "11\n5/6", false, verify.Incorrect}, // two lines: the last one, 5/6
+		{`12`, `11 6/6`, false, verify.Unparseable},            // not a mixed number: no value
+		{`\frac{71}{6}`, "11\n5/6", false, verify.Incorrect},   // two lines: the last one, 5/6
 		{`\frac{103}{9}`, `(11) 4/9`, false, verify.Incorrect}, // (11)·4/9
 		{`\frac{13}{4}`, `so the pizza weighs 3 1/4`, true, verify.Correct},
 		{`\frac{13}{4}`, `The answer is 3 1/4 pounds.`, true, verify.Correct},
 		{`2\frac{1}{2}`, `5/2`, false, verify.Correct},
+	})
+}
+
+// Policy (doc.go, Equations and Inequalities): a named left-hand side is a
+// label; a bounded label or |v| describes a set.
+func TestKindNamedLeftSides(t *testing.T) {
+	runKind(t, []kindCase{
+		{`\frac25`, `\frac{AE}{EC} = \frac{2}{5}`, false, verify.Correct},
+		{`\frac25`, `\frac{AE}{EC} = \frac{3}{5}`, false, verify.Incorrect},
+		{`\frac{1}{\sqrt6}`, `\frac{NO}{BO}=\frac{1}{\sqrt{6}}`, false, verify.Correct},
+		{`\frac{1}{\sqrt6}`, `NO/BO = \frac{\sqrt6}{6}`, false, verify.Correct},
+		{`[-1, 2]`, `-1 \le g(t) \le 2`, false, verify.Correct},
+		{`[-1, 2)`, `-1 \le g(t) \le 2`, false, verify.Incorrect},
+		{`(0,1)`, `0<f(x)<1`, false, verify.Correct},
+		{`(-2, \infty)`, `Therefore y > -2`, false, verify.Correct},
+		{`y > -2`, `Therefore $y > -2$.`, true, verify.Correct},
+		{`y > -2`, `so we conclude that y > -2`, false, verify.Correct},
+		{`y > -2`, `so we conclude that y < -2`, false, verify.Incorrect},
+	})
+}
+
+// Policy (doc.go, Solution sets): assignments are tuples ordered by label;
+// |w| bounded on both sides is a union of two intervals for real w.
+func TestKindSolutionSets(t *testing.T) {
+	runKind(t, []kindCase{
+		{`(1,3),(2,5)`, `a=1,b=3; a=2,b=5`, false, verify.Correct},
+		{`(1,3),(2,5)`, `a=2, b=5 or a=1, b=3`, false, verify.Correct},
+		{`(1,3),(2,5)`, `a=1,b=3; a=2,b=4`, false, verify.Incorrect},
+		{`(1,3),(2,5)`, `a=1,b=3`, false, verify.Incorrect},
+		{`p=5,q=2;p=7,q=2`, `(5,2),(7,2)`, false, verify.Correct},
+		{`(1,3)`, `b=3, a=1`, false, verify.Correct},
+		{`(3,1)`, `b=3, a=1`, false, verify.Incorrect},
+		{`(x,y,z) = (1,2,3)`, `x=1, y=2, z=3`, false, verify.Correct},
+		{`[-3,-2] \cup [2,3]`, `2 \le |w| \le 3`, false, verify.Correct},
+		{`2 \le |w| \le 3`, `w \in [-3,-2] \cup [2,3]`, false, verify.Correct},
+		{`[-3,-2] \cup [2,3]`, `2 < |w| \le 3`, false, verify.Incorrect},
+		{`[-3,3]`, `|w| \le 3`, false, verify.Correct},
+		{`(-\infty,-2) \cup (2,\infty)`, `|x| > 2`, false, verify.Correct},
+		{`[-3, 3]`, `-1 \le |w| \le 3`, false, verify.Correct},
+	})
+}
+
+// Policy (doc.go, Several boxes): a reference's answer is all it boxed when
+// only punctuation and connectives stand between the boxes.
+func TestKindSeveralBoxesInReference(t *testing.T) {
+	runKind(t, []kindCase{
+		{`\boxed{2} and \boxed{5}`, `2, 5`, false, verify.Correct},
+		{`\boxed{2} and \boxed{5}`, `5`, false, verify.Incorrect},
+		{`\boxed{1}\boxed{2}`, `\{1, 2\}`, false, verify.Correct},
+		{`\boxed{1} and and or thus but \boxed{2} and \boxed{3}`, `1,2,3`, false, verify.Correct},
+		{`\boxed{1} and and or thus but \boxed{2} and \boxed{3}`, `2,3`, false, verify.Incorrect},
+		{`\boxed{1} no no no \boxed{2}`, `1, 2`, false, verify.Incorrect}, // other words: the last box
+		{`\boxed{\sqrt3} \approx \boxed{1.732}`, `\sqrt{3}`, false, verify.Correct},
+		{`\boxed{004} is the remainder. Final: \boxed{004}`, `4`, false, verify.Correct},
 	})
 }

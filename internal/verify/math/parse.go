@@ -609,6 +609,11 @@ func (p *parser) parseTerm() *node {
 			d := p.parseUnary()
 			factors = []*node{{op: opFunc, name: "mod", kids: []*node{product(), d}}}
 		case p.isTailWord(t):
+			if wordsOnly(factors) && proseWord(t.text) {
+				// "so we conclude that ...": two-letter words read as
+				// letters, then a word: this is a sentence.
+				p.prose = true
+			}
 			percent, degree := p.consumeTail()
 			v := product()
 			if percent {
@@ -696,6 +701,17 @@ func (p *parser) mixedNumber(w *node) *node {
 		n = &node{op: opPercent, kids: []*node{n}}
 	}
 	return n
+}
+
+// wordsOnly reports whether factors all come from splitting short words
+// into letters ("so" -> s·o).
+func wordsOnly(factors []*node) bool {
+	for _, f := range factors {
+		if !f.fromWord {
+			return false
+		}
+	}
+	return len(factors) > 0
 }
 
 func (p *parser) parseUnary() *node {
@@ -1169,7 +1185,7 @@ func (p *parser) word() *node {
 	}
 	if len(t.text) == 2 && t.text[0] < 0x80 && !t.inText && !unitWords[t.text] {
 		// "xy" is x*y.
-		return &node{op: opMul, kids: []*node{symNode(t.text[:1]), symNode(t.text[1:])}}
+		return &node{op: opMul, kids: []*node{symNode(t.text[:1]), symNode(t.text[1:])}, fromWord: true}
 	}
 	p.prose = true
 	return &node{op: opText, name: low}

@@ -133,6 +133,18 @@ func check(gold, pred string, opt Options) verify.Verdict {
 	}
 	j := newJudge(opt.FloatRounding)
 	firstErr := ""
+	if goldNode != nil && goldNode.op != opText {
+		// "Therefore y > -2": when the sentence is prose, the mathematics
+		// after its run of prose words is tried next.
+		var withStripped []string
+		for _, raw := range cands {
+			withStripped = append(withStripped, raw)
+			if st := stripLeadingProse(cleanAnswer(normalizeText(raw))); st != "" {
+				withStripped = append(withStripped, st)
+			}
+		}
+		cands = withStripped
+	}
 	for i, raw := range cands {
 		a := cleanAnswer(normalizeText(raw))
 		if a == "" {
@@ -245,10 +257,17 @@ func goldAnswer(gold string, isCompletion bool) (string, *limitError, bool) {
 		if ex, ok := extractFromCompletion(gold); ok {
 			g = ex.answer
 			lim = ex.limit
+			if ex.rule == RuleBoxed || ex.rule == RuleBoxedJoined {
+				if all, ok := allBoxes(normalizeText(gold)); ok && lim == nil {
+					g = all
+				}
+			}
 		}
 	} else {
 		g = normalizeText(g)
-		if a, ok := unwrapBoxes(g); ok {
+		if a, ok := allBoxes(g); ok {
+			g = a
+		} else if a, ok := unwrapBoxes(g); ok {
 			g = a
 		}
 	}
