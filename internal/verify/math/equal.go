@@ -925,12 +925,49 @@ func matInverse(m *node) *node {
 
 // variants are the readings of a scalar answer with a unit marker: "50%"
 // is 50 or 0.5; "45°" is 45 or π/4.
+//
+// Degrees inside an expression ("180^\circ - 2\alpha") are read both as
+// plain numbers of degrees and converted to radians.
 func variants(n *node) []*node {
 	switch n.op {
 	case opPercent, opDegree:
 		return []*node{n.kids[0], n}
 	}
+	if hasDegree(n, 0) {
+		return []*node{stripDegrees(n, 0), n}
+	}
 	return []*node{n}
+}
+
+func hasDegree(n *node, depth int) bool {
+	if n == nil || depth > maxDepth*4 {
+		return false
+	}
+	if n.op == opDegree {
+		return true
+	}
+	for _, k := range n.kids {
+		if hasDegree(k, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// stripDegrees copies n with every degree sign dropped.
+func stripDegrees(n *node, depth int) *node {
+	if n == nil || depth > maxDepth*4 {
+		return n
+	}
+	if n.op == opDegree {
+		return stripDegrees(n.kids[0], depth+1)
+	}
+	c := *n
+	c.kids = make([]*node, len(n.kids))
+	for i, k := range n.kids {
+		c.kids[i] = stripDegrees(k, depth+1)
+	}
+	return &c
 }
 
 func (j *judge) scalarEqual(g, p *node) bool {

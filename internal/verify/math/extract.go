@@ -345,6 +345,25 @@ func approxBox(s string, a, b span) bool {
 	return dot
 }
 
+// answerMarkers are final-answer phrases in other languages (the English
+// ones are matched case-insensitively by phraseAnswer). They mark an answer
+// as final just as "Answer:" does.
+var answerMarkers = []string{
+	// Chinese, Japanese, Korean
+	"答案是", "答案:", "答案为", "答案為", "答:", "最终答案", "最終答案", "答えは", "答え:", "解答:", "정답은", "정답:", "답은", "답:",
+	// French
+	"réponse est", "Réponse est", "Réponse :", "Réponse:", "réponse :", "réponse:", "RÉPONSE:",
+	// Spanish, Portuguese, Italian
+	"respuesta es", "Respuesta es", "Respuesta:", "respuesta:", "RESPUESTA:", "resposta é", "Resposta é",
+	"Resposta:", "resposta:", "risposta è", "Risposta è", "Risposta:", "risposta:",
+	// German, Dutch
+	"Antwort ist", "Antwort lautet", "Antwort:", "antwort:", "ANTWORT:", "antwoord is", "Antwoord:",
+	// Russian, Ukrainian, Polish, Czech, Turkish
+	"Ответ:", "ответ:", "ОТВЕТ:", "Ответ —", "Відповідь:", "Odpowiedź:", "odpowiedź:", "Odpověď:", "Cevap:", "cevap:",
+	// Arabic, Hindi, Bengali, Thai, Vietnamese, Indonesian
+	"الإجابة:", "الجواب:", "الإجابة هي", "उत्तर:", "उत्तर है", "উত্তর:", "คำตอบคือ", "คำตอบ:", "Đáp án:", "đáp án là", "Jawaban:", "jawabannya adalah",
+}
+
 // phraseAnswer finds the last phrase introducing a final answer ("the
 // final answer is", "Answer:", "the answer is", "答案是", "Réponse :") and
 // returns the text after it up to the end of the sentence, and the phrase
@@ -378,7 +397,7 @@ func phraseAnswer(s string) (string, int) {
 			best, bestEnd = start, end
 		}
 	}
-	for _, p := range [...]string{"答案是", "答案:", "答案为", "Réponse :", "Réponse:", "réponse:", "Respuesta:", "respuesta:"} {
+	for _, p := range answerMarkers {
 		if i := lastIndex(s, p); i >= 0 && i+len(p) > bestEnd {
 			best, bestEnd = i, i+len(p)
 		}
@@ -701,20 +720,99 @@ func extractFrom(s string) (extraction, bool) {
 	return extraction{}, false
 }
 
-// snippetFallbacks lists readings of a sentence-like answer: the part after
-// its last " is ", its last math span, its last number.
+// snippetFallbacks lists readings of a sentence-like answer: the part
+// after its last " is ", its first math span, its first number (with its
+// short formula). The sentence follows a final-answer marker, so what comes
+// first in it is the answer: "Réponse : Janeth aura encore 220 $ à payer
+// d'ici 12 mois" is 220.
 func snippetFallbacks(s string) []string {
 	var out []string
 	if i := lastIndex(s, " is "); i >= 0 {
 		out = append(out, s[i+4:])
 	}
-	if m, end := lastMathSpan(s); end >= 0 {
+	if m, ok := firstMathSpan(s); ok {
 		out = append(out, m)
 	}
-	if n, end := lastNumber(s); end >= 0 {
+	if n, ok := firstNumber(s); ok {
 		out = append(out, n)
 	}
 	return out
+}
+
+// firstMathSpan returns the content of the first $...$ (one line), $$...$$,
+// \(...\) or \[...\] span of s.
+func firstMathSpan(s string) (string, bool) {
+	for i := 0; i < len(s); i++ {
+		var closer string
+		open := 0
+		switch {
+		case s[i] == '$' && i+1 < len(s) && s[i+1] == '$':
+			closer, open = "$$", 2
+		case s[i] == '$' && (i == 0 || s[i-1] != '\\'):
+			closer, open = "$", 1
+		case s[i] == '\\' && i+1 < len(s) && s[i+1] == '(':
+			closer, open = `\)`, 2
+		case s[i] == '\\' && i+1 < len(s) && s[i+1] == '[':
+			closer, open = `\]`, 2
+		default:
+			continue
+		}
+		j := strings.Index(s[i+open:], closer)
+		if j < 0 {
+			return "", false
+		}
+		body := s[i+open : i+open+j]
+		if closer == "$" && strings.IndexByte(body, '\n') >= 0 || strings.TrimSpace(body) == "" {
+			i += open + j + len(closer) - 1
+			continue
+		}
+		return body, true
+	}
+	return "", false
+}
+
+// firstNumber returns the first number of s that is not part of a word,
+// an exponent or an index, with its short formula (as lastNumber).
+func firstNumber(s string) (string, bool) {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			continue
+		}
+		if i > 0 && (s[i-1] == '^' || s[i-1] == '_' || isLetter(s[i-1]) && !isCommandEnd(s, i-1)) || inScript(s, i) {
+			for i < len(s) && isDigit(s[i]) {
+				i++
+			}
+			continue
+		}
+		end := i
+		for end < len(s) && isRunChar(s[end]) {
+			end++
+		}
+		// A mixed number "3 1/4" continues over one space.
+		if end+1 < len(s) && s[end] == ' ' && isDigit(s[end+1]) && isDigitsOnly(s[i:end]) {
+			k := end + 1
+			for k < len(s) && isRunChar(s[k]) {
+				k++
+			}
+			if isSimpleFraction(s[end+1 : k]) {
+				end = k
+			}
+		}
+		if n, e := lastNumber(s[:end]); e >= 0 {
+			return n, true
+		}
+		return "", false
+	}
+	return "", false
+}
+
+func isDigitsOnly(r string) bool {
+	for i := 0; i < len(r); i++ {
+		if !isDigit(r[i]) {
+			return false
+		}
+	}
+	return r != ""
 }
 
 // allBoxes joins the distinct contents of all boxes of a reference that

@@ -126,3 +126,29 @@ func TestKindSeveralBoxesInReference(t *testing.T) {
 		{`\boxed{004} is the remainder. Final: \boxed{004}`, `4`, false, verify.Correct},
 	})
 }
+
+// Policy (doc.go, Languages): final-answer markers in other languages mark
+// the answer as final (rule final-answer-is, not a fallback rule); a
+// sentence after a marker gives its first number.
+func TestKindAnswerMarkers(t *testing.T) {
+	runKind(t, []kindCase{
+		{`5`, `计算得 3 + 2 = 5。所以答案是 5。`, true, verify.Correct},
+		{`42`, `Die Rechnung ergibt 40 + 2. Antwort: 42`, true, verify.Correct},
+		{`7`, `Решение: 3 + 4 = 7. Ответ: 7`, true, verify.Correct},
+		{`\frac{1}{2}`, `Por lo tanto, la respuesta es $\frac{1}{2}$.`, true, verify.Correct},
+		{`9`, `Portanto, a resposta é 9.`, true, verify.Correct},
+		{`B`, `Analizando las opciones, la respuesta es B, no A.`, true, verify.Correct},
+		{`C`, `Donc la réponse est C non A`, true, verify.Correct},
+		{`220`, `Réponse : Janeth aura encore 220 $ à payer d'ici 12 mois.`, true, verify.Correct},
+		{`34`, `Final Answer: The largest $n$ is 34.`, true, verify.Correct},
+		{`3`, `Final Answer: Jane started growing Sphere 3 hours ago.`, true, verify.Correct},
+		{`12`, `Answer: 12 apples, since 3 boxes hold 4 each.`, true, verify.Correct},
+		{`4`, `Answer: 12 apples, since 3 boxes hold 4 each.`, true, verify.Incorrect},
+	})
+	for _, c := range []string{`所以答案是 5。`, `Antwort: 5`, `Ответ: 5`, `La respuesta es 5.`} {
+		v := Check("5", c, Options{PredIsCompletion: true})
+		if v.Rule != RuleFinalAnswer || verify.IsFallbackRule(v.Rule) {
+			t.Errorf("%q: rule %q, want %q (a marked answer)", c, v.Rule, RuleFinalAnswer)
+		}
+	}
+}
