@@ -9,12 +9,14 @@ package analysis
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 
+	"github.com/reach-lab/reach/internal/ingest"
 	"github.com/reach-lab/reach/internal/passk"
 	"github.com/reach-lab/reach/internal/store"
 )
@@ -252,6 +254,8 @@ type ModelReport struct {
 	// labels, once Reach's verifier graded a labelled file.
 	VerdictsChanged *int64  `json:"verdicts_changed_from_file,omitempty"`
 	HasTexts        bool    `json:"has_texts"`
+	// Source says where the samples came from (imported runs).
+	Source *ModelSource `json:"source,omitempty"`
 	N               int     `json:"n"`         // samples per problem (the smallest, if they differ)
 	NMax            int     `json:"n_max"`     // the largest n over problems
 	PassAtK         []Point `json:"pass_at_k"` // every k from 1 to N
@@ -781,9 +785,48 @@ var CoverTaus = func() []float64 {
 	return out
 }()
 
+// ModelSource is where an imported model's samples came from: the file, the
+// layout Reach read it as, what the tool that wrote it recorded about the run
+// (model, task, date, sampling settings, tool version), and what the import
+// changed without failing.
+type ModelSource struct {
+	File     string          `json:"file,omitempty"`
+	Format   string          `json:"format,omitempty"`
+	Layout   string          `json:"layout,omitempty"`
+	Tool     *ingest.RunMeta `json:"tool,omitempty"`
+	Warnings *ImportWarnings `json:"import_warnings,omitempty"`
+}
+
+// ImportWarnings counts what an import changed or doubted (NUL characters
+// removed, ...), with the first few in full.
+type ImportWarnings struct {
+	Count    int      `json:"count"`
+	Examples []string `json:"examples"`
+}
+
+func modelSource(r store.Run) *ModelSource {
+	if r.Endpoint.BaseURL != "" || (r.SourceFile == "" && r.Format == "") {
+		return nil
+	}
+	src := &ModelSource{File: r.SourceFile, Format: r.Format, Layout: ingest.Describe(ingest.Format(r.Format))}
+	if len(r.ToolMeta) > 0 && string(r.ToolMeta) != "null" {
+		var m ingest.RunMeta
+		if json.Unmarshal(r.ToolMeta, &m) == nil && !m.Empty() {
+			src.Tool = &m
+		}
+	}
+	if len(r.ImportWarnings) > 0 && string(r.ImportWarnings) != "null" {
+		var w ImportWarnings
+		if json.Unmarshal(r.ImportWarnings, &w) == nil && w.Count > 0 {
+			src.Warnings = &w
+		}
+	}
+	return src
+}
+
 func modelReport(r store.Run, cs []passk.Count, opt Options) (ModelReport, error) {
 	m := ModelReport{RunID: r.ID, Name: r.ModelName, Role: r.Role, Step: r.Step, VerdictSource: r.VerdictSource, HasTexts: r.HasTexts,
-		VerdictsChanged: r.VerdictsChanged}
+		VerdictsChanged: r.VerdictsChanged, Source: modelSource(r)}
 	curve, err := passk.CurveAll(cs)
 	if err != nil {
 		return m, err

@@ -354,6 +354,21 @@ func (ix problemIndex) lookup(key string) (int64, bool) {
 	return id, ok
 }
 
+// importWarnings is what an import changed or doubted without failing
+// (stored with the run, shown on the comparison page): how many, and the
+// first few in full.
+type importWarnings struct {
+	Count    int      `json:"count"`
+	Examples []string `json:"examples"`
+}
+
+func (w *importWarnings) add(x ingest.Warning) {
+	w.Count++
+	if len(w.Examples) < 5 {
+		w.Examples = append(w.Examples, x.Err.Error())
+	}
+}
+
 // countingReader counts bytes read, for the progress bar.
 type countingReader struct {
 	r io.Reader
@@ -402,8 +417,15 @@ func (w *ImportRunWorker) importRun(ctx context.Context, tx *store.Store, c stor
 	}
 
 	p := samplePipeline{v: w.v, ix: ix, mt: ix.matcher(up.Filename), reverify: c.Reverify, runID: r.ID, file: up.Filename}
+	var (
+		meta  *ingest.RunMeta
+		warns importWarnings
+	)
 	read := func(onSample func(ingest.Sample) error, onCount func(ingest.Count) error) error {
-		if err := ingest.ReadSamples(cr, up.Filename, format, mapping, onSample, onCount); err != nil {
+		err := ingest.Read(cr, up.Filename, format, mapping, ingest.Options{OnSample: onSample, OnCount: onCount,
+			OnMeta:    func(m ingest.RunMeta) error { meta = &m; return nil },
+			OnWarning: warns.add})
+		if err != nil {
 			return err
 		}
 		return p.mt.Finish()
@@ -437,6 +459,15 @@ func (w *ImportRunWorker) importRun(ctx context.Context, tx *store.Store, c stor
 	}
 	if err := tx.DeleteUpload(ctx, *r.UploadID); err != nil {
 		return sum, err
+	}
+	if meta != nil || warns.Count > 0 {
+		var w any
+		if warns.Count > 0 {
+			w = warns
+		}
+		if err := tx.SetRunSource(ctx, r.ID, meta, w); err != nil {
+			return sum, err
+		}
 	}
 
 	prog.Done, prog.Status = up.Size, "done"

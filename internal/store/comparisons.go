@@ -69,6 +69,12 @@ type Run struct {
 	// SamplingOverride is this model's JSON override of the comparison's
 	// sampling config (e.g. its own prompt template), or nil.
 	SamplingOverride json.RawMessage
+	// ToolMeta is what the tool that wrote the samples file recorded about
+	// the run (an ingest.RunMeta as JSON), or nil.
+	ToolMeta json.RawMessage
+	// ImportWarnings is what the import changed or doubted without failing:
+	// {"count": N, "examples": [...]}, or nil.
+	ImportWarnings json.RawMessage
 }
 
 // Endpoint is where an endpoint-backed run samples from. The API key is
@@ -196,7 +202,8 @@ func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error)
 	}
 	rows, err := s.db.Query(ctx, `SELECT id, comparison_id, position, model_name, role, step, upload_id, source_file, format,
 			mapping, has_texts, verdict_source, status, error, endpoint_url, endpoint_model, endpoint_style, api_key_enc,
-			max_concurrency, tokens_in, tokens_out, requests, errors, sampling_started_at, verdicts_changed, sampling_override
+			max_concurrency, tokens_in, tokens_out, requests, errors, sampling_started_at, verdicts_changed, sampling_override,
+			tool_meta, import_warnings
 		FROM runs WHERE comparison_id = $1 ORDER BY position`, id)
 	if err != nil {
 		return c, fmt.Errorf("runs of comparison %d: %w", id, err)
@@ -206,7 +213,8 @@ func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error)
 		err := row.Scan(&r.ID, &r.ComparisonID, &r.Position, &r.ModelName, &r.Role, &r.Step, &r.UploadID, &r.SourceFile,
 			&r.Format, &r.Mapping, &r.HasTexts, &r.VerdictSource, &r.Status, &r.Error, &r.Endpoint.BaseURL, &r.Endpoint.Model,
 			&r.Endpoint.Style, &r.Endpoint.APIKeyEnc, &r.Endpoint.MaxConcurrency, &r.Usage.TokensIn, &r.Usage.TokensOut,
-			&r.Usage.Requests, &r.Usage.Errors, &r.Usage.StartedAt, &r.VerdictsChanged, &r.SamplingOverride)
+			&r.Usage.Requests, &r.Usage.Errors, &r.Usage.StartedAt, &r.VerdictsChanged, &r.SamplingOverride,
+			&r.ToolMeta, &r.ImportWarnings)
 		return r, err
 	})
 	if err != nil {
@@ -325,6 +333,30 @@ func (s *Store) SetRunImported(ctx context.Context, runID int64, format string, 
 		runID, format, hasTexts, verdictSource)
 	if err != nil {
 		return fmt.Errorf("record import of run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// SetRunSource records what the samples file's tool said about the run
+// (meta) and the import's warnings (each value is stored as JSON; nil
+// clears it).
+func (s *Store) SetRunSource(ctx context.Context, runID int64, meta, warnings any) error {
+	enc := func(v any) ([]byte, error) {
+		if v == nil {
+			return nil, nil
+		}
+		return json.Marshal(v)
+	}
+	m, err := enc(meta)
+	if err != nil {
+		return fmt.Errorf("tool metadata of run %d: %w", runID, err)
+	}
+	w, err := enc(warnings)
+	if err != nil {
+		return fmt.Errorf("import warnings of run %d: %w", runID, err)
+	}
+	if _, err := s.db.Exec(ctx, `UPDATE runs SET tool_meta = $2, import_warnings = $3 WHERE id = $1`, runID, m, w); err != nil {
+		return fmt.Errorf("record the source of run %d: %w", runID, err)
 	}
 	return nil
 }
