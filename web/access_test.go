@@ -428,9 +428,12 @@ var routes = []route{
 	{name: "API comparison", need: read, method: "GET", path: "/api/v1/comparisons/{cid}", ok: 200},
 	{name: "API report", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/report", ok: 200},
 	{name: "API reviews", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/reviews", ok: 200},
+	{name: "API mapping", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/mapping", ok: 200},
 	{name: "project", need: read, method: "GET", path: "/projects/{proj}", ok: 200},
 
 	{name: "confirm mapping", need: edit, method: "POST", path: "/comparisons/{cid}/mapping", body: form(nil), ok: 303},
+	{name: "API confirm mapping", need: edit, method: "POST", path: "/api/v1/comparisons/{cid}/mapping",
+		body: func(*fixture, func(string) string) (string, []byte) { return "application/json", []byte(`{"accept_guess": true}`) }, ok: 409},
 	{name: "re-verify", need: edit, method: "POST", path: "/comparisons/{cid}/reverify", body: form(nil), ok: 303, fresh: true},
 	{name: "test connection", need: edit, method: "POST", path: "/comparisons/{cid}/runs/{rid}/test", body: form(nil), ok: 200},
 	{name: "start sampling", need: edit, method: "POST", path: "/comparisons/{cid}/start", body: form(nil), ok: 409},

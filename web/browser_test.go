@@ -150,7 +150,7 @@ func TestBrowserUploadGSM8K(t *testing.T) {
 	// The rollouts layout is not a known format: Reach guessed a mapping.
 	guesses := eval[[]map[string]string](t, b, `Array.from(document.querySelectorAll("#mapping-form fieldset")).map(fs => {
 		const o = {legend: fs.querySelector("legend").textContent};
-		fs.querySelectorAll("select").forEach(s => { o[s.name.replace(/^run\d+_/, "")] = s.value; });
+		fs.querySelectorAll("select, input").forEach(s => { o[s.name.replace(/^run\d+_/, "")] = s.value; });
 		return o;
 	})`)
 	if len(guesses) != 2 {

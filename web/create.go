@@ -213,14 +213,14 @@ func (s *Server) validate(ctx context.Context, u *store.User, rc *received) (sto
 		if m.uploadID == 0 {
 			return nc, badForm("model %q has no samples file", m.name)
 		}
-		head, err := s.st.UploadHead(ctx, m.uploadID, ingest.SniffBytes)
-		if err != nil {
+		ex, err := ingest.Examine(s.st.OpenUpload(ctx, m.uploadID), m.file)
+		var ie *ingest.Error
+		if errors.As(err, &ie) {
+			return nc, badForm("model %q: %v", m.name, err)
+		} else if err != nil {
 			return nc, err
 		}
-		format, mapping, err := ingest.Sniff(head, m.file)
-		if err != nil {
-			return nc, badForm("model %q: %v", m.name, err)
-		}
+		format, mapping := ex.Format, ex.Mapping
 		run := store.NewRun{ModelName: m.name, Role: m.role, Step: m.step, UploadID: m.uploadID, SourceFile: m.file}
 		if format == ingest.FormatMapped {
 			nc.Status = store.StatusNeedsMapping

@@ -1,8 +1,6 @@
 package web
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/charts"
-	"github.com/reach-lab/reach/internal/ingest"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/passk"
 	"github.com/reach-lab/reach/internal/store"
@@ -252,135 +249,6 @@ func (s *Server) reportView(c store.Comparison, rep *analysis.Report, opt analys
 	})
 	v.Crossover, v.Venns, v.VennPairs, v.Histogram, v.Stats, err = reportCharts(c.ID, rep, opt, f.Pair, true)
 	return v, err
-}
-
-func (s *Server) mappingRuns(r *http.Request, c store.Comparison) ([]views.MappingRun, error) {
-	var out []views.MappingRun
-	for _, run := range c.Runs {
-		if run.Format != "" || run.UploadID == nil {
-			continue
-		}
-		head, err := s.st.UploadHead(r.Context(), *run.UploadID, ingest.SniffBytes)
-		if err != nil {
-			return nil, err
-		}
-		mr := views.MappingRun{Run: run}
-		if len(run.Mapping) > 0 {
-			_ = json.Unmarshal(run.Mapping, &mr.Mapping)
-		}
-		mr.Fields, mr.Items = fieldNames(head)
-		line := head
-		if i := strings.IndexByte(string(head), '\n'); i >= 0 {
-			line = head[:i]
-		}
-		mr.Preview = truncate(string(line), 2000)
-		out = append(out, mr)
-	}
-	return out, nil
-}
-
-// fieldNames lists the keys of the first JSON line and of the items of its
-// first list of objects, for the mapping form's choices.
-func fieldNames(head []byte) (top, items []string) {
-	line := string(head)
-	if i := strings.IndexByte(line, '\n'); i >= 0 {
-		line = line[:i]
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal([]byte(line), &obj) != nil {
-		return nil, nil
-	}
-	for k, v := range obj {
-		top = append(top, k)
-		var list []map[string]json.RawMessage
-		if items == nil && json.Unmarshal(v, &list) == nil && len(list) > 0 {
-			for ik := range list[0] {
-				items = append(items, ik)
-			}
-		}
-	}
-	slices.Sort(top)
-	slices.Sort(items)
-	return top, items
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + " …"
-}
-
-func (s *Server) mapping(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.comparisonParam(w, r)
-	if !ok {
-		return
-	}
-	id := c.ID
-	if c.Status != store.StatusNeedsMapping {
-		http.Redirect(w, r, fmt.Sprintf("/comparisons/%d", id), http.StatusSeeOther)
-		return
-	}
-	runs, err := s.mappingRuns(r, c)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.render(w, r, http.StatusOK, views.MappingPage(c, runs, ""))
-}
-
-func (s *Server) confirmMapping(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.comparisonParam(w, r)
-	if !ok {
-		return
-	}
-	id := c.ID
-	if c.Status != store.StatusNeedsMapping {
-		http.Redirect(w, r, fmt.Sprintf("/comparisons/%d", id), http.StatusSeeOther)
-		return
-	}
-	if err := r.ParseForm(); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	get := func(runID int64, f string) string {
-		return strings.TrimSpace(r.PostForm.Get(fmt.Sprintf("run%d_%s", runID, f)))
-	}
-	err := s.st.WithTx(r.Context(), func(tx *store.Store) error {
-		for _, run := range c.Runs {
-			if run.Format != "" {
-				continue
-			}
-			m := ingest.Mapping{ProblemID: get(run.ID, "problem_id"), List: get(run.ID, "list"), Completion: get(run.ID, "completion"),
-				Correct: get(run.ID, "correct"), Extracted: get(run.ID, "extracted"), SampleIndex: get(run.ID, "sample_index"),
-				FinishReason: get(run.ID, "finish_reason"), Tokens: get(run.ID, "tokens")}
-			if m.Completion == "" && m.Correct == "" {
-				return badForm("%s: choose at least the completion text or the verdict field", run.ModelName)
-			}
-			if err := tx.SetRunMapping(r.Context(), run.ID, string(ingest.FormatMapped), m); err != nil {
-				return err
-			}
-		}
-		if err := tx.SetComparisonStatus(r.Context(), id, store.StatusPending, ""); err != nil {
-			return err
-		}
-		return jobs.StartImport(r.Context(), s.jobs, tx, id)
-	})
-	var fe formError
-	if errors.As(err, &fe) {
-		runs, rerr := s.mappingRuns(r, c)
-		if rerr != nil {
-			s.fail(w, r, rerr)
-			return
-		}
-		s.render(w, r, http.StatusBadRequest, views.MappingPage(c, runs, fe.msg))
-		return
-	}
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d", id), http.StatusSeeOther)
 }
 
 func (s *Server) reverify(w http.ResponseWriter, r *http.Request) {

@@ -157,6 +157,8 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}", s.apiComparison)
 			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/report", s.apiReport)
 			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/reviews", s.apiReviews)
+			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/mapping", s.apiGetMapping)
+			r.With(s.needComparison(auth.Edit)).Post("/comparisons/{id}/mapping", s.apiConfirmMapping)
 			r.With(s.needComparison(auth.Manage)).Post("/comparisons/{id}/shares", s.apiCreateShare)
 			r.Delete("/shares/{sid}", s.apiRevokeShare)
 		})

@@ -625,30 +625,5 @@ func FieldPaths(head []byte, file string) (top, items []string) {
 	if err != nil || sh.shape == nil {
 		return nil, nil
 	}
-	var walk func(s *shape, prefix string, inItem bool, depth int)
-	walk = func(s *shape, prefix string, inItem bool, depth int) {
-		for _, k := range s.keys {
-			p := prefix + escapeKey(k)
-			if inItem {
-				items = append(items, p)
-			} else {
-				top = append(top, p)
-			}
-			if depth >= shapeDepth {
-				continue
-			}
-			switch s.kind[k] {
-			case "object":
-				walk(s.sub[k], p+".", inItem, depth+1)
-			case "list":
-				if s.elem[k] == "object" && s.sub[k] != nil {
-					walk(s.sub[k], "", true, depth+1)
-				}
-			}
-		}
-	}
-	walk(sh.shape, "", false, 0)
-	slices.Sort(top)
-	slices.Sort(items)
-	return top, slices.Compact(items)
+	return shapePaths(sh.shape)
 }

@@ -131,12 +131,8 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 			cleanup()
 			return 0, nil, err
 		}
-		head, err := st.UploadHead(ctx, id, ingest.SniffBytes)
-		if err != nil {
-			cleanup()
-			return 0, nil, err
-		}
-		format, mapping, err := ingest.Sniff(head, m.File.Name)
+		ex, err := ingest.Examine(st.OpenUpload(ctx, id), m.File.Name)
+		format, mapping := ex.Format, ex.Mapping
 		if m.Mapping != nil {
 			format, mapping, err = ingest.FormatMapped, m.Mapping, nil
 		}
