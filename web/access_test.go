@@ -433,7 +433,9 @@ var routes = []route{
 
 	{name: "confirm mapping", need: edit, method: "POST", path: "/comparisons/{cid}/mapping", body: form(nil), ok: 303},
 	{name: "API confirm mapping", need: edit, method: "POST", path: "/api/v1/comparisons/{cid}/mapping",
-		body: func(*fixture, func(string) string) (string, []byte) { return "application/json", []byte(`{"accept_guess": true}`) }, ok: 409},
+		body: func(*fixture, func(string) string) (string, []byte) {
+			return "application/json", []byte(`{"accept_guess": true}`)
+		}, ok: 409},
 	{name: "re-verify", need: edit, method: "POST", path: "/comparisons/{cid}/reverify", body: form(nil), ok: 303, fresh: true},
 	{name: "test connection", need: edit, method: "POST", path: "/comparisons/{cid}/runs/{rid}/test", body: form(nil), ok: 200},
 	{name: "start sampling", need: edit, method: "POST", path: "/comparisons/{cid}/start", body: form(nil), ok: 409},

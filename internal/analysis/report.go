@@ -252,16 +252,16 @@ type ModelReport struct {
 	VerdictSource string `json:"verdict_source"`
 	// VerdictsChanged counts Reach's verdicts that differ from the file's
 	// labels, once Reach's verifier graded a labelled file.
-	VerdictsChanged *int64  `json:"verdicts_changed_from_file,omitempty"`
-	HasTexts        bool    `json:"has_texts"`
+	VerdictsChanged *int64 `json:"verdicts_changed_from_file,omitempty"`
+	HasTexts        bool   `json:"has_texts"`
 	// Source says where the samples came from (imported runs).
-	Source *ModelSource `json:"source,omitempty"`
-	N               int     `json:"n"`         // samples per problem (the smallest, if they differ)
-	NMax            int     `json:"n_max"`     // the largest n over problems
-	PassAtK         []Point `json:"pass_at_k"` // every k from 1 to N
-	Pass1           float64 `json:"pass_at_1"`
-	PassN           float64 `json:"pass_at_n"`
-	Solved          int     `json:"solved"` // problems with c >= 1
+	Source  *ModelSource `json:"source,omitempty"`
+	N       int          `json:"n"`         // samples per problem (the smallest, if they differ)
+	NMax    int          `json:"n_max"`     // the largest n over problems
+	PassAtK []Point      `json:"pass_at_k"` // every k from 1 to N
+	Pass1   float64      `json:"pass_at_1"`
+	PassN   float64      `json:"pass_at_n"`
+	Solved  int          `json:"solved"` // problems with c >= 1
 	// Crossover and DeltaSE repeat, for non-base models, this model's pair
 	// with the base model.
 	Crossover *Crossover     `json:"crossover,omitempty"`

@@ -34,7 +34,7 @@ type samplePipeline struct {
 	v        verify.Verifier // nil: leave ungraded samples pending
 	ix       problemIndex
 	mt       *ingest.Matcher // finds each sample's problem and checks the file against the dataset
-	reverify bool // grade every sample, keeping the file's label aside
+	reverify bool            // grade every sample, keeping the file's label aside
 	runID    int64
 	file     string
 }
