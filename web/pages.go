@@ -392,3 +392,10 @@ func neighbours(rep *analysis.Report, pid int64) (region string, prev, next int6
 	}
 	return region, prev, next
 }
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + " …"
+}
