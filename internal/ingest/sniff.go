@@ -412,6 +412,28 @@ func (s *shape) first(cands []string, kinds ...string) string {
 	return ""
 }
 
+// find returns the path of the first candidate with one of the kinds: at this level, else inside
+// its objects, down to depth levels ("out.text"), breadth first; "" if none.
+func (s *shape) find(cands, kinds []string, depth int) string {
+	if s == nil {
+		return ""
+	}
+	if c := s.first(cands, kinds...); c != "" {
+		return escapeKey(c)
+	}
+	if depth <= 1 {
+		return ""
+	}
+	for _, k := range s.keys {
+		if s.kind[k] == "object" {
+			if c := s.sub[k].find(cands, kinds, depth-1); c != "" {
+				return escapeKey(k) + "." + c
+			}
+		}
+	}
+	return ""
+}
+
 func (s *shape) any(keys ...string) bool {
 	for _, k := range keys {
 		if s.is(k) {
@@ -555,8 +577,8 @@ func guessMapping(top *shape) *Mapping {
 	perSample := func(s *shape, prefix string, completion bool) {
 		pick := func(dst *string, cands []string, kinds ...string) {
 			if *dst == "" {
-				if c := s.first(cands, kinds...); c != "" {
-					*dst = prefix + escapeKey(c)
+				if c := s.find(cands, kinds, 2); c != "" {
+					*dst = prefix + c
 				}
 			}
 		}
@@ -584,7 +606,7 @@ func guessMapping(top *shape) *Mapping {
 			continue
 		}
 		if objList == "" && top.elem[k] == "object" {
-			if s := top.sub[k]; s.first(completionCand, "string") != "" || s.first(correctCands, "bool") != "" {
+			if s := top.sub[k]; s.find(completionCand, []string{"string"}, 2) != "" || s.find(correctCands, []string{"bool"}, 2) != "" {
 				objList = k
 			}
 		}

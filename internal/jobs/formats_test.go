@@ -1,0 +1,114 @@
+package jobs_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/intake"
+	"github.com/reach-lab/reach/internal/store"
+)
+
+// toolFormats is ../shared/cases/tool-formats: pairs of files in the layouts
+// other tools write, all with one known answer (its README).
+func toolFormats(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	p := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "cases", "tool-formats")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("cases %s: %v", p, err)
+	}
+	return p
+}
+
+// ToolPairs are the tool-formats pairs: a glob matching a base and an RL
+// file, and the dataset they pair with.
+var ToolPairs = []struct{ Tool, Glob, Dataset string }{
+	{"lm-eval", "a_lmeval_*_samples_math_500_*.jsonl", "ds_math500_3.jsonl"},
+	{"lm-eval filters", "a_lmeval_*_samples_gsm8k_*.jsonl", "ds_gsm8k_3.jsonl"},
+	{"lighteval parquet", "b_lighteval_*_details_lighteval_*.parquet", "ds_math500_3.jsonl"},
+	{"lighteval old", "b_lighteval_old_*.jsonl", "ds_math500_3.jsonl"},
+	{"inspect eval", "c_inspect_*.eval", "ds_gsm8k_3.jsonl"},
+	{"inspect json", "c_inspect_*.json", "ds_gsm8k_3.jsonl"},
+	{"verl validation", "f_verl_*_validation_200.jsonl", "ds_math500_3.jsonl"},
+	{"verl main_generation", "f_verl_main_generation_*.jsonl", "ds_math500_3.jsonl"},
+	{"openai batch", "g_openai_batch_*_output.jsonl", "ds_math500_3.jsonl"},
+	{"vllm", "g_vllm_requestoutput_*.jsonl", "ds_math500_3.jsonl"},
+}
+
+// PairFiles returns a pair's base and RL files.
+func pairFiles(t *testing.T, dir, glob string) (base, rl string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, glob))
+	for _, f := range files {
+		switch {
+		case strings.Contains(filepath.Base(f), "_base"):
+			base = f
+		case strings.Contains(filepath.Base(f), "_rl"):
+			rl = f
+		}
+	}
+	if base == "" || rl == "" {
+		t.Fatalf("%s: no base and RL file in %v", glob, files)
+	}
+	return base, rl
+}
+
+// checkToolAnswer asserts the tool-formats README's answer: base pass@1 50 %,
+// pass@4 100 %; RL pass@1 66.67 %, pass@4 66.67 %; both 2, base-only 1.
+func checkToolAnswer(t *testing.T, rep *analysis.Report) {
+	t.Helper()
+	if len(rep.Models) != 2 || rep.Problems != 3 || rep.KMax != 4 {
+		t.Fatalf("%d models, %d problems, k max %d; want 2, 3, 4", len(rep.Models), rep.Problems, rep.KMax)
+	}
+	b, r := rep.Models[0], rep.Models[1]
+	got := []float64{pct(b.Pass1), pct(b.PassAtK[3].Value), pct(r.Pass1), pct(r.PassAtK[3].Value)}
+	want := []float64{50, 100, 66.67, 66.67}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("base pass@1, pass@4, RL pass@1, pass@4 = %v; want %v", got, want)
+			break
+		}
+	}
+	if s := rep.Pairs[0].Solved; s != (analysis.Solved{Both: 2, BaseOnly: 1}) {
+		t.Errorf("solved sets %+v; want both 2, base-only 1", s)
+	}
+}
+
+// Every tool-formats pair imports as `reach import` does it, without a
+// mapping, and gives the one known answer (per-sample verdicts from the file
+// where the tool writes them, else from Reach's verifier).
+func TestToolFormatsImport(t *testing.T) {
+	dir := toolFormats(t)
+	e := start(t)
+	for _, tc := range ToolPairs {
+		t.Run(tc.Tool, func(t *testing.T) {
+			base, rl := pairFiles(t, dir, tc.Glob)
+			id, mapped, err := intake.Create(context.Background(), e.st, e.client, intake.Spec{Name: tc.Tool,
+				Dataset: intake.LocalFile(filepath.Join(dir, tc.Dataset)),
+				Models: []intake.Model{{Name: "base", File: intake.LocalFile(base)}, {Name: "rl", File: intake.LocalFile(rl)}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(mapped) != 0 {
+				t.Errorf("read through a guessed mapping: %v", mapped)
+			}
+			c := e.wait(t, id)
+			if c.Status != store.StatusReady {
+				t.Fatalf("comparison %s: %s", c.Status, c.Error)
+			}
+			rep, err := analysis.Build(context.Background(), e.st, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkToolAnswer(t, rep)
+			if src := rep.Models[0].Source; src == nil || src.Layout == "" || src.File != filepath.Base(base) {
+				t.Errorf("source of the base model: %+v", src)
+			}
+		})
+	}
+}
