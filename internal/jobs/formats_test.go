@@ -90,7 +90,7 @@ func TestToolFormatsImport(t *testing.T) {
 			base, rl := pairFiles(t, dir, tc.Glob)
 			id, mapped, err := intake.Create(context.Background(), e.st, e.client, intake.Spec{Name: tc.Tool,
 				Dataset: intake.LocalFile(filepath.Join(dir, tc.Dataset)),
-				Models: []intake.Model{{Name: "base", File: intake.LocalFile(base)}, {Name: "rl", File: intake.LocalFile(rl)}}})
+				Models:  []intake.Model{{Name: "base", File: intake.LocalFile(base)}, {Name: "rl", File: intake.LocalFile(rl)}}})
 			if err != nil {
 				t.Fatal(err)
 			}
