@@ -152,3 +152,33 @@ func TestKindAnswerMarkers(t *testing.T) {
 		}
 	}
 }
+
+// Policy (doc.go, Number formats): a comma followed by exactly three digits
+// groups thousands (after a first group of one to three digits other than
+// a lone 0); otherwise a comma between digits is a decimal comma when the
+// reference is one number, and separates items when it is a list. Dots
+// grouping threes with a final decimal comma are European (1.234,5); so
+// are two or more dot groups (1.234.567). Spaces group thousands (1 000),
+// and a comma after them is decimal (1 000,5).
+func TestKindNumberFormats(t *testing.T) {
+	runKind(t, []kindCase{
+		{`0.25`, `0,25`, false, verify.Correct},
+		{`0.111`, `0,111`, false, verify.Correct},
+		{`1000`, `1,000`, false, verify.Correct},
+		{`1`, `1,000`, false, verify.Incorrect},
+		{`1234`, `1,234`, false, verify.Correct},
+		{`1.5`, `1,5`, false, verify.Correct},
+		{`1, 5`, `1,5`, false, verify.Correct},
+		{`12.5`, `12,5`, false, verify.Correct},
+		{`7425000`, `7,425,000`, false, verify.Correct},
+		{`1234.5`, `1.234,5`, false, verify.Correct},
+		{`1234567.89`, `1.234.567,89`, false, verify.Correct},
+		{`1.234`, `1.234`, false, verify.Correct},
+		{`1234`, `1.234`, false, verify.Incorrect},
+		{`1000`, `1 000`, false, verify.Correct},
+		{`1000.5`, `1 000,5`, false, verify.Correct},
+		{`2.74`, `Soucis : 2,74 $ a..`, false, verify.Correct},
+		{`\gcd(830, 450)`, `10`, false, verify.Correct},
+		{`830450`, `830,450`, false, verify.Correct},
+	})
+}

@@ -393,6 +393,35 @@ func matchBrace(s string, i int) int {
 	return len(s)
 }
 
+// europeanNumber reads 1.234,5 or 1.234.567 at s (the first digit group
+// has length i): groups of three digits after dots, and either a decimal
+// comma or at least two dots. "1.234" alone stays the decimal 1.234.
+func europeanNumber(s string, i int) (string, int, bool) {
+	if i < 1 || i > 3 {
+		return "", 0, false
+	}
+	j, groups := i, 0
+	for j+3 < len(s) && s[j] == '.' && isDigit(s[j+1]) && isDigit(s[j+2]) && isDigit(s[j+3]) && (j+4 == len(s) || !isDigit(s[j+4])) {
+		j += 4
+		groups++
+	}
+	if groups == 0 {
+		return "", 0, false
+	}
+	digits := strings.ReplaceAll(s[:j], ".", "")
+	if j+1 < len(s) && s[j] == ',' && isDigit(s[j+1]) {
+		k := j + 1
+		for k < len(s) && isDigit(s[k]) {
+			k++
+		}
+		return digits + "." + s[j+1:k], k, true
+	}
+	if groups >= 2 && (j == len(s) || s[j] != '.') {
+		return digits, j, true
+	}
+	return "", 0, false
+}
+
 // scanNumber reads a number at the start of s: digits with thousands
 // separators ("7,425,000", "1 000"), a decimal part, and an exponent
 // ("1.5e-3"). It returns the canonical text (separators removed) and the
@@ -404,6 +433,11 @@ func scanNumber(s string, commas bool) (string, int) {
 	}
 	intEnd := i
 	var b []byte
+	// European grouping: 1.234,5 and 1.234.567 (dots group thousands, a
+	// comma is the decimal point).
+	if t, n, ok := europeanNumber(s, i); ok {
+		return t, n
+	}
 	// Thousands groups: only after a first group of 1-3 digits that is not
 	// a lone 0 (0,125 is a decimal comma, never a thousands separator).
 	if i >= 1 && i <= 3 && !(i == 1 && s[0] == '0') {
@@ -411,7 +445,15 @@ func scanNumber(s string, commas bool) (string, int) {
 		grouped := false
 		for j+3 < len(s) && (s[j] == ',' && commas || s[j] == ' ') && j+4 <= len(s) && isDigit(s[j+1]) && isDigit(s[j+2]) && isDigit(s[j+3]) && (j+4 == len(s) || !isDigit(s[j+4])) {
 			if s[j] == ' ' && j+4 < len(s) && s[j+4] == ',' {
-				break
+				// "1 000,000" mixes separators: stop; "1 000,5" has a
+				// decimal comma after the group.
+				k := j + 5
+				for k < len(s) && isDigit(s[k]) {
+					k++
+				}
+				if k-(j+5) == 3 || k == j+5 {
+					break
+				}
 			}
 			if !grouped {
 				b = append(b, s[:i]...)
@@ -427,6 +469,16 @@ func scanNumber(s string, commas bool) (string, int) {
 		if grouped {
 			i = j
 			intEnd = i
+			// 1 000,5: after space groups a comma is the decimal point.
+			if s[j-4] == ' ' && i+1 < len(s) && s[i] == ',' && isDigit(s[i+1]) {
+				k := i + 1
+				for k < len(s) && isDigit(s[k]) {
+					k++
+				}
+				b = append(b, '.')
+				b = append(b, s[i+1:k]...)
+				return string(b), k
+			}
 		}
 	}
 	if b == nil {
