@@ -998,7 +998,7 @@ func (j *judge) valueEqual(a, b *node) bool {
 			return roundedEqual(ra, rb, j.rounding)
 		}
 		if hasDecimal(a) != hasDecimal(b) {
-			return ratClose(ra, rb, relTolDecimal)
+			return enoughDigits(a, b) && ratClose(ra, rb, relTolDecimal)
 		}
 		return false
 	}
@@ -1007,6 +1007,9 @@ func (j *judge) valueEqual(a, b *node) bool {
 	freeNames(b, nil, names, 0)
 	tol := relTolExact
 	if hasDecimal(a) || hasDecimal(b) {
+		if !enoughDigits(a, b) {
+			return false
+		}
 		tol = relTolDecimal
 	}
 	if len(names) == 0 {
@@ -1089,6 +1092,26 @@ func tooManyPM(n *node) bool {
 		}
 	}
 	return false
+}
+
+// minDecimalDigits is the number of significant digits a bare decimal
+// needs to stand for an exact value it is not exactly equal to: 0.0833333
+// (6 digits) is a rounding of 1/12, 0.08333333 (7) is accepted.
+const minDecimalDigits = 7
+
+// enoughDigits reports whether a bare decimal answer (on either side) shows
+// at least minDecimalDigits significant digits. A decimal inside a larger
+// expression (2.5π) is exact and not limited.
+func enoughDigits(a, b *node) bool {
+	for _, n := range []*node{a, b} {
+		if n.op == opNeg {
+			n = n.kids[0]
+		}
+		if n.op == opNum && n.dec && n.places >= 0 && n.sig < minDecimalDigits {
+			return false
+		}
+	}
+	return true
 }
 
 // pointsEqual evaluates both sides at deterministic pseudo-random points.
