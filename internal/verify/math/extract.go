@@ -54,15 +54,40 @@ var stopMarkers = []string{
 // such as a \boxed{...} whose opening brace was cut off); otherwise guard
 // is 0.
 func prepareCompletion(s string) (string, int) {
-	for _, m := range stopMarkers {
-		if i := strings.Index(s, m); i > 0 {
-			s = s[:i]
+	return prepareWindow(cutAtStop(s), maxCompletionTail)
+}
+
+// cutAtStop cuts a completion at a hallucinated next turn.
+func cutAtStop(s string) string {
+	// One scan per lead byte ('<' for special tokens, '\n' for a new
+	// turn) instead of one per marker.
+	end := len(s)
+	for _, lead := range [...]byte{'<', '\n'} {
+		for i := 1; i < end; {
+			k := strings.IndexByte(s[i:end], lead)
+			if k < 0 {
+				break
+			}
+			i += k
+			for _, m := range stopMarkers {
+				if m[0] == lead && strings.HasPrefix(s[i:], m) {
+					end = i
+					break
+				}
+			}
+			i++
 		}
 	}
-	if len(s) <= maxCompletionTail {
+	return s[:end]
+}
+
+// prepareWindow keeps the last window bytes of s, normalised, with the
+// guard described at prepareCompletion.
+func prepareWindow(s string, window int) (string, int) {
+	if len(s) <= window {
 		return normalizeText(s), 0
 	}
-	c := len(s) - maxCompletionTail
+	c := len(s) - window
 	for c < len(s) && s[c]&0xC0 == 0x80 { // rune boundary
 		c++
 	}
@@ -347,21 +372,31 @@ func approxBox(s string, a, b span) bool {
 
 // answerMarkers are final-answer phrases in other languages (the English
 // ones are matched case-insensitively by phraseAnswer). They mark an answer
-// as final just as "Answer:" does.
-var answerMarkers = []string{
-	// Chinese, Japanese, Korean
-	"答案是", "答案:", "答案为", "答案為", "答:", "最终答案", "最終答案", "答えは", "答え:", "解答:", "정답은", "정답:", "답은", "답:",
-	// French
-	"réponse est", "Réponse est", "Réponse :", "Réponse:", "réponse :", "réponse:", "RÉPONSE:",
-	// Spanish, Portuguese, Italian
-	"respuesta es", "Respuesta es", "Respuesta:", "respuesta:", "RESPUESTA:", "resposta é", "Resposta é",
-	"Resposta:", "resposta:", "risposta è", "Risposta è", "Risposta:", "risposta:",
-	// German, Dutch
-	"Antwort ist", "Antwort lautet", "Antwort:", "antwort:", "ANTWORT:", "antwoord is", "Antwoord:",
-	// Russian, Ukrainian, Polish, Czech, Turkish
-	"Ответ:", "ответ:", "ОТВЕТ:", "Ответ —", "Відповідь:", "Odpowiedź:", "odpowiedź:", "Odpověď:", "Cevap:", "cevap:",
-	// Arabic, Hindi, Bengali, Thai, Vietnamese, Indonesian
-	"الإجابة:", "الجواب:", "الإجابة هي", "उत्तर:", "उत्तर है", "উত্তর:", "คำตอบคือ", "คำตอบ:", "Đáp án:", "đáp án là", "Jawaban:", "jawabannya adalah",
+// as final just as "Answer:" does. Each group is looked for only when its
+// stem occurs in the text, so the common case costs one scan per group.
+var answerMarkers = []struct {
+	stem    string
+	markers []string
+}{
+	{"答", []string{"答案是", "答案:", "答案为", "答案為", "答:", "最终答案", "最終答案", "答えは", "答え:", "解答:"}},
+	{"답", []string{"정답은", "정답:", "답은", "답:"}},
+	{"ponse", []string{"réponse est", "Réponse est", "Réponse :", "Réponse:", "réponse :", "réponse:", "RÉPONSE:"}},
+	{"spuesta", []string{"respuesta es", "Respuesta es", "Respuesta:", "respuesta:", "RESPUESTA:"}},
+	{"sposta", []string{"resposta é", "Resposta é", "Resposta:", "resposta:", "risposta è", "Risposta è", "Risposta:", "risposta:"}},
+	{"ntwo", []string{"Antwort ist", "Antwort lautet", "Antwort:", "antwort:", "ANTWORT:", "antwoord is", "Antwoord:"}},
+	{"твет", []string{"Ответ:", "ответ:", "Ответ —"}},
+	{"ТВЕТ", []string{"ОТВЕТ:"}},
+	{"дповід", []string{"Відповідь:"}},
+	{"dpowied", []string{"Odpowiedź:", "odpowiedź:"}},
+	{"dpově", []string{"Odpověď:"}},
+	{"evap", []string{"Cevap:", "cevap:"}},
+	{"الإجابة", []string{"الإجابة:", "الإجابة هي"}},
+	{"الجواب", []string{"الجواب:"}},
+	{"उत्तर", []string{"उत्तर:", "उत्तर है"}},
+	{"উত্তর", []string{"উত্তর:"}},
+	{"คำตอบ", []string{"คำตอบคือ", "คำตอบ:"}},
+	{"áp án", []string{"Đáp án:", "đáp án là"}},
+	{"awaban", []string{"Jawaban:", "jawabannya adalah"}},
 }
 
 // phraseAnswer finds the last phrase introducing a final answer ("the
@@ -397,9 +432,28 @@ func phraseAnswer(s string) (string, int) {
 			best, bestEnd = start, end
 		}
 	}
-	for _, p := range answerMarkers {
-		if i := lastIndex(s, p); i >= 0 && i+len(p) > bestEnd {
-			best, bestEnd = i, i+len(p)
+	// Markers in other languages: only after the last English one (the
+	// last marker wins), and non-Latin ones only in text that has them.
+	from := max(bestEnd, 0)
+	if i := lastIndex(s, `\boxed`); i > from {
+		from = i // a phrase before the last box loses to it anyway
+	}
+	tail := s[from:]
+	nonASCII := false
+	for i := 0; i < len(tail); i++ {
+		if tail[i] >= 0x80 {
+			nonASCII = true
+			break
+		}
+	}
+	for _, g := range answerMarkers {
+		if g.stem[0] >= 0x80 && !nonASCII || !strings.Contains(tail, g.stem) {
+			continue
+		}
+		for _, p := range g.markers {
+			if i := lastIndex(tail, p); i >= 0 && from+i+len(p) > bestEnd {
+				best, bestEnd = from+i, from+i+len(p)
+			}
 		}
 	}
 	if best < 0 {
@@ -603,43 +657,71 @@ func lastAnswerLine(s string) (string, int) {
 // markers the last one in the text wins, so "Final Answer: 12" after an
 // earlier \boxed{11} is 12.
 func extractFromCompletion(text string) (extraction, bool) {
-	s, guard := prepareCompletion(text)
-	ex, ok := extractWindow(s)
-	if ok && guard > 0 {
-		if ex.start < guard {
+	text = cutAtStop(text)
+	if len(text) <= quickWindow {
+		return extractWindow(normalizeText(text), false)
+	}
+	// Long completions: an explicit answer wholly inside the last
+	// quickWindow bytes is the one a search of the full window would find
+	// (the last marker wins). Otherwise the full window is searched for an
+	// explicit answer; the fallback readings (last math span, last number)
+	// come from the quick window, as they only look at the end.
+	sQ, gQ := prepareWindow(text, quickWindow)
+	exQ, okQ := extractWindow(sQ, false)
+	if okQ && exQ.explicit() && exQ.limit == nil && exQ.start >= gQ {
+		return dropCutFallbacks(exQ, gQ), true
+	}
+	sF, gF := prepareWindow(text, maxCompletionTail)
+	if ex, ok := extractWindow(sF, true); ok {
+		if gF > 0 && ex.start < gF {
 			ex.limit = errWindow
 		}
-		ex.fallbacks = ex.fallbacks[:0:0]
-		// Fallbacks come from earlier in the text; with a cut window they
-		// are only kept when they cannot reach back past the cut.
-		for _, f := range ex.fallbackStarts {
-			if f.start >= guard {
-				ex.fallbacks = append(ex.fallbacks, f.answer)
-			}
+		return dropCutFallbacks(ex, gF), true
+	}
+	if okQ && !exQ.explicit() && exQ.start >= gQ {
+		return dropCutFallbacks(exQ, gQ), true
+	}
+	ex, ok := extractWindow(sF, false)
+	if ok && gF > 0 && ex.start < gF {
+		ex.limit = errWindow
+	}
+	return dropCutFallbacks(ex, gF), ok
+}
+
+// dropCutFallbacks keeps the fallbacks that cannot reach back past the cut
+// of a window (guard > 0).
+func dropCutFallbacks(ex extraction, guard int) extraction {
+	if guard <= 0 {
+		return ex
+	}
+	ex.fallbacks = ex.fallbacks[:0:0]
+	for _, f := range ex.fallbackStarts {
+		if f.start >= guard {
+			ex.fallbacks = append(ex.fallbacks, f.answer)
 		}
 	}
-	return ex, ok
+	return ex
 }
 
 // extractWindow finds the answer in the searched part of a completion.
 // After </think> is the answer proper; if it has no explicit answer (a
 // truncated summary), the reasoning may still state one.
-func extractWindow(s string) (extraction, bool) {
+func extractWindow(s string, explicitOnly bool) (extraction, bool) {
 	if i := lastIndex(s, "</think>"); i >= 0 {
 		base := i + len("</think>")
 		if rest := s[base:]; strings.TrimSpace(rest) != "" {
-			if ex, ok := extractFrom(rest); ok && ex.explicit() {
-				return ex.shift(base), true
+			exR, okR := extractFrom(rest, explicitOnly)
+			if okR && exR.explicit() {
+				return exR.shift(base), true
 			}
-			if ex, ok := extractFrom(s[:i]); ok && ex.explicit() {
+			if ex, ok := extractFrom(s[:i], true); ok {
 				return ex, true
 			}
-			ex, ok := extractFrom(rest)
-			return ex.shift(base), ok
+			return exR.shift(base), okR
 		}
 		s = s[:i]
 	}
-	return extractFrom(s)
+	return extractFrom(s, explicitOnly)
 }
 
 // shift moves the offsets of an extraction from a slice starting at base.
@@ -655,7 +737,9 @@ func (e extraction) shift(base int) extraction {
 
 func (e extraction) explicit() bool { return e.rule != RuleLastMath && e.rule != RuleLastNumber }
 
-func extractFrom(s string) (extraction, bool) {
+// extractFrom finds the answer in s: the last explicit marker, else (unless
+// explicitOnly) the last math span or number.
+func extractFrom(s string, explicitOnly bool) (extraction, bool) {
 	if strings.TrimSpace(s) == "" {
 		return extraction{}, false
 	}
@@ -704,6 +788,9 @@ func extractFrom(s string) (extraction, bool) {
 			}
 		}
 		return best, true
+	}
+	if explicitOnly {
+		return extraction{}, false
 	}
 	mathBody, mathEnd := lastMathSpan(s)
 	num, numEnd := lastNumber(s)

@@ -8,6 +8,9 @@ const (
 	// searched for an answer. Final answers sit at the end; a runaway
 	// generation is not searched in full.
 	maxCompletionTail = 64 << 10
+	// quickWindow is the tail searched first; the full maxCompletionTail is
+	// searched only when it holds no explicit answer of its own.
+	quickWindow = 12 << 10
 	// maxAnswerLen caps an extracted or reference answer, in bytes.
 	maxAnswerLen = 2048
 	// maxTokens caps the token count of one answer.
