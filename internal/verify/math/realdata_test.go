@@ -75,7 +75,10 @@ type knownDisagreement struct {
 	Gold      string `json:"gold"`
 	Extracted string `json:"extracted"`
 	Class     string `json:"class"`
-	Why       string `json:"why"`
+	// LabelError: the file's label is wrong (Reach's verdict is the right
+	// one); false where the label is defensible and Reach's policy differs.
+	LabelError bool   `json:"label_error"`
+	Why        string `json:"why"`
 }
 
 func TestRealCompletionsAgreeWithLabels(t *testing.T) {
@@ -104,6 +107,7 @@ func TestRealCompletionsAgreeWithLabels(t *testing.T) {
 	total := tally{}
 	seen := map[string]bool{}
 	classes := map[string]int{}
+	labelErrors := 0
 	var unexplained []string
 	for _, s := range samples {
 		v := verifySample(s.Sample)
@@ -128,6 +132,9 @@ func TestRealCompletionsAgreeWithLabels(t *testing.T) {
 		}
 		seen[key] = true
 		classes[d.Class]++
+		if d.LabelError {
+			labelErrors++
+		}
 	}
 	srcs := make([]string, 0, len(perSource))
 	for k := range perSource {
@@ -144,6 +151,8 @@ func TestRealCompletionsAgreeWithLabels(t *testing.T) {
 	for c, n := range classes {
 		t.Logf("disagreement class %-28s %d", c, n)
 	}
+	t.Logf("%d of %d disagreements are label errors of the file's grader (the rest: the file's label is defensible, Reach's policy differs)",
+		labelErrors, total.n-total.agree)
 	for _, u := range unexplained {
 		t.Errorf("disagreement not in fixture: %s", u)
 	}
