@@ -182,3 +182,29 @@ func TestKindNumberFormats(t *testing.T) {
 		{`830450`, `830,450`, false, verify.Correct},
 	})
 }
+
+// Policy (doc.go, Percent, Degrees and units, Logarithms, Text): units and
+// words after a value are dropped; % is optional and also a scale;
+// degrees are numbers of degrees or radians, also inside expressions;
+// \log without a base is log10; prose compares as text.
+func TestKindUnitsPercentDegrees(t *testing.T) {
+	runKind(t, []kindCase{
+		{`5`, `5\text{ cm}`, false, verify.Correct},
+		{`15`, `15\mbox{ cm}^2`, false, verify.Correct},
+		{`17`, `17\text{ any text}`, false, verify.Correct},
+		{`125`, `125 miles`, false, verify.Correct},
+		{`28\%`, `28`, false, verify.Correct},
+		{`28\%`, `0.28`, false, verify.Correct},
+		{`0.28`, `28`, false, verify.Incorrect},
+		{`28\%`, `28 percent`, false, verify.Correct},
+		{`45^\circ`, `\frac{\pi}{4}`, false, verify.Correct},
+		{`180 - 2\alpha`, `180^\circ - 2\alpha`, false, verify.Correct},
+		{`\pi - 2\alpha`, `180^\circ - 2\alpha`, false, verify.Correct},
+		{`2`, `\log 100`, false, verify.Correct},
+		{`\ln 100`, `\log 100`, false, verify.Incorrect},
+		{`3`, `\log_2 8`, false, verify.Correct},
+		{`\text{Evelyn}`, `Evelyn`, false, verify.Correct},
+		{`\text{Evelyn}`, `Eve`, false, verify.Incorrect},
+		{`\text{odd}`, `5`, false, verify.Incorrect},
+	})
+}

@@ -44,6 +44,13 @@ func TestDecisions(t *testing.T) {
 		{`10^{100000}`, `10^{100001}`, verify.Unparseable}, // beyond exact arithmetic and float64: no verdict, not hung
 		{`0.\overline{3}`, `\frac13`, verify.Correct},
 		{`7,425,000`, `7425000`, verify.Correct},
+		{`1, 2, 3`, `1, 2, 3, \ldots`, verify.Incorrect}, // an ellipsis is part of the answer
+		{`\{1, 2\}`, `\{2, 1\}`, verify.Correct},
+		{`\frac{1}{\sqrt n}`, `\sqrt{1/n}`, verify.Correct}, // positive sample points
+		{`\begin{pmatrix}-2&1\\1.5&-0.5\end{pmatrix}`, `\begin{pmatrix}1&2\\3&4\end{pmatrix}^{-1}`, verify.Correct},
+		{`-2`, `\det\begin{pmatrix}1&2\\3&4\end{pmatrix}`, verify.Correct},
+		{`\begin{pmatrix}1&3\\2&4\end{pmatrix}`, `\begin{pmatrix}1&2\\3&4\end{pmatrix}^T`, verify.Correct},
+		{`\sin^2 x`, `\frac{1-\cos 2x}{2}`, verify.Correct},
 	}
 	for _, tc := range tests {
 		got := VerifyAnswer(tc.gold, tc.pred, false)
