@@ -20,6 +20,7 @@ import (
 
 	"github.com/reach-lab/reach/internal/auth"
 	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/sampling"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/testdb"
 	"github.com/reach-lab/reach/web"
@@ -468,6 +469,9 @@ var routes = []route{
 	{name: "allow project creation", need: admin, method: "POST", path: "/admin/users/{spare}/project-creator",
 		body: form(url.Values{"allowed": {"on"}}), ok: 303},
 	{name: "jobs UI", need: admin, method: "GET", path: "/riverui/", ok: 200},
+	{name: "endpoint networks", need: admin, method: "GET", path: "/admin/network", ok: 200},
+	{name: "set endpoint networks", need: admin, method: "POST", path: "/admin/network",
+		body: form(url.Values{"policy": {sampling.DefaultNetPolicyText}}), ok: 200},
 	{name: "create project", need: admin, method: "POST", path: "/projects", body: func(f *fixture, _ func(string) string) (string, []byte) {
 		return form(url.Values{"name": {fmt.Sprintf("project %d", f.n.Add(1))}})(f, nil)
 	}, ok: 303},

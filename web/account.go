@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/reach-lab/reach/internal/auth"
+	"github.com/reach-lab/reach/internal/netpolicy"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/web/views"
 )
@@ -584,6 +585,37 @@ func (s *Server) setProjectCreator(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/admin/users", http.StatusSeeOther)
+}
+
+func (s *Server) networkPage(w http.ResponseWriter, r *http.Request) {
+	text, err := netpolicy.Text(r.Context(), s.st)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, views.NetworkPage(views.NetworkView{Text: text}))
+}
+
+// setNetwork stores the endpoint network policy (POST policy) and puts it
+// in force in this process; workers reload it (internal/netpolicy).
+func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+		return
+	}
+	text := strings.ReplaceAll(r.PostForm.Get("policy"), "\r\n", "\n")
+	err := netpolicy.Save(r.Context(), s.st, text, currentUser(r).ID)
+	if err != nil && !fromDatabase(err) {
+		s.render(w, r, http.StatusBadRequest, views.NetworkPage(views.NetworkView{Text: truncate(text, netpolicy.MaxTextBytes),
+			Error: "Not saved: " + err.Error()}))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("endpoint network policy changed", "by", currentUser(r).Email)
+	s.render(w, r, http.StatusOK, views.NetworkPage(views.NetworkView{Text: text, Saved: true}))
 }
 
 func (s *Server) invitePage(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"runtime"
 	"strings"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/reach-lab/reach/internal/sampling"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/testdb"
 	"github.com/reach-lab/reach/web"
@@ -431,5 +433,84 @@ func TestSignInFlood(t *testing.T) {
 	// comes by the time the heap doubles): far below 60 × 19 MiB = 1140 MiB.
 	if limit := int64(runtime.GOMAXPROCS(0)*19+200) << 20; grew > limit {
 		t.Errorf("the heap grew by %d MiB during %d parallel sign-ins, want under %d MiB", grew>>20, n, limit>>20)
+	}
+}
+
+// endpointComparison stores a configured comparison whose base model's
+// endpoint is baseURL, and returns it and that run.
+func endpointComparison(t *testing.T, st *store.Store, baseURL string) (cid, rid int64) {
+	t.Helper()
+	ctx := context.Background()
+	did, err := st.CreateDataset(ctx, "d", "d.jsonl")
+	if err == nil {
+		err = st.InsertProblems(ctx, did, []store.Problem{{Idx: 0, Key: "p0", Statement: "What is 1+1?", Reference: "2"}})
+	}
+	if err == nil {
+		err = st.FinishDataset(ctx, did)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid, err = st.CreateComparison(ctx, store.NewComparison{Name: "sampled", DatasetID: did, Status: store.StatusConfigured,
+		Runs: []store.NewRun{
+			{ModelName: "base", Role: "base", Format: "endpoint", Endpoint: store.Endpoint{BaseURL: baseURL, Model: "m", Style: "completions"}},
+			{ModelName: "rl", Role: "rl", Format: "endpoint", Endpoint: store.Endpoint{BaseURL: baseURL, Model: "m", Style: "completions"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.GetComparison(ctx, cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cid, c.Runs[0].ID
+}
+
+// Admins set which networks endpoints may be in (Users → Endpoint
+// networks); Test connection obeys it at once, and the denied server never
+// sees a request. A policy with a bad line is refused naming the line.
+func TestEndpointNetworkPolicy(t *testing.T) {
+	f := newFixture(t)
+	var hits atomic.Int64
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"x","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" 2","finish_reason":"stop"}]}`)
+	}))
+	defer fake.Close()
+	cid, rid := endpointComparison(t, f.srv.st, fake.URL+"/v1")
+	t.Cleanup(func() { sampling.SetNetPolicy(sampling.DefaultNetPolicy()) })
+	post := func(role, path string, v url.Values) (int, string) {
+		resp := f.do(role, "POST", path, "application/x-www-form-urlencoded", []byte(v.Encode()))
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	testConn := func() string {
+		code, page := post("editor", fmt.Sprintf("/comparisons/%d/runs/%d/test", cid, rid), nil)
+		if code != 200 {
+			t.Fatalf("test connection: HTTP %d", code)
+		}
+		return page
+	}
+	if _, page := getAs(t, f, "admin", "/admin/network"); !strings.Contains(page, "deny 169.254.0.0/16") {
+		t.Error("the policy page does not show the default policy")
+	}
+	if page := testConn(); hits.Load() != 1 || !strings.Contains(page, " 2") {
+		t.Fatalf("loopback under the default policy: %d requests\n%.500s", hits.Load(), page)
+	}
+	if code, page := post("admin", "/admin/network", url.Values{"policy": {"deny 127.0.0.0/8\nblock ::1"}}); code != 400 || !strings.Contains(page, "line 2") {
+		t.Errorf("a policy with a bad line 2: HTTP %d, error naming the line: %v", code, strings.Contains(page, "line 2"))
+	}
+	if code, _ := post("owner", "/admin/network", url.Values{"policy": {"allow 0.0.0.0/0"}}); code != 403 {
+		t.Errorf("a project owner sets the policy: HTTP %d, want 403", code)
+	}
+	if code, _ := post("admin", "/admin/network", url.Values{"policy": {"deny 127.0.0.0/8 # no local endpoints\ndeny ::1/128"}}); code != 200 {
+		t.Fatalf("save a policy: HTTP %d", code)
+	}
+	if text, _, _ := f.srv.st.Setting(context.Background(), store.SettingEndpointNetworks); !strings.HasPrefix(text, "deny 127.0.0.0/8") {
+		t.Errorf("stored policy %q", text)
+	}
+	if page := testConn(); hits.Load() != 1 || !strings.Contains(page, "not allowed by the endpoint network policy") {
+		t.Errorf("loopback denied by the admin: %d requests in all, page:\n%.800s", hits.Load(), page)
 	}
 }

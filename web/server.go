@@ -118,6 +118,8 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 		r.With(s.adminOnly).Get("/admin/users", s.usersPage)
 		r.With(s.adminOnly).Post("/admin/invites", s.createInvite)
 		r.With(s.adminOnly).Post("/admin/users/{uid}/project-creator", s.setProjectCreator)
+		r.With(s.adminOnly).Get("/admin/network", s.networkPage)
+		r.With(s.adminOnly).Post("/admin/network", s.setNetwork)
 		r.Get("/projects", s.projectsPage)
 		r.Post("/projects", s.createProject)
 		r.Route("/projects/{pid}", func(r chi.Router) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/reach-lab/reach/internal/examples"
 	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/netpolicy"
 	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/verify/math"
@@ -33,6 +34,13 @@ func openStore(ctx context.Context, databaseURL string) (*store.Store, error) {
 		st.Close()
 		return nil, err
 	}
+	// The admins' endpoint network policy governs every connection to an
+	// inference endpoint this process makes; a change reaches it within 30 s.
+	if err := netpolicy.Apply(ctx, st); err != nil {
+		st.Close()
+		return nil, err
+	}
+	go netpolicy.Watch(ctx, st, 30*time.Second, slog.Default())
 	return st, nil
 }
 

@@ -102,7 +102,9 @@ type Client struct {
 
 // New checks ep and builds its Client. httpClient may be nil: then a client
 // whose transport keeps MaxConcurrency idle connections to the host is used,
-// so a saturated endpoint does not open a new TCP connection per request. A
+// so a saturated endpoint does not open a new TCP connection per request;
+// it connects only to addresses the endpoint network policy allows (see
+// SetNetPolicy), ignores HTTP(S)_PROXY, and follows no redirect. A
 // caller-supplied httpClient should do the same and must not set a Timeout
 // shorter than ep.Timeout.
 //
@@ -132,10 +134,7 @@ func New(ep Endpoint, httpClient *http.Client) (*Client, error) {
 	}
 	ep.BaseURL = base.String()
 	if httpClient == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = ep.MaxConcurrency
-		t.MaxIdleConns = max(t.MaxIdleConns, ep.MaxConcurrency)
-		httpClient = &http.Client{Transport: t}
+		httpClient = guardedHTTPClient(ep.MaxConcurrency)
 	}
 	// Services are built from these options alone rather than through
 	// openai.NewClient, whose defaults read OPENAI_API_KEY and friends.
@@ -471,6 +470,14 @@ func (c *Client) classify(ctx, actx context.Context, err error, ec *errorCapture
 	case errors.Is(actx.Err(), context.DeadlineExceeded):
 		return &Error{Kind: KindTimeout, Message: fmt.Sprintf("no response within %s from %s", c.timeout, c.where)}
 	}
+	var blocked *BlockedError
+	switch {
+	case errors.As(err, &blocked):
+		return &Error{Kind: KindBadRequest, Message: fmt.Sprintf("%s: %v", c.where, blocked)}
+	case errors.Is(err, errRedirect):
+		return &Error{Kind: KindBadRequest, Message: fmt.Sprintf("%s answered with a redirect, which Reach does not follow "+
+			"(it would send the request and API key elsewhere): give the address it redirects to as the base URL", c.where)}
+	}
 	kind := transportKind(err)
 	if kind == KindOther {
 		return &Error{Kind: KindOther, Message: scrub(fmt.Sprintf("bad response from %s: %v", c.where, err), c.ep.APIKey)}
@@ -490,11 +497,11 @@ func (c *Client) statusMessage(status int, body []byte) string {
 	if c.ep.Style == StyleChat {
 		path = "chat/completions"
 	}
-	switch {
-	case status == http.StatusNotFound || status == http.StatusMethodNotAllowed:
+	if msg == "" {
+		msg = "the reply is not an OpenAI-compatible error, so Reach does not show it"
+	}
+	if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
 		return fmt.Sprintf("%s at %s%s: %s (check the base URL and the API style)", head, c.where, path, msg)
-	case msg == "":
-		return head
 	}
 	return head + ": " + msg
 }

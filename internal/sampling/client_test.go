@@ -459,7 +459,7 @@ func TestTestConnection(t *testing.T) {
 		http.NotFound(w, r)
 	})
 	_, err = TestConnection(context.Background(), Endpoint{BaseURL: wrongPath.URL + "/api", Model: "m"}, "")
-	if want := "404 Not Found at " + wrongPath.URL + "/api/completions: 404 page not found (check the base URL and the API style)"; err == nil || err.Error() != want {
+	if want := "404 Not Found at " + wrongPath.URL + "/api/completions: the reply is not an OpenAI-compatible error, so Reach does not show it (check the base URL and the API style)"; err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}
 }
@@ -545,7 +545,10 @@ func TestServerMessageShapes(t *testing.T) {
 		`{"object":"error","message":"b","code":1}`: "b",
 		`{"error":"c","error_type":"validation"}`:   "c",
 		`{"detail":"Not Found"}`:                    "Not Found",
-		"<html>\n  bad   gateway </html>":           "<html> bad gateway </html>",
+		`{"detail":"  two\n  lines  "}`:           "two lines",
+		"<html>\n  bad   gateway </html>":           "", // not an OpenAI-shaped error: not shown
+		`{"user":"root","password":"x"}`:            "",
+		"404 page not found":                        "",
 	} {
 		if got := serverMessage([]byte(body)); got != want {
 			t.Errorf("%s: got %q, want %q", body, got, want)

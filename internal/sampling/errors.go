@@ -154,33 +154,35 @@ func scrub(s, secret string) string {
 // serverMessage digs the human-readable message out of an error body in the
 // shapes OpenAI-compatible servers use: {"error":{"message"}} (OpenAI, recent
 // vLLM, Ollama), {"message"} (older vLLM), {"error":"..."} (TGI) and
-// {"detail":"..."} (FastAPI). Anything else is returned as text, whitespace
-// collapsed and cut to 300 bytes.
+// {"detail":"..."} (FastAPI), whitespace collapsed and cut to 300 bytes.
+// Any other body gives "": a base URL pointing at some other service must
+// not turn Reach into a window onto that service's replies.
 func serverMessage(body []byte) string {
 	var v struct {
 		Error   json.RawMessage `json:"error"`
 		Message string          `json:"message"`
 		Detail  json.RawMessage `json:"detail"`
 	}
-	if json.Unmarshal(body, &v) == nil {
-		var inner struct {
-			Message string `json:"message"`
-		}
-		var s string
-		switch {
-		case json.Unmarshal(v.Error, &inner) == nil && inner.Message != "":
-			return inner.Message
-		case json.Unmarshal(v.Error, &s) == nil && s != "":
-			return s
-		case v.Message != "":
-			return v.Message
-		case json.Unmarshal(v.Detail, &s) == nil && s != "":
-			return s
-		}
+	if json.Unmarshal(body, &v) != nil {
+		return ""
 	}
-	text := strings.Join(strings.Fields(string(body)), " ")
-	if len(text) > 300 {
-		text = text[:300] + "…"
+	var inner struct {
+		Message string `json:"message"`
 	}
-	return text
+	var s string
+	switch {
+	case json.Unmarshal(v.Error, &inner) == nil && inner.Message != "":
+		s = inner.Message
+	case json.Unmarshal(v.Error, &s) == nil && s != "":
+	case v.Message != "":
+		s = v.Message
+	case json.Unmarshal(v.Detail, &s) == nil && s != "":
+	default:
+		return ""
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = strings.ToValidUTF8(s[:300], "") + "…"
+	}
+	return s
 }
