@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/reach-lab/reach/internal/auth"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/sampling"
@@ -255,6 +257,19 @@ func (f *fixture) freshDataset(w int) int64 {
 	return did
 }
 
+// freshInvite is a new invitation's token.
+func (f *fixture) freshInvite() string {
+	token, hash, err := auth.NewToken(auth.PrefixInvite)
+	if err == nil {
+		err = f.srv.st.CreateInvite(context.Background(), hash, store.Invite{Email: fmt.Sprintf("invited%d@reach.test", f.n.Add(1)),
+			CreatedBy: f.acc["admin"].ID, ExpiresAt: time.Now().Add(time.Hour), Role: "viewer"})
+	}
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return token
+}
+
 // freshMember adds a new user to a world's project as a viewer.
 func (f *fixture) freshMember(w int) int64 {
 	u := createUser(f.t, f.srv.st, fmt.Sprintf("member%d@reach.test", f.n.Add(1)), false, "")
@@ -394,6 +409,12 @@ var (
 var routes = []route{
 	{name: "health", need: public, method: "GET", path: "/healthz", ok: 200},
 	{name: "static file", need: public, method: "GET", path: "/static/app.css", ok: 200},
+	{name: "first-run page (accounts exist)", need: public, method: "GET", path: "/setup", ok: 404},
+	{name: "first-run form (accounts exist)", need: public, method: "POST", path: "/setup",
+		body: form(url.Values{"email": {"late@reach.test"}, "password": {testPassword}, "confirm": {testPassword}}), ok: 404},
+	{name: "invitation", need: public, method: "GET", path: "/invite/{invite}", ok: 200},
+	{name: "accept invitation", need: public, method: "POST", path: "/invite/{invite}",
+		body: form(url.Values{"password": {testPassword}, "confirm": {testPassword}}), ok: 303},
 
 	{name: "shared page", need: shared, method: "GET", path: "/s/{token}", ok: 200},
 	{name: "shared embed", need: shared, method: "GET", path: "/s/{token}/embed", ok: 200},
@@ -430,9 +451,12 @@ var routes = []route{
 	{name: "API report", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/report", ok: 200},
 	{name: "API reviews", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/reviews", ok: 200},
 	{name: "API mapping", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/mapping", ok: 200},
+	{name: "API mapping", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/mapping", ok: 200},
 	{name: "project", need: read, method: "GET", path: "/projects/{proj}", ok: 200},
 
 	{name: "confirm mapping", need: edit, method: "POST", path: "/comparisons/{cid}/mapping", body: form(nil), ok: 303},
+	{name: "API confirm mapping", need: edit, method: "POST", path: "/api/v1/comparisons/{cid}/mapping",
+		body: func(*fixture, func(string) string) (string, []byte) { return "application/json", []byte(`{}`) }, ok: 409},
 	{name: "API confirm mapping", need: edit, method: "POST", path: "/api/v1/comparisons/{cid}/mapping",
 		body: func(*fixture, func(string) string) (string, []byte) {
 			return "application/json", []byte(`{"accept_guess": true}`)
@@ -469,6 +493,7 @@ var routes = []route{
 	{name: "allow project creation", need: admin, method: "POST", path: "/admin/users/{spare}/project-creator",
 		body: form(url.Values{"allowed": {"on"}}), ok: 303},
 	{name: "jobs UI", need: admin, method: "GET", path: "/riverui/", ok: 200},
+	{name: "jobs UI without slash", need: admin, method: "GET", path: "/riverui", ok: 301},
 	{name: "endpoint networks", need: admin, method: "GET", path: "/admin/network", ok: 200},
 	{name: "set endpoint networks", need: admin, method: "POST", path: "/admin/network",
 		body: form(url.Values{"policy": {sampling.DefaultNetPolicyText}}), ok: 200},
@@ -656,6 +681,8 @@ func (f *fixture) request(r route, role string, worlds map[string]int) (path, ct
 			return fmt.Sprint(f.freshToken(role, w))
 		case "spare":
 			return fmt.Sprint(f.spare.ID)
+		case "invite":
+			return f.freshInvite()
 		case "token":
 			if role != "holder" {
 				return auth.PrefixShare + strings.Repeat("A", 43) // a well-formed guess
@@ -724,6 +751,50 @@ func TestAccessMatrix(t *testing.T) {
 		}
 	}
 	t.Logf("%d requests", cases)
+}
+
+// The matrix lists every route the router has (but sign-in and sign-out,
+// which TestLoginRateLimit, TestLoginNextStaysOnSite and
+// TestPasswordsSessionsAndTokens cover): a route added without an entry
+// fails here.
+func TestAccessMatrixCoversEveryRoute(t *testing.T) {
+	h := web.New(nil, nil, web.Config{JobsUI: http.NotFoundHandler()}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	exempt := map[string]bool{"GET /login": true, "POST /login": true, "POST /logout": true}
+	methods := map[string][]string{}
+	err := chi.Walk(h.(chi.Routes), func(method, pattern string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		pattern = strings.ReplaceAll(pattern, "/*/", "/")
+		methods[pattern] = append(methods[pattern], method)
+		return nil
+	})
+	var missing []string
+	n := 0
+	for pattern, ms := range methods {
+		if len(ms) > 5 { // Handle or Mount: every method goes to one handler
+			ms = []string{"GET"}
+		}
+		p := slotRe.ReplaceAllString(strings.TrimSuffix(pattern, "/"), "\x00")
+		p = regexp.QuoteMeta(strings.ReplaceAll(p, "*", "\x01"))
+		re := regexp.MustCompile("^" + strings.NewReplacer("\x00", "[^/]+", "\x01", ".*").Replace(p) + "/?$")
+	next:
+		for _, method := range ms {
+			if exempt[method+" "+pattern] {
+				continue
+			}
+			n++
+			for _, r := range routes {
+				if r.method == method && re.MatchString(slotRe.ReplaceAllString(r.path, "x")) {
+					continue next
+				}
+			}
+			missing = append(missing, method+" "+pattern)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(missing) > 0 || n < 50 {
+		t.Errorf("%d routes walked; routes without an entry in the access matrix: %v", n, missing)
+	}
 }
 
 // The dataset lists of the new-comparison and sampling forms hold the
