@@ -57,8 +57,11 @@ const (
 )
 
 func runCorpus(t *testing.T, split string) {
-	if split == "holdout" && (os.Getenv("REACH_TUNING") != "" || os.Getenv("REACH_HOLDOUT") == "") {
-		t.Skip("the held-aside corpus is graded once, when the verifier work is done (REACH_HOLDOUT=1); REACH_TUNING skips it")
+	if split == "holdout" && os.Getenv("REACH_TUNING") != "" {
+		// Set REACH_TUNING while changing the verifier: the held-aside half
+		// is then neither graded nor read (it was first graded once, when
+		// the issue 16 work was done: 347/348).
+		t.Skip("REACH_TUNING is set: the held-aside corpus is not read while tuning")
 	}
 	path := filepath.Join("testdata", "corpus", split+".jsonl")
 	var cs []corpusCase
