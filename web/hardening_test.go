@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -438,7 +439,7 @@ func TestSignInFlood(t *testing.T) {
 
 // endpointComparison stores a configured comparison whose base model's
 // endpoint is baseURL, and returns it and that run.
-func endpointComparison(t *testing.T, st *store.Store, baseURL string) (cid, rid int64) {
+func endpointComparison(t *testing.T, st *store.Store, baseURL string, sampling ...any) (cid, rid int64) {
 	t.Helper()
 	ctx := context.Background()
 	did, err := st.CreateDataset(ctx, "d", "d.jsonl")
@@ -451,10 +452,14 @@ func endpointComparison(t *testing.T, st *store.Store, baseURL string) (cid, rid
 	if err != nil {
 		t.Fatal(err)
 	}
-	cid, err = st.CreateComparison(ctx, store.NewComparison{Name: "sampled", DatasetID: did, Status: store.StatusConfigured,
+	nc := store.NewComparison{Name: "sampled", DatasetID: did, Status: store.StatusConfigured,
 		Runs: []store.NewRun{
 			{ModelName: "base", Role: "base", Format: "endpoint", Endpoint: store.Endpoint{BaseURL: baseURL, Model: "m", Style: "completions"}},
-			{ModelName: "rl", Role: "rl", Format: "endpoint", Endpoint: store.Endpoint{BaseURL: baseURL, Model: "m", Style: "completions"}}}})
+			{ModelName: "rl", Role: "rl", Format: "endpoint", Endpoint: store.Endpoint{BaseURL: baseURL, Model: "m", Style: "completions"}}}}
+	if len(sampling) > 0 {
+		nc.Sampling = sampling[0]
+	}
+	cid, err = st.CreateComparison(ctx, nc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,5 +517,90 @@ func TestEndpointNetworkPolicy(t *testing.T) {
 	}
 	if page := testConn(); hits.Load() != 1 || !strings.Contains(page, "not allowed by the endpoint network policy") {
 		t.Errorf("loopback denied by the admin: %d requests in all, page:\n%.800s", hits.Load(), page)
+	}
+}
+
+// A custom prompt template is a restricted language with a size budget:
+// {{range 1000000}} is refused on the form; a template stored before (or
+// a prompt of problem 1 over 256 KiB) gives a short error on the setup
+// page, Start refuses, and Test connection sends nothing.
+func TestPromptTemplateBudget(t *testing.T) {
+	f := newFixture(t)
+	var hits atomic.Int64
+	var biggest atomic.Int64
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		n, _ := io.Copy(io.Discard, r.Body)
+		if n > biggest.Load() {
+			biggest.Store(n)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"x","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" 2","finish_reason":"stop"}]}`)
+	}))
+	defer fake.Close()
+	const bomb = "{{range 1000000}}Think step by step. {{end}}{{.Problem}}"
+
+	// The form refuses the template.
+	body := func(dataset int64, tmpl string) (string, []byte) {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		for _, kv := range [][2]string{{"name", "bomb"}, {"dataset_id", fmt.Sprint(dataset)}, {"template", "custom"}, {"template_text", tmpl},
+			{"model_role", "base"}, {"model_name", "base"}, {"model_url", fake.URL + "/v1"}, {"model_model", "m"},
+			{"model_role", "rl"}, {"model_name", "rl"}, {"model_url", fake.URL + "/v1"}, {"model_model", "m"}, {"model_step", ""}} {
+			_ = mw.WriteField(kv[0], kv[1])
+		}
+		_ = mw.Close()
+		return mw.FormDataContentType(), buf.Bytes()
+	}
+	ctype, b := body(f.dataset, bomb)
+	resp := f.do("editor", "POST", "/comparisons/sample", ctype, b)
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !bytes.Contains(page, []byte("range is not allowed")) || len(page) > 200<<10 {
+		t.Errorf("form with a range template: HTTP %d, %d bytes, says range is refused: %v", resp.StatusCode, len(page),
+			bytes.Contains(page, []byte("range is not allowed")))
+	}
+	// Problem 1 of a loaded dataset rendered over the limit.
+	ctx := context.Background()
+	did, err := f.srv.st.CreateDataset(ctx, "long", "long.jsonl")
+	if err == nil {
+		err = f.srv.st.InsertProblems(ctx, did, []store.Problem{{Idx: 0, Key: "long-1", Statement: strings.Repeat("x", 200<<10), Reference: "1"}})
+	}
+	if err == nil {
+		err = f.srv.st.FinishDataset(ctx, did)
+	}
+	if err == nil {
+		err = f.srv.st.ShareDataset(ctx, did, f.project)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctype, b = body(did, "{{.Problem}}\n\n{{.Problem}}")
+	resp = f.do("editor", "POST", "/comparisons/sample", ctype, b)
+	page, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !bytes.Contains(page, []byte("problem 1 (long-1)")) || !bytes.Contains(page, []byte("256 KiB")) {
+		t.Errorf("a template whose problem-1 prompt is 400 KiB: HTTP %d, names problem 1 and the limit: %v", resp.StatusCode,
+			bytes.Contains(page, []byte("problem 1 (long-1)")))
+	}
+
+	// A comparison stored with the bomb (made before templates were checked).
+	cfg := map[string]any{"n": 4, "temperature": 0.6, "top_p": 0.95, "max_tokens": 16, "template": "custom", "template_text": bomb}
+	cid, rid := endpointComparison(t, f.srv.st, fake.URL+"/v1", cfg)
+	code, setup := getAs(t, f, "editor", fmt.Sprintf("/comparisons/%d", cid))
+	if code != 200 || len(setup) > 100<<10 || !strings.Contains(setup, "range is not allowed") {
+		t.Errorf("setup page of a stored range template: HTTP %d, %d bytes, shows the reason: %v", code, len(setup),
+			strings.Contains(setup, "range is not allowed"))
+	}
+	resp = f.do("editor", "POST", fmt.Sprintf("/comparisons/%d/start", cid), "application/x-www-form-urlencoded", nil)
+	resp.Body.Close()
+	if resp.StatusCode != 400 {
+		t.Errorf("start with a template that cannot render: HTTP %d, want 400", resp.StatusCode)
+	}
+	resp = f.do("editor", "POST", fmt.Sprintf("/comparisons/%d/runs/%d/test", cid, rid), "application/x-www-form-urlencoded", nil)
+	page, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if hits.Load() != 0 || !bytes.Contains(page, []byte("cannot be rendered")) {
+		t.Errorf("test connection with a template that cannot render: %d requests (largest %d bytes)\n%.300s", hits.Load(), biggest.Load(), page)
 	}
 }

@@ -115,6 +115,14 @@ func parseSampling(r *http.Request) (intake.SampleSpec, error) {
 	if err := cfg.Validate(); err != nil {
 		return spec, badForm("sampling config: %v", err)
 	}
+	if t, err := cfg.TemplateFor(); err == nil {
+		// The restricted template language and the prompt size limit, on a
+		// stand-in problem; problem 1's prompt is checked once the dataset
+		// is known.
+		if _, err := sampling.Render(t, sampling.PromptData{Problem: "problem", Subject: "subject", Level: "level"}); err != nil {
+			return spec, badForm("%v", err)
+		}
+	}
 	spec.Config = cfg
 
 	roles, names, urls, models := f["model_role"], f["model_name"], f["model_url"], f["model_model"]
@@ -176,6 +184,9 @@ func (s *Server) createSampling(w http.ResponseWriter, r *http.Request) {
 	}
 	if spec.DatasetID != 0 {
 		err := s.useDataset(r.Context(), currentUser(r), spec.DatasetID)
+		if err == nil {
+			err = s.checkFirstPrompt(r.Context(), spec.DatasetID, spec.Config)
+		}
 		if errors.As(err, &fe) {
 			s.renderSampleForm(w, r, http.StatusBadRequest, fe.msg)
 			return
@@ -205,6 +216,23 @@ func (s *Server) createSampling(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d", id), http.StatusSeeOther)
+}
+
+// checkFirstPrompt renders problem 1 of a loaded dataset with cfg's
+// template: a form error if it cannot be rendered or is over the limit.
+func (s *Server) checkFirstPrompt(ctx context.Context, datasetID int64, cfg jobs.SamplingConfig) error {
+	ps, err := s.st.Problems(ctx, datasetID, true)
+	if err != nil || len(ps) == 0 {
+		return err
+	}
+	t, err := cfg.TemplateFor()
+	if err != nil {
+		return badForm("%v", err)
+	}
+	if _, err := sampling.Render(t, sampling.PromptData{Problem: ps[0].Statement, Subject: ps[0].Subject, Level: ps[0].Level}); err != nil {
+		return badForm("problem 1 (%s): %v", ps[0].Key, err)
+	}
+	return nil
 }
 
 // setupView renders the config and the first problem's prompt.
@@ -298,11 +326,18 @@ func (s *Server) testConnection(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		// The first problem's prompt also tries the template on the server.
-		prompt := ""
-		if v, err := s.setupView(r.Context(), c); err == nil {
-			prompt = promptFor(v, run.ID)
+		// The first problem's prompt also tries the template on the server;
+		// a template that cannot be rendered is reported, not replaced.
+		v, err := s.setupView(r.Context(), c)
+		if err != nil {
+			s.fail(w, r, err)
+			return
 		}
+		if v.Error != "" {
+			s.render(w, r, http.StatusOK, views.TestResult("", "The prompt template cannot be rendered: "+v.Error))
+			return
+		}
+		prompt := promptFor(v, run.ID)
 		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 		defer cancel()
 		reply, err := sampling.TestConnection(ctx, sampling.Endpoint{BaseURL: run.Endpoint.BaseURL, Model: run.Endpoint.Model,
@@ -337,6 +372,19 @@ func (s *Server) samplingAction(action string) http.HandlerFunc {
 		}
 		conflict := func(want string) {
 			s.render(w, r, http.StatusConflict, views.ErrorPage(409, "Cannot "+action, fmt.Sprintf("The comparison is %s; %s needs it %s.", c.Status, action, want)))
+		}
+		if action == "start" || action == "resume" || action == "extend" {
+			// Nothing is sent with a prompt template that cannot render
+			// problem 1 (a restricted construct, or a prompt over the limit).
+			v, err := s.setupView(ctx, c)
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			if v.Error != "" {
+				s.render(w, r, http.StatusBadRequest, views.ErrorPage(400, "Cannot "+action, "The prompt of problem 1 cannot be rendered: "+v.Error))
+				return
+			}
 		}
 		switch action {
 		case "start":

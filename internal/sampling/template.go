@@ -1,10 +1,13 @@
 package sampling
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"text/template"
+	"text/template/parse"
+	"time"
 )
 
 // Template is a prompt template in Go text/template syntax over PromptData:
@@ -88,17 +91,177 @@ func Preset(name string) (Template, error) {
 	return t, nil
 }
 
-// Render fills t with d. Unknown fields ({{.Foo}}) and syntax errors are
-// errors naming the template; the problem text is inserted verbatim (no
-// escaping, and braces in it are not template syntax).
-func Render(t Template, d PromptData) (string, error) {
-	tmpl, err := template.New(t.Name).Option("missingkey=error").Parse(t.Text)
+// Template limits: a template's text, and the prompt it renders (about
+// 64k tokens, far above any study's prompt, far below what would make a
+// page or a request absurd).
+const (
+	MaxTemplateBytes = 64 << 10
+	MaxPromptBytes   = 256 << 10
+	renderBudget     = 250 * time.Millisecond
+)
+
+// templateFuncs are the functions a template may call, besides the fields
+// of PromptData: comparisons and logic for conditional instructions
+// ({{if eq .Subject "Geometry"}}…{{end}}) and len. printf is not among
+// them ({{printf "%0999999999d" 1}} builds a gigabyte before writing it),
+// nor call, index, slice, print or the escapers.
+var templateFuncs = []string{"and", "or", "not", "eq", "ne", "lt", "le", "gt", "ge", "len"}
+
+var promptFields = []string{"Problem", "Subject", "Level"}
+
+// Parse checks a template and returns it parsed. Beyond Go's syntax it
+// enforces a restricted language whose rendering is linear in the
+// template's size plus what its fields insert: text, {{.Problem}},
+// {{.Subject}}, {{.Level}}, if/else/with over them, comments and the
+// functions in templateFuncs. range, template, define and block, variables
+// and any other function are refused with the reason; so is a text over
+// MaxTemplateBytes.
+func Parse(t Template) (*template.Template, error) {
+	fail := func(format string, args ...any) (*template.Template, error) {
+		return nil, fmt.Errorf("prompt template %q: %s", t.Name, fmt.Sprintf(format, args...))
+	}
+	if len(t.Text) > MaxTemplateBytes {
+		return fail("%d bytes; at most %d", len(t.Text), MaxTemplateBytes)
+	}
+	// Every builtin is overridden: what is not allowed fails to parse below.
+	funcs := template.FuncMap{}
+	for _, f := range []string{"call", "html", "index", "slice", "js", "print", "printf", "println", "urlquery"} {
+		funcs[f] = func(...any) (string, error) { return "", errors.New("not allowed") }
+	}
+	tmpl, err := template.New(t.Name).Option("missingkey=error").Funcs(funcs).Parse(t.Text)
 	if err != nil {
+		return nil, fmt.Errorf("prompt template %q: %w", t.Name, err)
+	}
+	if len(tmpl.Templates()) > 1 {
+		return fail("define and block are not allowed")
+	}
+	if tmpl.Tree == nil || tmpl.Tree.Root == nil {
+		return tmpl, nil
+	}
+	if err := checkNode(tmpl.Tree.Root); err != nil {
+		return fail("%v", err)
+	}
+	return tmpl, nil
+}
+
+// checkNode walks a parse tree and refuses what Parse does not allow.
+func checkNode(n parse.Node) error {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return nil
+		}
+		for _, c := range n.Nodes {
+			if err := checkNode(c); err != nil {
+				return err
+			}
+		}
+	case *parse.TextNode, *parse.CommentNode:
+	case *parse.ActionNode:
+		return checkPipe(n.Pipe)
+	case *parse.IfNode:
+		return checkBranch(&n.BranchNode)
+	case *parse.WithNode:
+		return checkBranch(&n.BranchNode)
+	case *parse.RangeNode:
+		return errors.New("range is not allowed (a prompt needs no loop)")
+	case *parse.TemplateNode:
+		return errors.New("template is not allowed")
+	case *parse.BreakNode, *parse.ContinueNode:
+		return errors.New("break and continue are not allowed")
+	default:
+		return fmt.Errorf("%s is not allowed", n)
+	}
+	return nil
+}
+
+func checkBranch(b *parse.BranchNode) error {
+	if err := checkPipe(b.Pipe); err != nil {
+		return err
+	}
+	if err := checkNode(b.List); err != nil {
+		return err
+	}
+	if b.ElseList != nil {
+		return checkNode(b.ElseList)
+	}
+	return nil
+}
+
+func checkPipe(p *parse.PipeNode) error {
+	if p == nil {
+		return nil
+	}
+	if len(p.Decl) > 0 {
+		return errors.New("variables are not allowed")
+	}
+	for _, c := range p.Cmds {
+		for _, a := range c.Args {
+			if err := checkArg(a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkArg(a parse.Node) error {
+	switch a := a.(type) {
+	case *parse.FieldNode:
+		if len(a.Ident) != 1 || !slices.Contains(promptFields, a.Ident[0]) {
+			return fmt.Errorf("field %s: use .Problem, .Subject or .Level", a)
+		}
+	case *parse.IdentifierNode:
+		if !slices.Contains(templateFuncs, a.Ident) {
+			return fmt.Errorf("function %s is not allowed (allowed: %s)", a.Ident, strings.Join(templateFuncs, ", "))
+		}
+	case *parse.StringNode, *parse.NumberNode, *parse.BoolNode, *parse.DotNode:
+	case *parse.PipeNode:
+		return checkPipe(a)
+	default:
+		return fmt.Errorf("%s is not allowed", a)
+	}
+	return nil
+}
+
+// Render fills t with d. Unknown fields ({{.Foo}}), syntax errors and what
+// Parse refuses are errors naming the template; so is a prompt over
+// MaxPromptBytes (rendering stops there) or one that takes longer than a
+// quarter second. The problem text is inserted verbatim (no escaping, and
+// braces in it are not template syntax).
+func Render(t Template, d PromptData) (string, error) {
+	tmpl, err := Parse(t)
+	if err != nil {
+		return "", err
+	}
+	w := &budgetWriter{max: MaxPromptBytes, deadline: time.Now().Add(renderBudget)}
+	if err := tmpl.Execute(w, d); err != nil {
+		if errors.Is(err, errPromptTooLong) {
+			return "", fmt.Errorf("prompt template %q: the prompt is over %d KiB; at most %d KiB", t.Name, MaxPromptBytes>>10, MaxPromptBytes>>10)
+		}
 		return "", fmt.Errorf("prompt template %q: %w", t.Name, err)
 	}
-	var b strings.Builder
-	if err := tmpl.Execute(&b, d); err != nil {
-		return "", fmt.Errorf("prompt template %q: %w", t.Name, err)
+	return w.b.String(), nil
+}
+
+var (
+	errPromptTooLong = errors.New("prompt too long")
+	errPromptSlow    = errors.New("rendering took too long")
+)
+
+// budgetWriter stops a rendering at max bytes or after its deadline.
+type budgetWriter struct {
+	b        strings.Builder
+	max      int
+	deadline time.Time
+}
+
+func (w *budgetWriter) Write(p []byte) (int, error) {
+	if w.b.Len()+len(p) > w.max {
+		return 0, errPromptTooLong
 	}
-	return b.String(), nil
+	if time.Now().After(w.deadline) {
+		return 0, errPromptSlow
+	}
+	return w.b.Write(p)
 }

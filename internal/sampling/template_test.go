@@ -51,3 +51,46 @@ func TestRenderUsesSubjectLevelAndRejectsUnknownFields(t *testing.T) {
 		t.Error("unknown preset accepted")
 	}
 }
+
+// Templates are a restricted language that renders in time linear in its
+// size: what could loop, recurse or build huge strings is refused with the
+// reason, and a prompt over MaxPromptBytes is an error, not a 100 MB string.
+func TestTemplateBudget(t *testing.T) {
+	for text, why := range map[string]string{
+		"{{range 1000000}}Think step by step. {{end}}{{.Problem}}":                  "range is not allowed",
+		"{{range 1000}}{{range 1000}}{{range 1000}}{{end}}{{end}}{{end}}":           "range is not allowed",
+		`{{printf "%0999999999d" 1}}`:                                               "function printf is not allowed",
+		`{{define "x"}}{{template "x"}}{{end}}{{template "x"}}`:                     "not allowed",
+		"{{$p := .Problem}}{{$p}}":                                                  "variables are not allowed",
+		"{{call .Problem}}":                                                         "function call is not allowed",
+		"{{index .Problem 0}}":                                                      "function index is not allowed",
+		"{{.Problem.Foo}}":                                                          "field .Problem.Foo",
+		"{{$.Problem}}":                                                             "not allowed",
+		strings.Repeat("x", MaxTemplateBytes+1):                                     "at most 65536",
+		strings.Repeat("{{.Problem}}", 300):                                         "the prompt is over 256 KiB",
+		"{{if true}}" + strings.Repeat("{{.Problem}}{{.Problem}}", 200) + "{{end}}": "the prompt is over 256 KiB",
+	} {
+		got, err := Render(Template{Name: "custom", Text: text}, PromptData{Problem: strings.Repeat("p", 1000)})
+		if err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("%.60q: %v (%d bytes), want an error containing %q", text, err, len(got), why)
+		}
+	}
+	// What a prompt needs still works.
+	got, err := Render(Template{Name: "custom", Text: `{{/* few-shot */}}Q: {{.Problem}}{{if eq .Subject "Geometry"}} Draw a figure.{{else if .Subject}} ({{.Subject}}){{end}}{{with .Level}} [{{.}}]{{end}}{{if gt (len .Problem) 3}}!{{end}}`},
+		PromptData{Problem: "1+1?", Subject: "Geometry", Level: "Level 2"})
+	if err != nil || got != "Q: 1+1? Draw a figure. [Level 2]!" {
+		t.Errorf("allowed template: %q, %v", got, err)
+	}
+}
+
+// BenchmarkRenderPreset is the cost of one prompt (qwen-boxed, a 1 KB
+// problem), which every SampleJob pays.
+func BenchmarkRenderPreset(b *testing.B) {
+	tmpl, _ := Preset("qwen-boxed")
+	d := PromptData{Problem: strings.Repeat("What is 2+2? ", 80)}
+	for b.Loop() {
+		if _, err := Render(tmpl, d); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
