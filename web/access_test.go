@@ -462,6 +462,12 @@ var routes = []route{
 			return "application/json", []byte(`{"accept_guess": true}`)
 		}, ok: 409},
 	{name: "re-verify", need: edit, method: "POST", path: "/comparisons/{cid}/reverify", body: form(nil), ok: 303, fresh: true},
+	{name: "re-verify confirmation", need: edit, method: "GET", path: "/comparisons/{cid}/reverify", ok: 200},
+	{name: "restore file verdicts", need: edit, method: "POST", path: "/comparisons/{cid}/restore-verdicts", body: form(nil), ok: 409, fresh: true},
+	{name: "grading policy", need: edit, method: "POST", path: "/comparisons/{cid}/policy", body: form(url.Values{"policy": {"lenient"}}), ok: 303, fresh: true},
+	{name: "API grading policy", need: edit, method: "POST", path: "/api/v1/comparisons/{cid}/policy", body: form(url.Values{"policy": {"lenient"}}), ok: 202, fresh: true},
+	{name: "retry import", need: edit, method: "POST", path: "/comparisons/{cid}/retry", body: form(nil), ok: 409},
+	{name: "cancel import", need: edit, method: "POST", path: "/comparisons/{cid}/cancel-import", body: form(nil), ok: 409},
 	{name: "test connection", need: edit, method: "POST", path: "/comparisons/{cid}/runs/{rid}/test", body: form(nil), ok: 200},
 	{name: "start sampling", need: edit, method: "POST", path: "/comparisons/{cid}/start", body: form(nil), ok: 409},
 	{name: "pause sampling", need: edit, method: "POST", path: "/comparisons/{cid}/pause", body: form(nil), ok: 409},

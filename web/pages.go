@@ -110,7 +110,12 @@ func (s *Server) progressView(r *http.Request, c store.Comparison) (views.Progre
 	if err != nil {
 		return views.ProgressView{}, err
 	}
-	v := views.ProgressView{C: c, Stages: map[int64][]store.Progress{}}
+	v := views.ProgressView{C: c, Stages: map[int64][]store.Progress{}, CanEdit: perms(routeRole(r)).Edit}
+	if c.Status == store.StatusFailed {
+		if v.CanRetry, err = s.st.CanRetryImport(r.Context(), c.ID); err != nil {
+			return v, err
+		}
+	}
 	for _, p := range ps {
 		v.Stages[p.RunID] = append(v.Stages[p.RunID], p)
 	}
@@ -207,6 +212,9 @@ func (s *Server) reportView(c store.Comparison, rep *analysis.Report, opt analys
 	if cfg, err := jobs.ParseSamplingConfig(c.Sampling); err == nil && c.Sampling != nil {
 		v.SampledN = cfg.N
 	}
+	if v.Grading, err = s.gradingView(r.Context(), c); err != nil {
+		return v, err
+	}
 	subjects, levels := map[string]bool{}, map[string]bool{}
 	for i := range rep.Rows {
 		rep.Rows[i].Region = regionOf(rep.Rows[i].Counts[0], rep.Rows[i].Counts[f.Pair])
@@ -249,27 +257,6 @@ func (s *Server) reportView(c store.Comparison, rep *analysis.Report, opt analys
 	})
 	v.Crossover, v.Venns, v.VennPairs, v.Histogram, v.Stats, err = reportCharts(c.ID, rep, opt, f.Pair, true)
 	return v, err
-}
-
-func (s *Server) reverify(w http.ResponseWriter, r *http.Request) {
-	c, ok := s.comparisonParam(w, r)
-	if !ok {
-		return
-	}
-	id := c.ID
-	if c.Status != store.StatusReady {
-		s.render(w, r, http.StatusConflict, views.ErrorPage(409, "Not ready", "This comparison is still "+c.Status+"; re-verify once it is ready."))
-		return
-	}
-	if err := s.st.SetComparisonStatus(r.Context(), id, store.StatusVerifying, ""); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if err := jobs.StartReverify(r.Context(), s.jobs, id); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d", id), http.StatusSeeOther)
 }
 
 func (s *Server) deleteComparison(w http.ResponseWriter, r *http.Request) {

@@ -29,6 +29,8 @@ import (
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/verify"
+	vmath "github.com/reach-lab/reach/internal/verify/math"
 	"github.com/reach-lab/reach/static"
 	"github.com/reach-lab/reach/web/views"
 )
@@ -44,6 +46,9 @@ type Config struct {
 	// BaseURL is the instance's public address for share and invitation
 	// links ("https://reach.example.org"); empty means the request's host.
 	BaseURL string
+	// Verifier is the verifier re-verification uses (to tell whether it
+	// applies to a comparison's problems); nil means the math verifier.
+	Verifier verify.Verifier
 	// TrustProxyHeaders takes the client address from X-Forwarded-For /
 	// X-Real-IP (only behind a reverse proxy that sets them): it is what
 	// sign-in rate limiting counts per address.
@@ -72,6 +77,9 @@ type Server struct {
 func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Handler {
 	if cfg.MaxUploadBytes <= 0 {
 		cfg.MaxUploadBytes = 2 << 30
+	}
+	if cfg.Verifier == nil {
+		cfg.Verifier = vmath.New()
 	}
 	ll, err := newLoginLimits()
 	if err != nil {
@@ -142,7 +150,10 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			read.Get("/audit", s.auditPage)
 			read.Get("/data/{chart}", s.chartData)
 			edit.Post("/mapping", s.confirmMapping)
-			edit.Post("/reverify", s.reverify)
+			edit.Get("/reverify", s.reverifyConfirm)
+			for _, a := range []string{"reverify", "restore-verdicts", "policy", "retry", "cancel-import"} {
+				edit.Post("/"+a, s.gradingAction(a))
+			}
 			edit.Post("/runs/{rid}/test", s.testConnection)
 			for _, a := range []string{"start", "pause", "resume", "cancel", "extend"} {
 				edit.Post("/"+a, s.samplingAction(a))
@@ -162,6 +173,9 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/mapping", s.apiGetMapping)
 			r.With(s.needComparison(auth.Edit)).Post("/comparisons/{id}/mapping", s.apiConfirmMapping)
 			r.With(s.needComparison(auth.Manage)).Post("/comparisons/{id}/shares", s.apiCreateShare)
+			for _, a := range []string{"reverify", "restore-verdicts", "policy", "retry", "cancel-import"} {
+				r.With(s.needComparison(auth.Edit)).Post("/comparisons/{id}/"+a, s.gradingAction(a))
+			}
 			r.Delete("/shares/{sid}", s.apiRevokeShare)
 		})
 	})

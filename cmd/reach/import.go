@@ -13,6 +13,7 @@ import (
 
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/intake"
+	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
 )
 
@@ -122,6 +123,11 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := waitReady(ctx, st, id); err != nil {
 			return err
 		}
+		// Everything `reach report` shows, intervals included, is ready
+		// when --wait returns.
+		if err := jobs.ComputeStats(ctx, st, id, 0); err != nil {
+			return fmt.Errorf("statistics of comparison %d: %w", id, err)
+		}
 	}
 	fmt.Fprintln(stdout, id)
 	return nil
@@ -193,9 +199,26 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	c, err := st.GetComparison(ctx, id)
+	if err != nil {
+		return err
+	}
+	if c.Status != store.StatusReady {
+		return reportNotReady(stdout, c, *asJSON)
+	}
 	rep, err := analysis.Build(ctx, st, id)
 	if err != nil {
 		return err
+	}
+	if rep.Stats.Status == analysis.StatsPending {
+		// No worker has computed the intervals for these counts yet (none
+		// may be running): compute them here rather than print "computing".
+		if err := jobs.ComputeStats(ctx, st, id, 0); err != nil {
+			return fmt.Errorf("statistics of comparison %d: %w", id, err)
+		}
+		if rep, err = analysis.Build(ctx, st, id); err != nil {
+			return err
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -213,3 +236,33 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	return nil
 }
+
+// reportNotReady says what an unfinished comparison is doing and how to
+// finish it; with asJSON it prints that as a JSON status.
+func reportNotReady(stdout io.Writer, c store.Comparison, asJSON bool) error {
+	hint := "its jobs run in `reach serve` or `reach worker`; start one against this database, or import with --wait"
+	switch c.Status {
+	case store.StatusFailed:
+		hint = "it failed; fix the file and import it again"
+	case store.StatusNeedsMapping:
+		hint = fmt.Sprintf("confirm the field mapping of its samples file at /comparisons/%d/mapping", c.ID)
+	case store.StatusConfigured, store.StatusPaused:
+		hint = fmt.Sprintf("start or resume sampling at /comparisons/%d", c.ID)
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(map[string]any{"id": c.ID, "name": c.Name, "status": c.Status, "error": c.Error, "hint": hint}); err != nil {
+			return err
+		}
+		return errNotReady
+	}
+	msg := fmt.Sprintf("comparison %d (%s) is %s", c.ID, c.Name, c.Status)
+	if c.Error != "" {
+		msg += ": " + c.Error
+	}
+	return fmt.Errorf("%s; %s: %w", msg, hint, errNotReady)
+}
+
+// errNotReady makes `reach report` exit non-zero on an unfinished comparison.
+var errNotReady = errors.New("no report yet")

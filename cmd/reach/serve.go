@@ -17,6 +17,7 @@ import (
 	"github.com/reach-lab/reach/internal/netpolicy"
 	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/verify"
 	"github.com/reach-lab/reach/internal/verify/math"
 	"github.com/reach-lab/reach/web"
 )
@@ -48,8 +49,19 @@ func newJobs(st *store.Store, workers int, box *secret.Box) (*jobs.Client, error
 	// Both are for tests of killed workers; the defaults suit real runs.
 	timeout, _ := time.ParseDuration(os.Getenv("REACH_JOB_TIMEOUT"))
 	rescue, _ := time.ParseDuration(os.Getenv("REACH_RESCUE_AFTER"))
-	return jobs.NewClient(st, jobs.Config{Workers: workers, SamplingWorkers: samplingWorkers(), Verifier: math.New(),
-		Secret: box, Logger: slog.Default(), JobTimeout: timeout, RescueAfter: rescue})
+	return jobs.NewClient(st, jobs.Config{Workers: workers, SamplingWorkers: samplingWorkers(), Verifier: newVerifier(),
+		Secret: box, Logger: slog.Default(), JobTimeout: timeout, RescueAfter: rescue, Lease: leaseFromEnv()})
+}
+
+// newVerifier is the verifier every process of this binary grades with.
+func newVerifier() verify.Verifier { return math.New() }
+
+// leaseFromEnv reads REACH_LEASE_DELAY, REACH_LEASE_RENEW, REACH_LEASE_TTL
+// and REACH_REAP_EVERY (Go durations) for tests of killed workers; unset,
+// the defaults resume a dead worker's jobs within about a minute.
+func leaseFromEnv() jobs.LeaseConfig {
+	d := func(k string) time.Duration { v, _ := time.ParseDuration(os.Getenv(k)); return v }
+	return jobs.LeaseConfig{Delay: d("REACH_LEASE_DELAY"), Renew: d("REACH_LEASE_RENEW"), TTL: d("REACH_LEASE_TTL"), ReapEvery: d("REACH_REAP_EVERY")}
 }
 
 // cliJobs returns a River client for a CLI command: with wait it works the
@@ -137,7 +149,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	srv := &http.Server{
 		Addr: *addr,
-		Handler: web.New(st, client, web.Config{MaxUploadBytes: *maxMiB << 20, JobsUI: ui, Secret: box, BaseURL: *baseURL,
+		Handler: web.New(st, client, web.Config{MaxUploadBytes: *maxMiB << 20, JobsUI: ui, Secret: box, BaseURL: *baseURL, Verifier: newVerifier(),
 			TrustProxyHeaders: *trustProxy}, slog.Default()),
 		ReadHeaderTimeout: 10 * time.Second,
 	}

@@ -63,7 +63,7 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	river.AddWorker(workers, &ImportRunWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &VerifyWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &AggregateWorker{st: st})
-	river.AddWorker(workers, &ReverifyWorker{st: st})
+	river.AddWorker(workers, &ReverifyWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &StatsWorker{st: st, draws: cfg.StatsDraws})
 	river.AddWorker(workers, &SampleWorker{st: st, v: cfg.Verifier, box: cfg.Secret, clients: map[int64]*runClient{}})
 	lease := cfg.Lease.withDefaults()
@@ -118,15 +118,6 @@ func enqueue(ctx context.Context, tx *store.Store, args ...river.JobArgs) error 
 func StartImport(ctx context.Context, client *Client, tx *store.Store, comparisonID int64) error {
 	if _, err := client.InsertTx(ctx, tx.Tx(), ImportArgs{ComparisonID: comparisonID}, nil); err != nil {
 		return fmt.Errorf("enqueue import of comparison %d: %w", comparisonID, err)
-	}
-	return nil
-}
-
-// StartReverify enqueues re-verification of every sample of a comparison
-// with Reach's verifier, ignoring the verdicts the files carried.
-func StartReverify(ctx context.Context, client *Client, comparisonID int64) error {
-	if _, err := client.Insert(ctx, ReverifyArgs{ComparisonID: comparisonID}, nil); err != nil {
-		return fmt.Errorf("enqueue re-verification of comparison %d: %w", comparisonID, err)
 	}
 	return nil
 }

@@ -36,11 +36,18 @@ type env struct {
 	client *jobs.Client
 }
 
-func start(t *testing.T) env {
+func start(t *testing.T) env { return startWith(t, nil) }
+
+// startWith starts workers with a config that mod may change.
+func startWith(t *testing.T, mod func(*jobs.Config)) env {
 	t.Helper()
 	st, _ := testdb.New(t)
-	client, err := jobs.NewClient(st, jobs.Config{Workers: 4, Verifier: vmath.New(),
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	cfg := jobs.Config{Workers: 4, Verifier: vmath.New(),
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	if mod != nil {
+		mod(&cfg)
+	}
+	client, err := jobs.NewClient(st, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +305,7 @@ func TestReverifyCountsChangedVerdicts(t *testing.T) {
 	e := start(t)
 	ctx := context.Background()
 	rep := e.importReady(t, gsm8kSpec(t, false))
-	if err := jobs.StartReverify(ctx, e.client, rep.ComparisonID); err != nil {
+	if err := jobs.StartReverify(ctx, e.client, e.st, vmath.New(), rep.ComparisonID, 0); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(time.Minute)

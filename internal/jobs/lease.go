@@ -37,6 +37,11 @@ type LeaseConfig struct {
 	TTL time.Duration
 	// ReapEvery: how often the reaper looks for stale leases.
 	ReapEvery time.Duration
+	// StuckAfter: how long a comparison may sit in a working state with no
+	// job on it before the reaper repairs it (a status is set a moment
+	// before the job that moves it on is enqueued, sometimes in another
+	// transaction).
+	StuckAfter time.Duration
 }
 
 func (c LeaseConfig) withDefaults() LeaseConfig {
@@ -44,6 +49,7 @@ func (c LeaseConfig) withDefaults() LeaseConfig {
 	c.Renew = cmp.Or(c.Renew, 10*time.Second)
 	c.TTL = cmp.Or(c.TTL, 45*time.Second)
 	c.ReapEvery = cmp.Or(c.ReapEvery, 15*time.Second)
+	c.StuckAfter = cmp.Or(c.StuckAfter, 2*time.Minute)
 	return c
 }
 
@@ -150,7 +156,7 @@ func (w *ReapWorker) Work(ctx context.Context, job *river.Job[ReapArgs]) error {
 			slog.Error("resume lost job", "job", j.ID, "kind", j.Kind, "err", err)
 		}
 	}
-	return repairStuck(ctx, w.st)
+	return repairStuck(ctx, w.st, w.cfg.StuckAfter)
 }
 
 func (w *ReapWorker) resume(ctx context.Context, client *Client, j store.LostJob) error {

@@ -11,17 +11,12 @@ import (
 	"github.com/reach-lab/reach/internal/store"
 )
 
-// stuckGrace is how long a comparison may sit in a working state with no
-// job on it before the reaper repairs it (a status is set a moment before
-// the job that moves it on is enqueued, sometimes in another transaction).
-const stuckGrace = 2 * time.Minute
-
 // repairStuck moves on every comparison that sits in a working state no job
 // will finish: its runs are checked one by one and the job each needs is
 // enqueued (verification of pending samples, aggregation), or the
 // comparison is marked ready or failed with the reason.
-func repairStuck(ctx context.Context, st *store.Store) error {
-	ids, err := st.StuckComparisons(ctx, stuckGrace)
+func repairStuck(ctx context.Context, st *store.Store, after time.Duration) error {
+	ids, err := st.StuckComparisons(ctx, after)
 	if err != nil {
 		return err
 	}

@@ -68,6 +68,21 @@ func (w *StatsWorker) Work(ctx context.Context, job *river.Job[StatsArgs]) error
 	if id == 0 {
 		return w.sweep(ctx)
 	}
+	err := ComputeStats(ctx, w.st, id, w.draws)
+	if errors.Is(err, store.ErrNotFound) {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+// ComputeStats computes and stores comparison id's statistics (bootstrap
+// intervals, maj@k) for each report variant whose cached ones are missing
+// or stale, in this process: the statistics job calls it, and so do the
+// CLI's `import --wait` and `report` so that their figures never wait on a
+// worker that may not run. draws 0 means 2,000. Statistics that cannot be
+// computed from the counts are stored as failed (shown on the page).
+func ComputeStats(ctx context.Context, st *store.Store, id int64, draws int) error {
+	w := &StatsWorker{st: st, draws: draws}
 	c, problems, counts, err := analysis.Load(ctx, w.st, id)
 	switch {
 	case errors.Is(err, analysis.ErrNotReady) && c.Status == store.StatusReady:
@@ -75,8 +90,6 @@ func (w *StatsWorker) Work(ctx context.Context, job *river.Job[StatsArgs]) error
 		return w.st.PutStats(ctx, store.Stats{ComparisonID: id, Variant: analysis.VariantAll, Status: analysis.StatsFailed, Error: err.Error()})
 	case errors.Is(err, analysis.ErrNotReady):
 		return nil // enqueued again once the comparison is ready
-	case errors.Is(err, store.ErrNotFound):
-		return river.JobCancel(err)
 	case err != nil:
 		return err
 	}

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -166,7 +167,35 @@ type AggregateWorker struct {
 func (w *AggregateWorker) Work(ctx context.Context, job *river.Job[AggregateArgs]) error {
 	runID := job.Args.RunID
 	_ = w.st.SetProgress(ctx, store.Progress{RunID: runID, Stage: "aggregate", Status: "running"})
-	err := w.st.WithTx(ctx, func(tx *store.Store) error {
+	// A run none of whose samples could be read was almost surely mapped
+	// wrongly (the prompt taken for the completion, say): a pass@k of 0
+	// would be a silent wrong number, so the comparison fails instead.
+	g, err := w.st.RunGradability(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if g.Total > 0 && g.Unparseable == g.Total {
+		c, err := w.st.GetComparison(ctx, job.Args.ComparisonID)
+		if err != nil {
+			return err
+		}
+		name := fmt.Sprint(runID)
+		for _, r := range c.Runs {
+			if r.ID == runID {
+				name = fmt.Sprintf("%q (%s)", r.ModelName, r.SourceFile)
+			}
+		}
+		msg := fmt.Sprintf("nothing could be graded: all %d samples of model %s are unparseable (e.g. %s); check that the completion field is the model's output", g.Total, name, g.Example)
+		_ = w.st.SetProgress(ctx, store.Progress{RunID: runID, Stage: "aggregate", Status: "failed", Error: msg})
+		if err := w.st.SetRunStatus(ctx, runID, store.StatusFailed, msg); err != nil {
+			return err
+		}
+		if err := w.st.SetComparisonStatus(ctx, job.Args.ComparisonID, store.StatusFailed, msg); err != nil {
+			return err
+		}
+		return river.JobCancel(errors.New(msg))
+	}
+	err = w.st.WithTx(ctx, func(tx *store.Store) error {
 		if err := tx.AggregateRun(ctx, runID); err != nil {
 			return err
 		}
@@ -188,56 +217,4 @@ func (w *AggregateWorker) Work(ctx context.Context, job *river.Job[AggregateArgs
 		return err
 	}
 	return startStatsIfReady(ctx, w.st, job.Args.ComparisonID)
-}
-
-// ReverifyArgs re-verifies every sample of a comparison with Reach's
-// verifier, ignoring the verdicts the uploaded files carried.
-type ReverifyArgs struct {
-	ComparisonID int64 `json:"comparison_id"`
-}
-
-// Kind implements river.JobArgs.
-func (ReverifyArgs) Kind() string { return "reverify" }
-
-// ReverifyWorker works ReverifyArgs.
-type ReverifyWorker struct {
-	river.WorkerDefaults[ReverifyArgs]
-	st *store.Store
-}
-
-// Work enqueues a VerifyJob over all samples of each run with texts, in one
-// transaction.
-func (w *ReverifyWorker) Work(ctx context.Context, job *river.Job[ReverifyArgs]) error {
-	c, err := w.st.GetComparison(ctx, job.Args.ComparisonID)
-	if err != nil {
-		return river.JobCancel(err)
-	}
-	return w.st.WithTx(ctx, func(tx *store.Store) error {
-		var follow []river.JobArgs
-		for _, r := range c.Runs {
-			if !r.HasTexts {
-				continue
-			}
-			if err := tx.SetRunStatus(ctx, r.ID, store.StatusVerifying, ""); err != nil {
-				return err
-			}
-			if err := tx.SetRunVerdictSource(ctx, r.ID, "verifier"); err != nil {
-				return err
-			}
-			if err := tx.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "verify", Unit: "samples", Status: "queued"}); err != nil {
-				return err
-			}
-			follow = append(follow, VerifyArgs{RunID: r.ID, ComparisonID: c.ID, All: true})
-		}
-		if len(follow) == 0 {
-			return nil
-		}
-		if err := tx.SetReverify(ctx, c.ID, true); err != nil {
-			return err
-		}
-		if err := tx.SetComparisonStatus(ctx, c.ID, store.StatusVerifying, ""); err != nil {
-			return err
-		}
-		return enqueue(ctx, tx, follow...)
-	})
 }

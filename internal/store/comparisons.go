@@ -43,7 +43,21 @@ type Comparison struct {
 	// ProjectID is the project the comparison belongs to (access follows it).
 	ProjectID   int64
 	ProjectName string
+	// GradingPolicy is PolicyStrict or PolicyLenient; run_counts.c follows it.
+	GradingPolicy string
 }
+
+// Grading policies of a comparison.
+const (
+	// PolicyStrict counts a sample as a solve only when the completion
+	// marked its final answer (boxed, "final answer", answer tags, ...),
+	// and never a math completion cut off by the length limit.
+	PolicyStrict = "strict"
+	// PolicyLenient also counts answers taken by the Qwen2.5-Math
+	// evaluator's fallback to the last number or math span, truncated or
+	// not: the policy behind Yue et al.'s figures.
+	PolicyLenient = "lenient"
+)
 
 // Run is one model's samples (or counts) on the comparison's dataset.
 type Run struct {
@@ -190,10 +204,10 @@ func (s *Store) CreateComparison(ctx context.Context, nc NewComparison) (int64, 
 func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error) {
 	c := Comparison{ID: id}
 	err := s.db.QueryRow(ctx, `SELECT c.name, c.dataset_id, COALESCE(d.name, ''), c.dataset_upload_id, c.status, c.error,
-			c.source_note, c.reverify, c.sampling, c.auto_start, c.created_at, c.project_id, p.name
+			c.source_note, c.reverify, c.sampling, c.auto_start, c.created_at, c.project_id, p.name, c.grading_policy
 		FROM comparisons c JOIN projects p ON p.id = c.project_id LEFT JOIN datasets d ON d.id = c.dataset_id WHERE c.id = $1`, id).
 		Scan(&c.Name, &c.DatasetID, &c.DatasetName, &c.DatasetUploadID, &c.Status, &c.Error, &c.SourceNote, &c.Reverify,
-			&c.Sampling, &c.AutoStart, &c.CreatedAt, &c.ProjectID, &c.ProjectName)
+			&c.Sampling, &c.AutoStart, &c.CreatedAt, &c.ProjectID, &c.ProjectName, &c.GradingPolicy)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return c, fmt.Errorf("comparison %d: %w", id, ErrNotFound)
 	}
@@ -530,6 +544,32 @@ func (s *Store) RetryImport(ctx context.Context, id int64) (bool, error) {
 	})
 	if err != nil {
 		return false, fmt.Errorf("retry import of comparison %d: %w", id, err)
+	}
+	return ok, nil
+}
+
+// SetGradingPolicy sets a comparison's grading policy (PolicyStrict or
+// PolicyLenient). Counts follow it once the runs are aggregated again.
+func (s *Store) SetGradingPolicy(ctx context.Context, id int64, policy string) error {
+	if policy != PolicyStrict && policy != PolicyLenient {
+		return fmt.Errorf("grading policy %q: use %s or %s", policy, PolicyStrict, PolicyLenient)
+	}
+	if _, err := s.db.Exec(ctx, `UPDATE comparisons SET grading_policy = $2, updated_at = now() WHERE id = $1`, id, policy); err != nil {
+		return fmt.Errorf("set grading policy of comparison %d: %w", id, err)
+	}
+	return nil
+}
+
+// CanRetryImport reports whether a failed comparison's files are all still
+// stored (RetryImport can import them again).
+func (s *Store) CanRetryImport(ctx context.Context, id int64) (bool, error) {
+	var ok bool
+	err := s.db.QueryRow(ctx, `SELECT c.status = 'failed' AND (c.dataset_id IS NOT NULL OR c.dataset_upload_id IS NOT NULL)
+			AND EXISTS (SELECT 1 FROM runs r WHERE r.comparison_id = c.id AND r.endpoint_url = '')
+			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.comparison_id = c.id AND r.endpoint_url = '' AND r.upload_id IS NULL)
+		FROM comparisons c WHERE c.id = $1`, id).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("can retry import of comparison %d: %w", id, err)
 	}
 	return ok, nil
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/reach-lab/reach/internal/verify"
 )
 
 // Count is one run's n (samples) and c (correct samples) on one problem.
@@ -28,22 +30,37 @@ func (s *Store) InsertCounts(ctx context.Context, cs []Count) error {
 }
 
 // AggregateRun recomputes a run's per-problem counts from its verified
-// samples. Samples still pending count towards n but not c; callers
-// aggregate after verification.
+// samples under its comparison's grading policy. Samples still pending
+// count towards n but not c; callers aggregate after verification.
+//
+// Under the strict policy a correct verdict is not a solve when the answer
+// was taken by a fallback rule (verify.FallbackRules: the completion never
+// marked it as final), nor when a math or multiple-choice completion was
+// cut off by the length limit (its last answer may be tentative). File
+// verdicts follow the policy of the tool that wrote them, and a reviewer's
+// override is final under both policies.
 func (s *Store) AggregateRun(ctx context.Context, runID int64) error {
 	if _, err := s.db.Exec(ctx, `DELETE FROM run_counts WHERE run_id = $1`, runID); err != nil {
 		return fmt.Errorf("aggregate run %d: %w", runID, err)
 	}
 	_, err := s.db.Exec(ctx, `INSERT INTO run_counts (run_id, problem_id, n, c)
-		SELECT run_id, problem_id, count(*), count(*) FILTER (WHERE status = 'correct')
-		FROM samples WHERE run_id = $1
-			AND problem_id NOT IN (SELECT problem_id FROM sample_chunks WHERE run_id = $1 AND status = 'failed')
-		GROUP BY run_id, problem_id`, runID)
+		SELECT s.run_id, s.problem_id, count(*), count(*) FILTER (WHERE `+solveSQL+`)
+		FROM samples s JOIN problems p ON p.id = s.problem_id
+			JOIN runs r ON r.id = s.run_id JOIN comparisons cmp ON cmp.id = r.comparison_id
+		WHERE s.run_id = $1
+			AND s.problem_id NOT IN (SELECT problem_id FROM sample_chunks WHERE run_id = $1 AND status = 'failed')
+		GROUP BY s.run_id, s.problem_id`, runID, verify.FallbackRules)
 	if err != nil {
 		return fmt.Errorf("aggregate run %d: %w", runID, err)
 	}
 	return nil
 }
+
+// solveSQL is the condition under which a sample s (of problem p, in
+// comparison cmp) counts as a solve; $2 is verify.FallbackRules.
+const solveSQL = `s.status = 'correct' AND (cmp.grading_policy = 'lenient' OR s.override_at IS NOT NULL
+	OR s.verdict_source = 'file'
+	OR (NOT s.rule = ANY($2::text[]) AND NOT (s.finish_reason = 'length' AND p.kind IN ('', 'math', 'choice'))))`
 
 // CountsForComparison returns every run's per-problem counts, keyed by run id.
 func (s *Store) CountsForComparison(ctx context.Context, comparisonID int64) (map[int64][]Count, error) {

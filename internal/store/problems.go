@@ -169,3 +169,17 @@ func (s *Store) GetProblem(ctx context.Context, id int64) (Problem, error) {
 	}
 	return p, nil
 }
+
+// DatasetKinds returns the distinct problem kinds of a dataset ("math",
+// "choice", "code", ...).
+func (s *Store) DatasetKinds(ctx context.Context, datasetID int64) ([]string, error) {
+	rows, err := s.db.Query(ctx, `SELECT DISTINCT kind FROM problems WHERE dataset_id = $1 ORDER BY kind`, datasetID)
+	if err != nil {
+		return nil, fmt.Errorf("problem kinds of dataset %d: %w", datasetID, err)
+	}
+	kinds, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("problem kinds of dataset %d: %w", datasetID, err)
+	}
+	return kinds, nil
+}

@@ -198,3 +198,64 @@ func (s *Store) SamplesForProblem(ctx context.Context, runID, problemID int64, l
 	}
 	return out, nil
 }
+
+// RestoreFileVerdicts gives a run's samples that carried a verdict in their
+// file that verdict back (and its extracted answer), undoing a
+// re-verification. Reviewer overrides stay. It returns how many samples
+// changed.
+func (s *Store) RestoreFileVerdicts(ctx context.Context, runID int64) (int64, error) {
+	tag, err := s.db.Exec(ctx, `UPDATE samples SET status = CASE WHEN file_correct THEN 'correct' ELSE 'incorrect' END,
+			extracted = file_extracted, rule = '', reason = '', verdict_source = 'file'
+		WHERE run_id = $1 AND file_correct IS NOT NULL AND override_at IS NULL AND verdict_source <> 'file'`, runID)
+	if err != nil {
+		return 0, fmt.Errorf("restore file verdicts of run %d: %w", runID, err)
+	}
+	if _, err := s.db.Exec(ctx, `UPDATE runs SET verdicts_changed = NULL,
+			verdict_source = CASE WHEN EXISTS (SELECT 1 FROM samples WHERE run_id = $1 AND file_correct IS NULL) THEN 'file+verifier' ELSE 'file' END
+		WHERE id = $1`, runID); err != nil {
+		return 0, fmt.Errorf("restore file verdicts of run %d: %w", runID, err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// FileVerdictsReplaced returns, per run of a comparison, how many samples
+// carry a verdict from their file that Reach's verifier has replaced (what
+// RestoreFileVerdicts would restore).
+func (s *Store) FileVerdictsReplaced(ctx context.Context, comparisonID int64) (map[int64]int64, error) {
+	rows, err := s.db.Query(ctx, `SELECT s.run_id, count(*) FROM samples s JOIN runs r ON r.id = s.run_id
+		WHERE r.comparison_id = $1 AND s.file_correct IS NOT NULL AND s.override_at IS NULL AND s.verdict_source <> 'file'
+		GROUP BY s.run_id`, comparisonID)
+	if err != nil {
+		return nil, fmt.Errorf("replaced file verdicts of comparison %d: %w", comparisonID, err)
+	}
+	defer rows.Close()
+	out := map[int64]int64{}
+	for rows.Next() {
+		var run, n int64
+		if err := rows.Scan(&run, &n); err != nil {
+			return nil, fmt.Errorf("replaced file verdicts of comparison %d: %w", comparisonID, err)
+		}
+		out[run] = n
+	}
+	return out, rows.Err()
+}
+
+// Gradability is how many of a run's samples a verifier could not read,
+// with one example.
+type Gradability struct {
+	Total, Unparseable int64
+	Example            string // reason of one unparseable sample
+}
+
+// RunGradability counts a run's samples and those graded unparseable by a
+// verifier (file verdicts and reviewer overrides are never unparseable).
+func (s *Store) RunGradability(ctx context.Context, runID int64) (Gradability, error) {
+	var g Gradability
+	err := s.db.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status = 'unparseable'),
+			COALESCE(min(reason) FILTER (WHERE status = 'unparseable'), '')
+		FROM samples WHERE run_id = $1`, runID).Scan(&g.Total, &g.Unparseable, &g.Example)
+	if err != nil {
+		return g, fmt.Errorf("gradability of run %d: %w", runID, err)
+	}
+	return g, nil
+}

@@ -213,9 +213,15 @@ func (s *Store) SamplingProgressFor(ctx context.Context, comparisonID int64) (ma
 // ActiveSampleJobs returns the ids of a comparison's SampleJobs that are
 // queued or running (River's job table), for pause and cancel.
 func (s *Store) ActiveSampleJobs(ctx context.Context, comparisonID int64) ([]int64, error) {
-	rows, err := s.db.Query(ctx, `SELECT id FROM river_job WHERE kind = 'sample'
+	return s.ActiveJobs(ctx, comparisonID, "sample")
+}
+
+// ActiveJobs returns the ids of a comparison's unfinished River jobs of the
+// given kinds (all kinds when none is given).
+func (s *Store) ActiveJobs(ctx context.Context, comparisonID int64, kinds ...string) ([]int64, error) {
+	rows, err := s.db.Query(ctx, `SELECT id FROM river_job WHERE (cardinality($2::text[]) = 0 OR kind = ANY($2))
 		AND state IN ('available', 'pending', 'running', 'retryable', 'scheduled')
-		AND (args->>'comparison_id')::bigint = $1`, comparisonID)
+		AND args ? 'comparison_id' AND (args->>'comparison_id')::bigint = $1`, comparisonID, kinds)
 	if err != nil {
 		return nil, fmt.Errorf("sample jobs of comparison %d: %w", comparisonID, err)
 	}
