@@ -703,7 +703,7 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 	rep.Trajectory = trajectory(c.Runs, rep.Models, rep.KMax)
 	rep.statsHash = statsHash(rep.Variant, c.Runs, kept, models)
 	for i, r := range c.Runs {
-		rep.Models[i].Quality = Quality{GradingPolicy: gradingPolicy(r, nil)}
+		rep.Models[i].Quality = Quality{GradingPolicy: gradingPolicy(r, c.GradingPolicy)}
 	}
 	rep.checkWarnings()
 	return rep, nil
@@ -741,18 +741,16 @@ func budgetSummary(budgets []int, byRun []map[int64]store.Count, kept []store.Pr
 	return b
 }
 
-// gradingPolicy says how a run's samples were graded: q.GradingPolicy once
-// comparisons carry a policy; until then "file" for the file's own
-// verdicts and "lenient" for Reach's verifier, which today counts answers
-// its fallback rules find (verify.FallbackRules).
-func gradingPolicy(r store.Run, q *store.RunQuality) string {
-	switch {
-	case q != nil && q.GradingPolicy != "":
-		return q.GradingPolicy
-	case r.VerdictSource == "file" || r.VerdictSource == "":
+// gradingPolicy says how a run's samples count: "file" when their verdicts
+// all come from the run's file, else the comparison's policy.
+func gradingPolicy(r store.Run, policy string) string {
+	if r.VerdictSource == "file" || r.VerdictSource == "" {
 		return "file"
 	}
-	return "lenient"
+	if policy == "" {
+		return store.PolicyStrict
+	}
+	return policy
 }
 
 // AttachQuality fills each model's Quality from the store's figures
@@ -769,7 +767,7 @@ func (rep *Report) AttachQuality(runs []store.Run, qs map[int64]store.RunQuality
 			continue
 		}
 		d, rp := q.DistinctMin, q.RepeatedProblems
-		rep.Models[i].Quality = Quality{GradingPolicy: gradingPolicy(r, &q), Samples: &q.Samples, Truncated: &q.Truncated,
+		rep.Models[i].Quality = Quality{GradingPolicy: q.GradingPolicy, Samples: &q.Samples, Truncated: &q.Truncated,
 			FallbackGraded: &q.FallbackGraded, NoAnswer: &q.NoAnswer, DistinctTexts: &d, DistinctTextsN: q.DistinctMinN,
 			DistinctTextsProblem: problemKey(q.DistinctMinProblem), RepeatedTextProblems: &rp}
 	}

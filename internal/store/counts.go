@@ -60,7 +60,7 @@ func (s *Store) AggregateRun(ctx context.Context, runID int64) error {
 // comparison cmp) counts as a solve; $2 is verify.FallbackRules.
 const solveSQL = `s.status = 'correct' AND (cmp.grading_policy = 'lenient' OR s.override_at IS NOT NULL
 	OR s.verdict_source = 'file'
-	OR (NOT s.rule = ANY($2::text[]) AND NOT (s.finish_reason = 'length' AND p.kind IN ('', 'math', 'choice'))))`
+	OR (NOT split_part(s.rule, '+', 1) = ANY($2::text[]) AND NOT (s.finish_reason = 'length' AND p.kind IN ('', 'math', 'choice'))))`
 
 // CountsForComparison returns every run's per-problem counts, keyed by run id.
 func (s *Store) CountsForComparison(ctx context.Context, comparisonID int64) (map[int64][]Count, error) {

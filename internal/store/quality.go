@@ -23,8 +23,9 @@ type RunQuality struct {
 	DistinctMinN       int
 	DistinctMinProblem int64
 	RepeatedProblems   int
-	// GradingPolicy is the comparison's grading policy ("strict" or
-	// "lenient") once comparisons carry one; empty until then.
+	// GradingPolicy is how the run's verdicts count: "file" when they all
+	// come from its file, else the comparison's policy ("strict" or
+	// "lenient"). RunQualities fills it.
 	GradingPolicy string
 	ComputedAt    time.Time
 }
@@ -62,8 +63,10 @@ func (s *Store) RefreshRunQuality(ctx context.Context, runID int64, fallbackRule
 // that has one, keyed by run id.
 func (s *Store) RunQualities(ctx context.Context, comparisonID int64) (map[int64]RunQuality, error) {
 	rows, err := s.db.Query(ctx, `SELECT q.run_id, q.samples, q.truncated, q.fallback_graded, q.no_answer, q.distinct_min,
-			q.distinct_min_n, COALESCE(q.distinct_min_problem, 0), q.repeated_problems, q.computed_at
-		FROM run_quality q JOIN runs r ON r.id = q.run_id WHERE r.comparison_id = $1`, comparisonID)
+			q.distinct_min_n, COALESCE(q.distinct_min_problem, 0), q.repeated_problems, q.computed_at,
+			CASE WHEN r.verdict_source IN ('', 'file') THEN 'file' ELSE c.grading_policy END
+		FROM run_quality q JOIN runs r ON r.id = q.run_id JOIN comparisons c ON c.id = r.comparison_id
+		WHERE r.comparison_id = $1`, comparisonID)
 	if err != nil {
 		return nil, fmt.Errorf("quality of comparison %d: %w", comparisonID, err)
 	}
@@ -72,7 +75,7 @@ func (s *Store) RunQualities(ctx context.Context, comparisonID int64) (map[int64
 	for rows.Next() {
 		var q RunQuality
 		if err := rows.Scan(&q.RunID, &q.Samples, &q.Truncated, &q.FallbackGraded, &q.NoAnswer, &q.DistinctMin,
-			&q.DistinctMinN, &q.DistinctMinProblem, &q.RepeatedProblems, &q.ComputedAt); err != nil {
+			&q.DistinctMinN, &q.DistinctMinProblem, &q.RepeatedProblems, &q.ComputedAt, &q.GradingPolicy); err != nil {
 			return nil, fmt.Errorf("quality of comparison %d: %w", comparisonID, err)
 		}
 		out[q.RunID] = q
