@@ -267,22 +267,17 @@ func (w *ImportRunWorker) Work(ctx context.Context, job *river.Job[ImportRunArgs
 	err = w.st.WithTx(ctx, func(tx *store.Store) error {
 		var err error
 		sum, err = w.importRun(ctx, tx, c, *run)
-		if err != nil {
-			return err
-		}
-		// Serialise with failImport: a comparison that failed while this
-		// file was read keeps nothing.
-		if st, err := tx.LockComparisonStatus(ctx, c.ID); err != nil {
-			return err
-		} else if st == store.StatusFailed {
-			return errImportAborted
-		}
-		return nil
+		return err
 	})
 	if errors.Is(err, errImportAborted) {
 		return nil
 	}
 	if err != nil {
+		// Another file of the comparison failed first (and its failure may
+		// have deleted this file): that error is the one to show.
+		if now, gerr := w.st.GetComparison(ctx, c.ID); gerr == nil && now.Status == store.StatusFailed {
+			return river.JobCancel(fmt.Errorf("stopped: %w", errImportAborted))
+		}
 		if !transient(err) || job.Attempt >= job.MaxAttempts {
 			failImport(ctx, w.st, c.ID, run.ID, err, !transient(err))
 			return river.JobCancel(err)
@@ -456,6 +451,14 @@ func (w *ImportRunWorker) importRun(ctx context.Context, tx *store.Store, c stor
 	}
 	if sum.samples > 0 && sum.counts > 0 {
 		return sum, &ingest.Error{File: up.Filename, Msg: "the file mixes samples and per-problem counts"}
+	}
+	// Serialise with failImport, which locks the comparison before the
+	// runs (so must this, before it writes its run's row): a comparison
+	// that failed while this file was read keeps nothing of it.
+	if st, err := tx.LockComparisonStatus(ctx, c.ID); err != nil {
+		return sum, err
+	} else if st == store.StatusFailed {
+		return sum, errImportAborted
 	}
 	if err := tx.DeleteUpload(ctx, *r.UploadID); err != nil {
 		return sum, err

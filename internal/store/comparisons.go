@@ -469,8 +469,12 @@ func (s *Store) FinishImportIfDone(ctx context.Context, id int64) error {
 // for RetryImport.
 func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg string, dropFiles bool) error {
 	return s.WithTx(ctx, func(tx *Store) error {
-		if _, err := tx.LockComparisonStatus(ctx, id); err != nil {
+		st, err := tx.LockComparisonStatus(ctx, id)
+		if err != nil {
 			return err
+		}
+		if st == StatusFailed {
+			return nil // the first failure's message stays
 		}
 		if _, err := tx.db.Exec(ctx, `UPDATE comparisons SET status = 'failed', error = $2, updated_at = now() WHERE id = $1`, id, msg); err != nil {
 			return fmt.Errorf("fail comparison %d: %w", id, err)
@@ -509,7 +513,7 @@ func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg s
 				AND NOT EXISTS (SELECT 1 FROM comparisons c WHERE c.dataset_id = d.id)`, id); err != nil {
 			return fmt.Errorf("delete the dataset of comparison %d: %w", id, err)
 		}
-		_, err := tx.db.Exec(ctx, `UPDATE comparisons SET dataset_upload_id = NULL WHERE id = $1`, id)
+		_, err = tx.db.Exec(ctx, `UPDATE comparisons SET dataset_upload_id = NULL WHERE id = $1`, id)
 		return err
 	})
 }
