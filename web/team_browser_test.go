@@ -81,7 +81,7 @@ func TestBrowserShareLink(t *testing.T) {
 	a := startApp(t)
 	b := newBrowser(t, 90*time.Second)
 	b.signIn(t, a)
-	id := teamPair(t, a, "team pair", "base", "rl", []string{"The answer is 2."})
+	id := teamPair(t, a, "team pair", "base", "rl", []string{"The answer is 2.", "I think 3."})
 
 	b.open(t, fmt.Sprintf("%s/comparisons/%d", a.url, id))
 	b.waitReport(t)
