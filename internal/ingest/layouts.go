@@ -172,8 +172,8 @@ func setMeta(sr *sampleReader, top []kv, rec, field, name string) {
 // refused by emit. It also refuses a loglikelihood (multiple-choice) record, which holds scores,
 // not completions, and flattens resps (one list of completions per request).
 func lmevalRecord(sr *sampleReader, w where, top []kv, rec string) (bool, error) {
-	doc := gjson.Get(rec, "doc_id").Raw
-	filter := gjson.Get(rec, "filter").String()
+	doc := strings.Clone(gjson.Get(rec, "doc_id").Raw) // kept beyond the record, whose buffer is reused
+	filter := strings.Clone(gjson.Get(rec, "filter").String())
 	if sr.seen == nil {
 		sr.seen = map[string]string{}
 	}
@@ -182,23 +182,34 @@ func lmevalRecord(sr *sampleReader, w where, top []kv, rec string) (bool, error)
 	} else if !ok {
 		sr.seen[doc] = filter
 	}
-	resps := gjson.Get(rec, "resps")
-	if !resps.IsArray() {
-		return false, w.errorf("resps", "want a list of completions per request, got %s", kindOf(resps.Raw))
+	// Check the shape on the raw text: gjson's Array would unescape every completion, twice the work.
+	var resps string
+	for _, f := range top {
+		if f.key == "resps" {
+			resps = f.val
+		}
 	}
-	reqs := resps.Array()
-	if len(reqs) != 1 || !reqs[0].IsArray() {
+	if k := kindOf(resps); k != "list" {
+		return false, w.errorf("resps", "want a list of completions per request, got %s", k)
+	}
+	var reqs []string
+	_ = scanArray(resps, func(_ int, v string) error { reqs = append(reqs, v); return nil })
+	if len(reqs) != 1 || kindOf(reqs[0]) != "list" {
 		return false, w.errorf("resps", "holds %d requests for one document: a loglikelihood or multiple-choice task, not generations (Reach reads generate_until tasks)", len(reqs))
 	}
-	for i, r := range reqs[0].Array() {
-		if r.Type != gjson.String {
-			return false, w.errorf(fmt.Sprintf("resps[0][%d]", i), "want a completion (string), got %s", kindOf(r.Raw))
+	err := scanArray(reqs[0], func(i int, v string) error {
+		if k := kindOf(v); k != "string" {
+			return w.errorf(fmt.Sprintf("resps[0][%d]", i), "want a completion (string), got %s", k)
 		}
+		return nil
+	})
+	if err != nil {
+		return false, err
 	}
 	// Point the list at the request's completions.
 	for i := range top {
 		if top[i].key == "resps" {
-			top[i].val = reqs[0].Raw
+			top[i].val = reqs[0]
 		}
 	}
 	return false, nil

@@ -45,6 +45,8 @@ type Matcher struct {
 	cache    map[uint64]int // normalised prompt -> position, -1 none, -2 several
 	seed     maphash.Seed
 	equal    func(ref, fileRef string) bool
+	lastText string // the last sample's text and its normalised form: a record's samples share one
+	lastNorm string
 	mode     string // how the first sample matched: "id", "position", "1-based position", "statement", ...
 	modeAt   string // where
 	state    []probMatch
@@ -221,6 +223,15 @@ func (m *Matcher) lock(mode string, w where) {
 	}
 }
 
+// normalised is normText(text), remembered for the next call: the samples of one record share
+// their text.
+func (m *Matcher) normalised(text string) string {
+	if text != m.lastText {
+		m.lastText, m.lastNorm = text, normText(text)
+	}
+	return m.lastNorm
+}
+
 // informative reports whether a text has a letter or digit: "..." elides, it does not state.
 func informative(s string) bool {
 	for _, r := range s {
@@ -233,13 +244,13 @@ func informative(s string) bool {
 
 // textMatches: the file's text is the statement, contains it (a prompt), or is contained in it.
 func (m *Matcher) textMatches(text string, p int) bool {
-	nt, ns := normText(text), m.norm[p]
+	nt, ns := m.normalised(text), m.norm[p]
 	return nt == ns || strings.Contains(nt, ns) || (len(nt) >= 20 && strings.Contains(ns, nt))
 }
 
 // byStatement finds the one problem whose statement is the text or is inside it.
 func (m *Matcher) byStatement(w where, s *Sample, text string) (int, error) {
-	nt := normText(text)
+	nt := m.normalised(text)
 	if p, ok := m.byNorm[nt]; ok {
 		if p < 0 {
 			return 0, w.errorf("", "several dataset problems have the statement %.80q: the file cannot say which one", nt)
@@ -354,35 +365,32 @@ func (m *Matcher) place(w where, s *Sample, p int) error {
 	return nil
 }
 
-// checkCompletion refuses completions that are the problem itself rather than model output.
+// checkCompletion refuses completions that are the problem itself rather than model output. It
+// compares raw texts where it can: normalising every completion would cost more than reading it.
 func (m *Matcher) checkCompletion(w where, s *Sample, p int) error {
-	c := normText(s.Completion)
+	c := s.Completion
 	st := &m.state[p]
 	if st.n == 1 {
 		st.text = c
-	} else if st.text != c {
-		st.same = false
+	} else if st.same && st.text != c {
+		st.same, st.text = false, ""
 	}
-	if c == "" {
+	if strings.TrimSpace(c) == "" {
 		return nil
 	}
 	m.checked++
 	if m.checked == 1 {
 		m.constant = c
-	} else if c != m.constant {
-		m.varied = true
+	} else if !m.varied && c != m.constant {
+		m.varied, m.constant = true, ""
 	}
-	sol := normText(m.probs[p].Solution)
 	echo := ""
-	switch {
-	case c == m.norm[p]:
-		echo = "the problem's statement"
-	case sol != "" && c == sol:
-		echo = "the dataset's reference solution"
-	case s.Prompt != "" && c == normText(s.Prompt):
-		echo = "the prompt"
-	case s.Question != "" && c == normText(s.Question):
-		echo = "the question"
+	for _, t := range []struct{ what, text string }{{"the problem's statement", m.probs[p].Statement},
+		{"the dataset's reference solution", m.probs[p].Solution}, {"the prompt", s.Prompt}, {"the question", s.Question}} {
+		if t.text != "" && sameText(c, t.text) {
+			echo = t.what
+			break
+		}
 	}
 	if echo != "" {
 		m.echoes++
@@ -399,6 +407,19 @@ func (m *Matcher) checkCompletion(w where, s *Sample, p int) error {
 	return nil
 }
 
+// sameText reports whether a and b are equal with white space normalised, normalising only when
+// their lengths allow it.
+func sameText(a, b string) bool {
+	if a == b {
+		return true
+	}
+	la, lb := len(a), len(b)
+	if la > 2*lb+64 || lb > 2*la+64 {
+		return false
+	}
+	return normText(a) == normText(b)
+}
+
 // Finish runs the checks that need the whole file: completions that are mostly the problems'
 // statements or solutions, one text on every sample, or each problem's samples all equal to a text
 // holding its statement (a prompt read as the completion).
@@ -410,7 +431,7 @@ func (m *Matcher) Finish() error {
 	case m.echoes*2 > m.checked:
 		return w.errorf("completion", "%d of %d completions are the problem's statement, its reference solution or the prompt (%s, ...): that field is not model output", m.echoes, m.checked, strings.Join(m.echoAt, ", "))
 	case !m.varied && m.checked >= 4 && m.problems >= 2:
-		return w.errorf("completion", "all %d samples have one and the same completion (%.60q): that field is a constant, not model output", m.checked, m.constant)
+		return w.errorf("completion", "all %d samples have one and the same completion (%.60q): that field is a constant, not model output", m.checked, normText(m.constant))
 	}
 	prompts, multi := 0, 0
 	for p, st := range m.state {
@@ -418,7 +439,7 @@ func (m *Matcher) Finish() error {
 			continue
 		}
 		multi++
-		if st.same && strings.Contains(st.text, m.norm[p]) {
+		if st.same && strings.Contains(normText(st.text), m.norm[p]) {
 			prompts++
 		}
 	}

@@ -381,14 +381,15 @@ func newSampleReader(s spec, file string, o Options) *sampleReader {
 
 type sampleReader struct {
 	spec
-	file  string
-	o     Options
-	probs map[string]*probState
-	top   []kv      // the current record's fields (reused)
-	pend  []pending // the current record's samples, for formats that collect them first (reused)
-	meta  RunMeta
-	seen  map[string]string // format hooks' memory (lm-eval: document -> its first filter)
-	n     int               // samples delivered
+	file   string
+	o      Options
+	probs  map[string]*probState
+	top    []kv      // the current record's fields (reused)
+	pend   []pending // the current record's samples, for formats that collect them first (reused)
+	items0 []string  // the current record's list items (reused)
+	meta   RunMeta
+	seen   map[string]string // format hooks' memory (lm-eval: document -> its first filter)
+	n      int               // samples delivered
 }
 
 // pending is a sample read but not yet delivered: its index is assigned once the problem is known.
@@ -541,7 +542,9 @@ func (sr *sampleReader) items(w where, top []kv, rec string, rc *recordCtx) erro
 	} else if k != "list" {
 		return w.errorf(lp.src, "want a list, got %s", k)
 	}
-	n := arrayLen(raw)
+	sr.items0 = sr.items0[:0]
+	_ = scanArray(raw, func(_ int, v string) error { sr.items0 = append(sr.items0, v); return nil })
+	n := len(sr.items0)
 	var roots [nFields]*rootVal
 	for f, ps := range sr.f {
 		for _, p := range ps {
@@ -565,14 +568,18 @@ func (sr *sampleReader) items(w where, top []kv, rec string, rc *recordCtx) erro
 			break
 		}
 	}
-	return scanArray(raw, func(i int, item string) error {
+	for i, item := range sr.items0 {
 		p, err := sr.sample(w, top, rec, item, fmt.Sprintf("%s[%d]", lp.src, i), i, &roots)
 		if err != nil {
 			return err
 		}
 		p.perLine = true
-		return sr.deliver(w, rc, &p, i)
-	})
+		if err := sr.deliver(w, rc, &p, i); err != nil {
+			return err
+		}
+	}
+	clear(sr.items0)
+	return nil
 }
 
 // sample reads one sample: from the record (item == "", i < 0), or from list item i of it.

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 var unquoteSeeds = []string{
@@ -81,6 +84,24 @@ func FuzzScanObject(f *testing.F) {
 					t.Errorf("list %q element %d: scanned %q, want %q", v, i, scanned[i], elems[i])
 				}
 			}
+		}
+	})
+}
+
+// FuzzValid checks that gjson's validator, which checkJSON uses for speed, agrees with
+// encoding/json's on UTF-8 input (checkJSON refuses invalid UTF-8 before).
+func FuzzValid(f *testing.F) {
+	for _, s := range []string{`{"a":"\u00zz"}`, `{"a":"\q"}`, "{\"a\":\"\x01\"}", `{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":1e}`,
+		`{"a":tru}`, `{"a":[1,]}`, `{"a":1,}`, `{,"a":1}`, `{"a":"\ud800"}`, `{"a" 1}`, `{"a":1}}`, `{"a":1} x`,
+		`{"a":[{"b":null,"c":true,"d":-1.5e+3}]}`, `{"a":"\/\b\f\n\r\t\"\\"}`, `{"a":-0}`, `{"a":00}`, `{"a":+1}`, `{"a":.5}`, `{"a":"\u12"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !utf8.Valid(b) || bytes.Count(b, []byte("["))+bytes.Count(b, []byte("{")) > 100 {
+			return
+		}
+		if g, j := gjson.ValidBytes(b), json.Valid(b); g != j {
+			t.Errorf("%q: gjson.Valid %v, json.Valid %v", b, g, j)
 		}
 	})
 }

@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -193,6 +195,43 @@ func TestRepeatedProblemLines(t *testing.T) {
 		got, err := importFile(t, filepath.Join(dir, file), ds)
 		if err != nil || !slices.Equal(got.n, []int{2, 2}) {
 			t.Errorf("%s: samples per problem %v, %v; want [2 2]", file, got.n, err)
+		}
+	}
+}
+
+// TestSamplesOwnTheirText keeps every sample of every tool-formats file and real data file until
+// the end of the read and compares it with a copy taken when it was delivered: a string that
+// aliased the reader's reused line buffer would have changed.
+func TestSamplesOwnTheirText(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(casesPath(t, "tool-formats"), "[a-g]_*"))
+	dup, _ := filepath.Glob(filepath.Join(casesPath(t, "from-reports/lmeval-log-samples-dup"), "*.jsonl"))
+	files = append(files, dup...)
+	files = append(files, dataPath(t, "generations/math100-qwen25-math-instruct-maj8-example/math_cot_100.jsonl"),
+		dataPath(t, "humaneval/samples-mistral-vs-zephyr/zephyr_samples.jsonl_results.jsonl"))
+	clone := func(s Sample) Sample {
+		s.ProblemKey, s.Completion, s.FinishReason = strings.Clone(s.ProblemKey), strings.Clone(s.Completion), strings.Clone(s.FinishReason)
+		s.Extracted, s.Reason, s.Question = strings.Clone(s.Extracted), strings.Clone(s.Reason), strings.Clone(s.Question)
+		s.Prompt, s.Reference, s.Record = strings.Clone(s.Prompt), strings.Clone(s.Reference), strings.Clone(s.Record)
+		return s
+	}
+	for _, path := range files {
+		head, _ := os.ReadFile(path)
+		f, m, err := Sniff(head[:min(len(head), SniffBytes)], filepath.Base(path))
+		if err != nil || strings.HasPrefix(filepath.Base(path), "dataset") {
+			continue
+		}
+		var kept, copies []Sample
+		var meta RunMeta
+		err = Read(bytes.NewReader(head), filepath.Base(path), f, m, Options{OnSample: func(s Sample) error {
+			kept, copies = append(kept, s), append(copies, clone(s))
+			return nil
+		}, OnMeta: func(x RunMeta) error { meta = x; return nil }})
+		if err != nil && !strings.Contains(path, "dup") {
+			t.Errorf("%s: %v", path, err)
+		}
+		sameSamples(t, kept, copies)
+		if b, _ := json.Marshal(meta); bytes.ContainsRune(b, 0xfffd) {
+			t.Errorf("%s: run metadata %s", path, b)
 		}
 	}
 }
