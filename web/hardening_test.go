@@ -456,6 +456,7 @@ func endpointComparison(t *testing.T, st *store.Store, baseURL string, sampling 
 		Runs: []store.NewRun{
 			{ModelName: "base", Role: "base", Format: "endpoint", Endpoint: store.Endpoint{BaseURL: baseURL, Model: "m", Style: "completions"}},
 			{ModelName: "rl", Role: "rl", Format: "endpoint", Endpoint: store.Endpoint{BaseURL: baseURL, Model: "m", Style: "completions"}}}}
+	nc.Sampling = map[string]any{"n": 4, "temperature": 0.6, "top_p": 0.95, "max_tokens": 16, "template": "raw"}
 	if len(sampling) > 0 {
 		nc.Sampling = sampling[0]
 	}

@@ -326,18 +326,25 @@ func (s *Server) testConnection(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+		if run.Endpoint.BaseURL == "" {
+			s.render(w, r, http.StatusOK, views.TestResult("", "This model's samples were imported: it has no endpoint to test."))
+			return
+		}
 		// The first problem's prompt also tries the template on the server;
 		// a template that cannot be rendered is reported, not replaced.
-		v, err := s.setupView(r.Context(), c)
-		if err != nil {
-			s.fail(w, r, err)
-			return
+		prompt := ""
+		if c.Sampling != nil {
+			v, err := s.setupView(r.Context(), c)
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			if v.Error != "" {
+				s.render(w, r, http.StatusOK, views.TestResult("", "The prompt template cannot be rendered: "+v.Error))
+				return
+			}
+			prompt = promptFor(v, run.ID)
 		}
-		if v.Error != "" {
-			s.render(w, r, http.StatusOK, views.TestResult("", "The prompt template cannot be rendered: "+v.Error))
-			return
-		}
-		prompt := promptFor(v, run.ID)
 		ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 		defer cancel()
 		reply, err := sampling.TestConnection(ctx, sampling.Endpoint{BaseURL: run.Endpoint.BaseURL, Model: run.Endpoint.Model,
