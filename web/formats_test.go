@@ -16,7 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/export"
 	"github.com/reach-lab/reach/internal/store"
 )
 
@@ -77,6 +80,39 @@ func TestUploadToolFormats(t *testing.T) {
 			page := getPage(t, a, acct, "/comparisons/"+strconv.FormatInt(id, 10))
 			if !strings.Contains(page, `id="samples-source"`) || !strings.Contains(page, tc.layout) || !strings.Contains(page, tc.meta) {
 				t.Errorf("the comparison page does not say the files were read as %q with %q", tc.layout, tc.meta)
+			}
+			if !strings.Contains(page, fmt.Sprintf(`href="/comparisons/%d/samples.parquet"`, id)) {
+				t.Error("the comparison page has no export link")
+			}
+			// The per-sample export, both formats: 24 samples, 6 + 8 correct, each with its verdict's source.
+			jl := getPage(t, a, acct, fmt.Sprintf("/comparisons/%d/samples.jsonl", id))
+			pq := getPage(t, a, acct, fmt.Sprintf("/api/v1/comparisons/%d/samples.parquet", id))
+			rows, err := parquet.Read[export.Record](strings.NewReader(pq), int64(len(pq)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fromJSON []export.Record
+			for _, l := range strings.Split(strings.TrimSpace(jl), "\n") {
+				var r export.Record
+				if err := json.Unmarshal([]byte(l), &r); err != nil {
+					t.Fatal(err)
+				}
+				fromJSON = append(fromJSON, r)
+			}
+			for name, rs := range map[string][]export.Record{"jsonl": fromJSON, "parquet": rows} {
+				correct := map[string]int{}
+				for _, r := range rs {
+					if r.Correct != nil && *r.Correct {
+						correct[r.Model]++
+					}
+					if r.Completion == "" || r.VerdictSource == "" || r.Problem == "" {
+						t.Errorf("%s: record %+v", name, r)
+						break
+					}
+				}
+				if len(rs) != 24 || correct["base"] != 6 || correct["rl"] != 8 {
+					t.Errorf("%s export: %d records, correct %v; want 24, base 6, rl 8", name, len(rs), correct)
+				}
 			}
 		})
 	}

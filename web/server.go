@@ -149,6 +149,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			read.Get("/problems/{pid}", s.problem)
 			read.Get("/audit", s.auditPage)
 			read.Get("/data/{chart}", s.chartData)
+			read.Get("/samples.{format}", s.exportSamples)
 			edit.Post("/mapping", s.confirmMapping)
 			edit.Get("/reverify", s.reverifyConfirm)
 			for _, a := range []string{"reverify", "restore-verdicts", "policy", "retry", "cancel-import"} {
@@ -171,6 +172,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/report", s.apiReport)
 			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/reviews", s.apiReviews)
 			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/mapping", s.apiGetMapping)
+			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/samples.{format}", s.exportSamples)
 			r.With(s.needComparison(auth.Edit)).Post("/comparisons/{id}/mapping", s.apiConfirmMapping)
 			r.With(s.needComparison(auth.Manage)).Post("/comparisons/{id}/shares", s.apiCreateShare)
 			for _, a := range []string{"reverify", "restore-verdicts", "policy", "retry", "cancel-import"} {

@@ -35,6 +35,7 @@ Usage:
                        --dataset FILE --base NAME=URL#MODEL --model NAME=URL#MODEL ... --n N --name NAME [--wait]
   reach replay-server  an OpenAI-compatible server that replays a samples file (tests and demos)
   reach report ID      print a comparison's report (--json for the API's JSON)
+  reach export ID      every sample with its verdict, as JSON lines or parquet: [--format jsonl|parquet] [-o FILE]
   reach user create [--admin] EMAIL     create an account; prints a one-time password
   reach user reset-password EMAIL       a new one-time password for an account
   reach token create --user EMAIL       print a new API token (Authorization: Bearer TOKEN)
@@ -76,6 +77,8 @@ func main() {
 		err = runReplayServer(ctx, args)
 	case "report":
 		err = runReport(ctx, args, os.Stdout)
+	case "export":
+		err = runExport(ctx, args, os.Stdout)
 	case "user":
 		err = runUser(ctx, args, os.Stdout)
 	case "token":

@@ -1,0 +1,110 @@
+// Package export writes a comparison's samples, one record per sample, as
+// JSON lines or parquet, so Reach's verdicts can go back into a notebook:
+// pandas.read_json(path, lines=True) or pandas.read_parquet(path).
+package export
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/reach-lab/reach/internal/store"
+)
+
+// Record is one sample in the export. Verdict is correct, incorrect,
+// unparseable (no answer could be read: not correct) or pending (not graded
+// yet); Correct is Verdict == "correct", nil while pending. VerdictSource
+// says who decided it: "file" (the uploaded file's own verdict), the
+// verifier's name and version (e.g. "reach-math/1"), or "override" (a
+// reviewer). FileCorrect and FileExtracted are what the file said, kept even
+// when Reach re-verified.
+type Record struct {
+	Problem          string `json:"problem" parquet:"problem"`
+	ProblemIndex     int64  `json:"problem_index" parquet:"problem_index"`
+	Model            string `json:"model" parquet:"model"`
+	Role             string `json:"role" parquet:"role"`
+	Step             *int64 `json:"step" parquet:"step,optional"`
+	SampleIndex      int64  `json:"sample_index" parquet:"sample_index"`
+	Completion       string `json:"completion" parquet:"completion,zstd"`
+	ExtractedAnswer  string `json:"extracted_answer" parquet:"extracted_answer"`
+	Verdict          string `json:"verdict" parquet:"verdict,dict"`
+	Correct          *bool  `json:"correct" parquet:"correct,optional"`
+	VerdictSource    string `json:"verdict_source" parquet:"verdict_source,dict"`
+	Rule             string `json:"rule" parquet:"rule,dict"`
+	Reason           string `json:"reason" parquet:"reason"`
+	FinishReason     string `json:"finish_reason" parquet:"finish_reason,dict"`
+	CompletionTokens int64  `json:"completion_tokens" parquet:"completion_tokens"`
+	FileCorrect      *bool  `json:"file_correct" parquet:"file_correct,optional"`
+	FileExtracted    string `json:"file_extracted" parquet:"file_extracted"`
+}
+
+// FromStore converts a stored sample.
+func FromStore(x store.ExportSample) Record {
+	r := Record{Problem: x.ProblemKey, ProblemIndex: int64(x.ProblemIndex), Model: x.Model, Role: x.Role, SampleIndex: int64(x.SampleIndex),
+		Completion: x.Completion, ExtractedAnswer: x.Extracted, Verdict: x.Status, VerdictSource: x.VerdictSource, Rule: x.Rule,
+		Reason: x.Reason, FinishReason: x.FinishReason, CompletionTokens: int64(x.CompletionTokens), FileCorrect: x.FileCorrect,
+		FileExtracted: x.FileExtracted}
+	if x.Step != nil {
+		s := int64(*x.Step)
+		r.Step = &s
+	}
+	if x.Status != store.SamplePending {
+		ok := x.Status == store.SampleCorrect
+		r.Correct = &ok
+	}
+	return r
+}
+
+// Formats are the export formats, with their media types.
+var Formats = map[string]string{"jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
+
+// rowsPerGroup bounds a parquet row group: rows are held until their group
+// is written, so memory stays at one group however many samples there are.
+const rowsPerGroup = 5000
+
+// Write writes the samples that each yields, in format "jsonl" or
+// "parquet", to w. each calls its argument once per sample and returns the
+// first error; Write returns it, or the writer's.
+func Write(w io.Writer, format string, each func(func(Record) error) error) error {
+	switch format {
+	case "jsonl":
+		bw := bufio.NewWriterSize(w, 256<<10)
+		enc := json.NewEncoder(bw)
+		enc.SetEscapeHTML(false)
+		if err := each(func(r Record) error { return enc.Encode(r) }); err != nil {
+			return err
+		}
+		return bw.Flush()
+	case "parquet":
+		pw := parquet.NewGenericWriter[Record](w, parquet.MaxRowsPerRowGroup(rowsPerGroup),
+			parquet.Compression(&parquet.Zstd), parquet.CreatedBy("reach", "", ""))
+		buf := make([]Record, 0, 256)
+		flush := func() error {
+			if len(buf) == 0 {
+				return nil
+			}
+			_, err := pw.Write(buf)
+			clear(buf)
+			buf = buf[:0]
+			return err
+		}
+		err := each(func(r Record) error {
+			buf = append(buf, r)
+			if len(buf) == cap(buf) {
+				return flush()
+			}
+			return nil
+		})
+		if err == nil {
+			err = flush()
+		}
+		if err != nil {
+			return err
+		}
+		return pw.Close()
+	}
+	return fmt.Errorf("export format %q: want jsonl or parquet", format)
+}

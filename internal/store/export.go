@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// ExportSample is one sample as the per-sample export writes it.
+type ExportSample struct {
+	ProblemKey       string // the dataset's id, else its 0-based position as text
+	ProblemIndex     int    // 0-based position in the dataset
+	Model            string
+	Role             string // base | rl | checkpoint | distilled
+	Step             *int
+	SampleIndex      int
+	Completion       string
+	FinishReason     string
+	CompletionTokens int
+	Extracted        string // the verdict's extracted answer (the file's when the verdict is the file's)
+	Status           string // correct | incorrect | unparseable | pending
+	VerdictSource    string // "file", the verifier's name, or "override" for a reviewer's
+	Rule             string // the extraction rule that fired ("boxed", "last-number", ...)
+	Reason           string
+	FileCorrect      *bool  // the file's own verdict, when it had one
+	FileExtracted    string // the file's own extracted answer
+}
+
+// EachExportSample calls fn for every sample of a comparison, model by model
+// (in the comparison's order), then by problem and sample index, reading
+// rows from Postgres as fn consumes them (no whole comparison in memory).
+func (s *Store) EachExportSample(ctx context.Context, comparisonID int64, fn func(ExportSample) error) error {
+	runs, err := s.db.Query(ctx, `SELECT id FROM runs WHERE comparison_id = $1 ORDER BY position`, comparisonID)
+	if err != nil {
+		return fmt.Errorf("export runs of comparison %d: %w", comparisonID, err)
+	}
+	var ids []int64
+	for runs.Next() {
+		var id int64
+		if err := runs.Scan(&id); err != nil {
+			runs.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	runs.Close()
+	if err := runs.Err(); err != nil {
+		return fmt.Errorf("export runs of comparison %d: %w", comparisonID, err)
+	}
+	for _, id := range ids {
+		rows, err := s.db.Query(ctx, `SELECT p.key, p.idx, r.model_name, r.role, r.step, s.sample_index, s.completion, s.finish_reason,
+				s.completion_tokens, s.extracted, s.status, CASE WHEN s.override_at IS NOT NULL THEN 'override' ELSE s.verdict_source END,
+				s.rule, s.reason, s.file_correct, s.file_extracted
+			FROM samples s JOIN runs r ON r.id = s.run_id JOIN problems p ON p.id = s.problem_id
+			WHERE s.run_id = $1 ORDER BY s.problem_id, s.sample_index`, id)
+		if err != nil {
+			return fmt.Errorf("export samples of run %d: %w", id, err)
+		}
+		for rows.Next() {
+			var x ExportSample
+			if err := rows.Scan(&x.ProblemKey, &x.ProblemIndex, &x.Model, &x.Role, &x.Step, &x.SampleIndex, &x.Completion, &x.FinishReason,
+				&x.CompletionTokens, &x.Extracted, &x.Status, &x.VerdictSource, &x.Rule, &x.Reason, &x.FileCorrect, &x.FileExtracted); err != nil {
+				rows.Close()
+				return fmt.Errorf("export samples of run %d: %w", id, err)
+			}
+			if x.ProblemKey == "" {
+				x.ProblemKey = fmt.Sprint(x.ProblemIndex)
+			}
+			if err := fn(x); err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("export samples of run %d: %w", id, err)
+		}
+	}
+	return nil
+}

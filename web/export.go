@@ -1,0 +1,46 @@
+package web
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/reach-lab/reach/internal/export"
+	"github.com/reach-lab/reach/internal/store"
+)
+
+// exportSamples streams every sample of a comparison with its verdict, as
+// JSON lines or parquet (/comparisons/{id}/samples.jsonl, .parquet; the same
+// under /api/v1/).
+func (s *Server) exportSamples(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.deny(w, r, http.StatusNotFound, "There is no such comparison.")
+		return
+	}
+	c, err := s.st.GetComparison(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	format := chi.URLParam(r, "format")
+	media, ok := export.Formats[format]
+	if !ok {
+		s.deny(w, r, http.StatusNotFound, "Samples export as samples.jsonl or samples.parquet.")
+		return
+	}
+	if c.Status != store.StatusReady {
+		http.Error(w, fmt.Sprintf("comparison %d is %s: export it once it is ready", c.ID, c.Status), http.StatusConflict)
+		return
+	}
+	w.Header().Set("Content-Type", media)
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="reach-comparison-%d-samples.%s"`, c.ID, format))
+	err = export.Write(w, format, func(fn func(export.Record) error) error {
+		return s.st.EachExportSample(r.Context(), c.ID, func(x store.ExportSample) error { return fn(export.FromStore(x)) })
+	})
+	if err != nil { // the status line is sent: all that is left is to log and cut the body short
+		slog.Error("export samples", "comparison", c.ID, "format", format, "err", err)
+	}
+}
