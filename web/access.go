@@ -163,7 +163,8 @@ func (s *Server) deny(w http.ResponseWriter, r *http.Request, status int, msg st
 		return
 	}
 	title := map[int]string{http.StatusUnauthorized: "Sign in needed", http.StatusForbidden: "Not allowed",
-		http.StatusNotFound: "Not found", http.StatusTooManyRequests: "Too many attempts"}[status]
+		http.StatusNotFound: "Not found", http.StatusTooManyRequests: "Too many attempts", http.StatusBadRequest: "Not accepted",
+		http.StatusRequestEntityTooLarge: "Too large"}[status]
 	s.render(w, r, status, views.ErrorPage(status, title, msg))
 }
 

@@ -420,6 +420,7 @@ var routes = []route{
 	{name: "shared embed", need: shared, method: "GET", path: "/s/{token}/embed", ok: 200},
 	{name: "shared chart data", need: shared, method: "GET", path: "/s/{token}/data/crossover.csv", ok: 200},
 	{name: "shared problem", need: shared, method: "GET", path: "/s/{token}/problems/{pid}", ok: 200},
+	{name: "shared sample text", need: shared, method: "GET", path: "/s/{token}/runs/{rid}/problems/{pid}/samples/0/text", ok: 200},
 
 	{name: "home", need: signedIn, method: "GET", path: "/", ok: 200},
 	{name: "account", need: signedIn, method: "GET", path: "/account/password", ok: 200},
@@ -444,6 +445,7 @@ var routes = []route{
 	{name: "progress", need: read, method: "GET", path: "/comparisons/{cid}/progress", ok: 200},
 	{name: "mapping", need: read, method: "GET", path: "/comparisons/{cid}/mapping", ok: 303},
 	{name: "problem", need: read, method: "GET", path: "/comparisons/{cid}/problems/{pid}", ok: 200},
+	{name: "sample text", need: read, method: "GET", path: "/comparisons/{cid}/runs/{rid}/problems/{pid}/samples/0/text", ok: 200},
 	{name: "audit", need: read, method: "GET", path: "/comparisons/{cid}/audit", ok: 200},
 	{name: "chart CSV", need: read, method: "GET", path: "/comparisons/{cid}/data/crossover.csv", ok: 200},
 	{name: "chart JSON", need: read, method: "GET", path: "/comparisons/{cid}/data/venn-1.json", ok: 200},

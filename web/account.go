@@ -200,8 +200,7 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+	if !s.parseForm(w, r) {
 		return
 	}
 	email := store.NormalizeEmail(r.PostForm.Get("email"))
@@ -364,14 +363,19 @@ func (s *Server) setup(w http.ResponseWriter, r *http.Request) {
 	if !s.setupAllowed(w, r) {
 		return
 	}
-	if err := r.ParseForm(); err != nil {
-		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+	if !s.parseForm(w, r) {
 		return
 	}
 	f := views.PasswordForm{Email: store.NormalizeEmail(r.PostForm.Get("email"))}
-	hash, msg := s.newPasswordHash(r, r.PostForm.Get("password"), r.PostForm.Get("confirm"))
+	msg := ""
 	if !strings.Contains(f.Email, "@") {
 		msg = "Give an email address."
+	} else if err := tooLong("Email", f.Email, maxEmail); err != nil {
+		msg, f.Email = err.Error(), ""
+	}
+	hash := ""
+	if msg == "" {
+		hash, msg = s.newPasswordHash(r, r.PostForm.Get("password"), r.PostForm.Get("confirm"))
 	}
 	if msg != "" {
 		f.Error = msg
@@ -420,8 +424,7 @@ func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) changePassword(w http.ResponseWriter, r *http.Request) {
 	u := currentUser(r)
-	if err := r.ParseForm(); err != nil {
-		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+	if !s.parseForm(w, r) {
 		return
 	}
 	f := views.PasswordForm{Email: u.Email, MustChange: u.MustChangePassword}
@@ -469,25 +472,32 @@ func (s *Server) tokensPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) renderTokens(w http.ResponseWriter, r *http.Request, newToken, msg string) {
+	s.renderTokensStatus(w, r, http.StatusOK, newToken, msg)
+}
+
+func (s *Server) renderTokensStatus(w http.ResponseWriter, r *http.Request, status int, newToken, msg string) {
 	ts, err := s.st.ListAPITokens(r.Context(), currentUser(r).ID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, views.TokensPage(views.TokensView{Tokens: ts, New: newToken, Error: msg, BaseURL: s.baseURL(r)}))
+	s.render(w, r, status, views.TokensPage(views.TokensView{Tokens: ts, New: newToken, Error: msg, BaseURL: s.baseURL(r)}))
 }
 
 // tokenPrefixLen is how much of a token the list shows to recognise it.
 const tokenPrefixLen = len(auth.PrefixAPI) + 4
 
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+	if !s.parseForm(w, r) {
 		return
 	}
 	name := strings.TrimSpace(r.PostForm.Get("name"))
 	if name == "" {
 		s.renderTokens(w, r, "", "Give the token a name (what uses it).")
+		return
+	}
+	if err := tooLong("Token name", name, maxName); err != nil {
+		s.renderTokensStatus(w, r, http.StatusBadRequest, "", err.Error())
 		return
 	}
 	token, hash, err := auth.NewToken(auth.PrefixAPI)
@@ -520,6 +530,10 @@ func (s *Server) usersPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) renderUsers(w http.ResponseWriter, r *http.Request, inviteURL, msg string) {
+	status := http.StatusOK
+	if msg != "" {
+		status = http.StatusBadRequest
+	}
 	us, err := s.st.ListUsers(r.Context())
 	if err != nil {
 		s.fail(w, r, err)
@@ -530,17 +544,20 @@ func (s *Server) renderUsers(w http.ResponseWriter, r *http.Request, inviteURL, 
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, views.UsersPage(views.UsersView{Users: us, Projects: ps, InviteURL: inviteURL, Error: msg}))
+	s.render(w, r, status, views.UsersPage(views.UsersView{Users: us, Projects: ps, InviteURL: inviteURL, Error: msg}))
 }
 
 func (s *Server) createInvite(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+	if !s.parseForm(w, r) {
 		return
 	}
 	email := store.NormalizeEmail(r.PostForm.Get("email"))
 	if !strings.Contains(email, "@") {
 		s.renderUsers(w, r, "", "Give the email address of the person to invite.")
+		return
+	}
+	if err := tooLong("Email", email, maxEmail); err != nil {
+		s.renderUsers(w, r, "", err.Error())
 		return
 	}
 	if _, err := s.st.UserByEmail(r.Context(), email); err == nil {
@@ -576,8 +593,7 @@ func (s *Server) setProjectCreator(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := r.ParseForm(); err != nil {
-		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+	if !s.parseForm(w, r) {
 		return
 	}
 	if err := s.st.SetProjectCreator(r.Context(), uid, r.PostForm.Get("allowed") == "on"); err != nil {
@@ -599,8 +615,7 @@ func (s *Server) networkPage(w http.ResponseWriter, r *http.Request) {
 // setNetwork stores the endpoint network policy (POST policy) and puts it
 // in force in this process; workers reload it (internal/netpolicy).
 func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+	if !s.parseForm(w, r) {
 		return
 	}
 	text := strings.ReplaceAll(r.PostForm.Get("policy"), "\r\n", "\n")
@@ -634,8 +649,7 @@ func (s *Server) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("this invitation was used, has expired or never existed: %w", err))
 		return
 	}
-	if err := r.ParseForm(); err != nil {
-		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+	if !s.parseForm(w, r) {
 		return
 	}
 	pw, msg := s.newPasswordHash(r, r.PostForm.Get("password"), r.PostForm.Get("confirm"))
@@ -679,13 +693,16 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) {
 		s.deny(w, r, http.StatusForbidden, "Only admins, and the users an admin allows to, can create projects.")
 		return
 	}
-	if err := r.ParseForm(); err != nil {
-		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+	if !s.parseForm(w, r) {
 		return
 	}
 	name := strings.TrimSpace(r.PostForm.Get("name"))
-	if name == "" || len(name) > 200 {
-		s.renderProjects(w, r, http.StatusBadRequest, "Give the project a name (up to 200 characters).")
+	if name == "" {
+		s.renderProjects(w, r, http.StatusBadRequest, "Give the project a name.")
+		return
+	}
+	if err := tooLong("Project name", name, maxName); err != nil {
+		s.renderProjects(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
 	id, err := s.st.CreateProject(r.Context(), name, currentUser(r).ID)
@@ -721,13 +738,16 @@ func (s *Server) renderProject(w http.ResponseWriter, r *http.Request, status in
 
 func (s *Server) setMember(w http.ResponseWriter, r *http.Request) {
 	pid, _ := idParam(r, "pid")
-	if err := r.ParseForm(); err != nil {
-		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+	if !s.parseForm(w, r) {
 		return
 	}
 	rl := auth.ParseRole(r.PostForm.Get("role"))
 	if rl == auth.NoRole {
 		s.renderProject(w, r, http.StatusBadRequest, "Choose owner, editor or viewer.")
+		return
+	}
+	if err := tooLong("Email", r.PostForm.Get("email"), maxEmail); err != nil {
+		s.renderProject(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
 	u, err := s.st.UserByEmail(r.Context(), r.PostForm.Get("email"))

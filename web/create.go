@@ -22,7 +22,15 @@ type formError struct{ msg string }
 
 func (e formError) Error() string { return e.msg }
 
-func badForm(format string, args ...any) error { return formError{fmt.Sprintf(format, args...)} }
+// badForm is a form error. Its message is cut at 1,000 bytes: it may
+// quote what the user sent, which can be long.
+func badForm(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if len(msg) > 1000 {
+		msg = strings.ToValidUTF8(msg[:1000], "") + " …"
+	}
+	return formError{msg}
+}
 
 type modelPart struct {
 	name, role, file string
@@ -86,9 +94,12 @@ func (s *Server) receive(ctx context.Context, r *http.Request) (*received, error
 			}
 			continue
 		}
-		b, err := io.ReadAll(io.LimitReader(part, 4096))
+		b, err := io.ReadAll(io.LimitReader(part, maxFieldBytes+1))
 		if err != nil {
 			return rc, badForm("reading field %s: %v", field, err)
+		}
+		if len(b) > maxFieldBytes {
+			return rc, badForm("field %s is over %d KiB", field, maxFieldBytes>>10)
 		}
 		v := strings.TrimSpace(string(b))
 		switch field {
@@ -183,6 +194,9 @@ func (s *Server) validate(ctx context.Context, u *store.User, rc *received) (sto
 	if rc.name == "" {
 		return nc, badForm("give the comparison a name")
 	}
+	if err := firstTooLong(lenCheck{"Comparison name", rc.name, maxName}, lenCheck{"Project", rc.projectName, maxName}); err != nil {
+		return nc, err
+	}
 	switch {
 	case rc.datasetUploadID != 0:
 		nc.DatasetUploadID = rc.datasetUploadID
@@ -205,6 +219,9 @@ func (s *Server) validate(ctx context.Context, u *store.User, rc *received) (sto
 		}
 		if m.name == "" {
 			return nc, badForm("model %d has no name", i+1)
+		}
+		if err := tooLong(fmt.Sprintf("Model %d's name", i+1), m.name, maxName); err != nil {
+			return nc, err
 		}
 		if seen[m.name] {
 			return nc, badForm("two models are named %q", m.name)

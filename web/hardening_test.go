@@ -605,3 +605,180 @@ func TestPromptTemplateBudget(t *testing.T) {
 		t.Errorf("test connection with a template that cannot render: %d requests (largest %d bytes)\n%.300s", hits.Load(), biggest.Load(), page)
 	}
 }
+
+// Every text field has a size limit, refused with an error that names the
+// field (before: 5 MiB override notes and token names were stored); a form
+// body over 1 MiB is refused as a whole.
+func TestFieldSizeLimits(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	long := func(n int) string { return strings.Repeat("é", n) } // characters, not bytes
+	urlencoded := "application/x-www-form-urlencoded"
+	send := func(role, method, path, ctype string, body []byte) (int, string) {
+		resp := f.do(role, method, path, ctype, body)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	formOf := func(kv ...string) []byte {
+		v := url.Values{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			v.Add(kv[i], kv[i+1])
+		}
+		return []byte(v.Encode())
+	}
+	cid, rid, pid := f.comparisonIn(worldA, true)
+	for _, c := range []struct {
+		name, role, path string
+		body             []byte
+		want             int
+		says             string
+	}{
+		{"review note", "editor", fmt.Sprintf("/comparisons/%d/problems/%d/review", cid, pid), formOf("verdict", "genuine", "note", long(4001)), 400, "Note: at most 4000 characters"},
+		{"override note", "editor", fmt.Sprintf("/comparisons/%d/runs/%d/problems/%d/samples/0/verdict", cid, rid, pid), formOf("status", "incorrect", "note", long(4001)), 400, "Note: at most 4000 characters"},
+		{"5 MiB override note", "editor", fmt.Sprintf("/comparisons/%d/runs/%d/problems/%d/samples/0/verdict", cid, rid, pid), formOf("status", "incorrect", "note", strings.Repeat("x", 5<<20)), 413, "over 1 MiB"},
+		{"token name", "viewer", "/account/tokens", formOf("name", long(201)), 400, "Token name: at most 200 characters"},
+		{"project name", "admin", "/projects", formOf("name", long(201)), 400, "Project name: at most 200 characters"},
+		{"invitation email", "admin", "/admin/invites", formOf("email", strings.Repeat("a", 250)+"@x.org"), 400, "Email: at most 254 characters"},
+		{"member email", "owner", fmt.Sprintf("/projects/%d/members", f.project), formOf("email", strings.Repeat("a", 250)+"@x.org", "role", "viewer"), 400, "Email: at most 254"},
+	} {
+		code, page := send(c.role, "POST", c.path, urlencoded, c.body)
+		if code != c.want || !strings.Contains(page, c.says) || len(page) > 100<<10 {
+			t.Errorf("%s: HTTP %d (%d bytes), says %q: %v", c.name, code, len(page), c.says, strings.Contains(page, c.says))
+		}
+	}
+	if rs, _ := f.srv.st.Reviews(ctx, cid); len(rs) != 0 {
+		t.Error("a review with an over-long note was stored")
+	}
+	ss, _ := f.srv.st.SamplesForProblem(ctx, rid, pid, 1)
+	if len(ss) == 1 && ss[0].Override != nil {
+		t.Error("an override with an over-long note was stored")
+	}
+	ts, _ := f.srv.st.ListAPITokens(ctx, f.acc["viewer"].ID)
+	for _, tok := range ts {
+		if len(tok.Name) > 200 {
+			t.Errorf("an API token with a %d-byte name was stored", len(tok.Name))
+		}
+	}
+
+	// Multipart: the upload API and the sampling form.
+	multi := func(kv ...string) (string, []byte) {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i] == "model_file" {
+				w, _ := mw.CreateFormFile("model_file", "m.csv")
+				_, _ = io.WriteString(w, kv[i+1])
+				continue
+			}
+			_ = mw.WriteField(kv[i], kv[i+1])
+		}
+		_ = mw.Close()
+		return mw.FormDataContentType(), buf.Bytes()
+	}
+	csv := "problem_id,n,correct\np0,4,1\np1,4,4\n"
+	ds := fmt.Sprint(f.dataset)
+	model := func(name, url, served, key, stop string) (string, []byte) {
+		return multi("name", "s", "dataset_id", ds, "stop", stop,
+			"model_role", "base", "model_name", name, "model_url", url, "model_model", served, "model_key", key,
+			"model_role", "rl", "model_name", "rl", "model_url", "http://127.0.0.1:9/v1", "model_model", "m", "model_key", "", "model_step", "")
+	}
+	for _, c := range []struct {
+		name, path string
+		ctype      string
+		body       []byte
+		says       string
+	}{
+		{"comparison name", "/api/v1/comparisons", "", nil, "Comparison name: at most 200 characters"},
+		{"model name", "/api/v1/comparisons", "", nil, "Model 1's name: at most 200 characters"},
+		{"a 1 MiB field", "/api/v1/comparisons", "", nil, "field name is over 64 KiB"},
+		{"endpoint model name", "/comparisons/sample", "", nil, "s name: at most 200"},
+		{"base URL", "/comparisons/sample", "", nil, "s base URL: at most 2048"},
+		{"served model", "/comparisons/sample", "", nil, "s served model: at most 256"},
+		{"API key", "/comparisons/sample", "", nil, "s API key: at most 4096"},
+		{"stop string", "/comparisons/sample", "", nil, "Stop string 1: at most 256"},
+		{"stop strings", "/comparisons/sample", "", nil, "Stop strings: at most 32"},
+	} {
+		switch c.name {
+		case "comparison name":
+			c.ctype, c.body = multi("name", long(201), "dataset_id", ds, "model_role", "base", "model_name", "b", "model_file", csv,
+				"model_role", "rl", "model_name", "r", "model_file", csv)
+		case "model name":
+			c.ctype, c.body = multi("name", "n", "dataset_id", ds, "model_role", "base", "model_name", long(201), "model_file", csv,
+				"model_role", "rl", "model_name", "r", "model_file", csv)
+		case "a 1 MiB field":
+			c.ctype, c.body = multi("name", strings.Repeat("x", 1<<20), "dataset_id", ds)
+		case "endpoint model name":
+			c.ctype, c.body = model(long(201), "http://127.0.0.1:9/v1", "m", "", "")
+		case "base URL":
+			c.ctype, c.body = model("b", "http://127.0.0.1:9/v1?"+strings.Repeat("x", 2048), "m", "", "")
+		case "served model":
+			c.ctype, c.body = model("b", "http://127.0.0.1:9/v1", long(257), "", "")
+		case "API key":
+			c.ctype, c.body = model("b", "http://127.0.0.1:9/v1", "m", strings.Repeat("k", 4097), "")
+		case "stop string":
+			c.ctype, c.body = model("b", "http://127.0.0.1:9/v1", "m", "", long(257))
+		case "stop strings":
+			c.ctype, c.body = model("b", "http://127.0.0.1:9/v1", "m", "", strings.Repeat("stop\n", 33))
+		}
+		code, page := send("editor", "POST", c.path, c.ctype, c.body)
+		if code != 400 || !strings.Contains(page, c.says) || len(page) > 100<<10 {
+			t.Errorf("%s: HTTP %d (%d bytes), says %q: %v\n%.300s", c.name, code, len(page), c.says, strings.Contains(page, c.says), page)
+		}
+	}
+	cs, _ := f.srv.st.ListComparisonsFor(ctx, f.acc["admin"].ID, true)
+	for _, c := range cs {
+		if len(c.Name) > 200 {
+			t.Errorf("comparison with a %d-byte name stored", len(c.Name))
+		}
+	}
+}
+
+// A long completion is sent cut on the problem page (the first 65,536
+// characters) with a link to the whole text, served as sandboxed plain
+// text; model output stays text (no markup runs).
+func TestLongCompletionsCut(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	cid, rid, pid := f.comparisonIn(worldA, true)
+	whole := "<script>alert(1)</script>" + strings.Repeat("Let me think again. ", 100_000) + "The answer is 2."
+	st := f.srv.st
+	if _, err := st.Pool().Exec(ctx, `UPDATE samples SET completion = $1 WHERE run_id = $2 AND problem_id = $3 AND sample_index = 0`,
+		whole, rid, pid); err != nil {
+		t.Fatal(err)
+	}
+	code, page := getAs(t, f, "viewer", fmt.Sprintf("/comparisons/%d/problems/%d", cid, pid))
+	if code != 200 || len(page) > 512<<10 {
+		t.Fatalf("problem page with a 2 MB completion: HTTP %d, %d bytes", code, len(page))
+	}
+	link := fmt.Sprintf("/comparisons/%d/runs/%d/problems/%d/samples/0/text", cid, rid, pid)
+	if !strings.Contains(page, "Cut: the first 65536 of") || !strings.Contains(page, `href="`+link+`"`) {
+		t.Errorf("the page does not say the completion is cut, or lacks the link %s", link)
+	}
+	if strings.Contains(page, "<script>alert(1)") {
+		t.Error("model output put a script tag on the page")
+	}
+	resp := f.do("viewer", "GET", link, "", nil)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	h := resp.Header
+	if resp.StatusCode != 200 || string(body) != whole || h.Get("Content-Type") != "text/plain; charset=utf-8" ||
+		h.Get("X-Content-Type-Options") != "nosniff" || !strings.Contains(h.Get("Content-Security-Policy"), "sandbox") ||
+		!strings.Contains(h.Get("Content-Disposition"), `filename="sample-`) {
+		t.Errorf("whole text: HTTP %d, %d of %d bytes, headers %v", resp.StatusCode, len(body), len(whole), h)
+	}
+	// Through share links: with texts cut and linked, without texts 404.
+	_, texts := shareToken(t, st, store.ShareLink{ComparisonID: cid, ShowTexts: true})
+	_, charts := shareToken(t, st, store.ShareLink{ComparisonID: cid})
+	code, page = get(t, fmt.Sprintf("%s/s/%s/problems/%d", f.srv.url, texts, pid))
+	shared := fmt.Sprintf("/s/%s/runs/%d/problems/%d/samples/0/text", texts, rid, pid)
+	if code != 200 || len(page) > 512<<10 || !strings.Contains(page, shared) {
+		t.Errorf("shared problem page: HTTP %d, %d bytes, links the whole text: %v", code, len(page), strings.Contains(page, shared))
+	}
+	if code, body := get(t, f.srv.url+shared); code != 200 || body != whole {
+		t.Errorf("whole text through a link with texts: HTTP %d, %d bytes", code, len(body))
+	}
+	if code, _ := get(t, fmt.Sprintf("%s/s/%s/runs/%d/problems/%d/samples/0/text", f.srv.url, charts, rid, pid)); code != 404 {
+		t.Errorf("whole text through a link without texts: HTTP %d, want 404", code)
+	}
+}

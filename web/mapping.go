@@ -135,6 +135,9 @@ func (s *Server) applyMappings(ctx context.Context, c store.Comparison, ms map[i
 		if m.Completion == "" && m.Correct == "" {
 			return badForm("%s: choose at least the completion text or the verdict field", run.ModelName)
 		}
+		if err := mappingTooLong(m); err != nil {
+			return badForm("%s: %v", run.ModelName, err)
+		}
 		head, err := s.st.UploadHead(ctx, *run.UploadID, ingest.SniffBytes)
 		if err != nil {
 			return err

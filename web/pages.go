@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -326,6 +327,63 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, r, http.StatusOK, views.ProblemPage(v))
+}
+
+// sampleText serves one sample's whole completion as plain text (the
+// problem page shows the first store.CompletionShown characters): never
+// HTML, never sniffed, sandboxed, and over 8 MiB a download.
+func (s *Server) sampleText(w http.ResponseWriter, r *http.Request, c store.Comparison) {
+	p, err := s.problemOf(r, c)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rid, err := idParam(r, "rid")
+	if err != nil || !slices.ContainsFunc(c.Runs, func(run store.Run) bool { return run.ID == rid }) {
+		s.fail(w, r, fmt.Errorf("run %s of comparison %d: %w", chiParam(r, "rid"), c.ID, store.ErrNotFound))
+		return
+	}
+	idx, err := strconv.Atoi(chiParam(r, "idx"))
+	if err != nil || idx < 0 {
+		s.fail(w, r, fmt.Errorf("sample %q: %w", chiParam(r, "idx"), store.ErrNotFound))
+		return
+	}
+	text, err := s.st.SampleCompletion(r.Context(), rid, p.ID, idx)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	disposition := "inline"
+	if len(text) > 8<<20 {
+		disposition = "attachment"
+	}
+	h.Set("Content-Disposition", fmt.Sprintf(`%s; filename="sample-%d-%s-%d.txt"`, disposition, rid, safeFilename(p.Key), idx))
+	_, _ = io.WriteString(w, text)
+}
+
+// safeFilename keeps letters, digits, '-', '_' and '.' of s (a problem key
+// such as "test/algebra/1.json"), at most 64 of them.
+func safeFilename(s string) string {
+	b := make([]byte, 0, min(len(s), 64))
+	for i := 0; i < len(s) && len(b) < 64; i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' {
+			b = append(b, c)
+		} else {
+			b = append(b, '_')
+		}
+	}
+	return string(b)
+}
+
+func (s *Server) sampleTextPage(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.comparisonParam(w, r)
+	if ok {
+		s.sampleText(w, r, c)
+	}
 }
 
 // problemModels reads each model's counts and first samples on a problem.

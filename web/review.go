@@ -111,8 +111,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := r.ParseForm(); err != nil {
-		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+	if !s.parseForm(w, r) {
 		return
 	}
 	verdict, note := r.PostForm.Get("verdict"), strings.TrimSpace(r.PostForm.Get("note"))
@@ -120,8 +119,8 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 		s.deny(w, r, http.StatusBadRequest, fmt.Sprintf("Unknown verdict %q.", verdict))
 		return
 	}
-	if len(note) > 4000 {
-		s.deny(w, r, http.StatusBadRequest, "Keep the note under 4,000 characters.")
+	if err := tooLong("Note", note, maxNote); err != nil {
+		s.deny(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
 	err = s.st.SetReview(r.Context(), store.Review{ComparisonID: id, ProblemID: p.ID, Verdict: verdict, Note: note, ReviewerID: currentUser(r).ID})
@@ -162,8 +161,7 @@ func (s *Server) overrideSample(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusConflict, views.ErrorPage(409, "Not ready", "This comparison is "+c.Status+"; override verdicts once it is ready."))
 		return
 	}
-	if err := r.ParseForm(); err != nil {
-		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+	if !s.parseForm(w, r) {
 		return
 	}
 	status := r.PostForm.Get("status")
@@ -171,8 +169,13 @@ func (s *Server) overrideSample(w http.ResponseWriter, r *http.Request) {
 		s.deny(w, r, http.StatusBadRequest, "Choose correct or incorrect.")
 		return
 	}
+	note := strings.TrimSpace(r.PostForm.Get("note"))
+	if err := tooLong("Note", note, maxNote); err != nil {
+		s.deny(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
 	_, err = s.st.OverrideSample(r.Context(), store.SampleOverride{ComparisonID: id, RunID: rid, ProblemID: p.ID, SampleIndex: idx,
-		Status: status, UserID: currentUser(r).ID, Note: strings.TrimSpace(r.PostForm.Get("note"))})
+		Status: status, UserID: currentUser(r).ID, Note: note})
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -64,6 +64,10 @@ func parseSampling(r *http.Request) (intake.SampleSpec, error) {
 	if spec.Name == "" {
 		return spec, badForm("give the comparison a name")
 	}
+	if err := firstTooLong(lenCheck{"Comparison name", spec.Name, maxName}, lenCheck{"Project", get("project"), maxName},
+		lenCheck{"Template", get("template"), maxName}); err != nil {
+		return spec, err
+	}
 	def := jobs.DefaultSamplingConfig()
 	cfg := jobs.SamplingConfig{Template: get("template"), TemplateText: r.FormValue("template_text")}
 	var err error
@@ -106,8 +110,14 @@ func parseSampling(r *http.Request) (intake.SampleSpec, error) {
 	}
 	for _, line := range strings.Split(r.FormValue("stop"), "\n") {
 		if line = strings.TrimRight(line, "\r"); line != "" {
+			if err := tooLong(fmt.Sprintf("Stop string %d", len(cfg.Stop)+1), line, maxStopLen); err != nil {
+				return spec, err
+			}
 			cfg.Stop = append(cfg.Stop, line)
 		}
+	}
+	if len(cfg.Stop) > maxStops {
+		return spec, badForm("Stop strings: at most %d (got %d)", maxStops, len(cfg.Stop))
 	}
 	if t, err := cfg.TemplateFor(); err == nil && len(cfg.Stop) == 0 {
 		cfg.Stop = t.Stop
@@ -140,6 +150,13 @@ func parseSampling(r *http.Request) (intake.SampleSpec, error) {
 	for i := range names {
 		m := intake.EndpointModel{Name: at(names, i), Role: at(roles, i), BaseURL: at(urls, i), Model: at(models, i),
 			APIKey: at(keys, i), Style: at(styles, i), Template: at(templates, i)}
+		row := fmt.Sprintf("Model %d's ", i+1)
+		if err := firstTooLong(lenCheck{row + "name", m.Name, maxName}, lenCheck{row + "base URL", m.BaseURL, maxURL},
+			lenCheck{row + "served model", m.Model, maxModelID}, lenCheck{row + "API key", m.APIKey, maxAPIKey},
+			lenCheck{row + "role", m.Role, maxName}, lenCheck{row + "style", m.Style, maxName},
+			lenCheck{row + "template", m.Template, maxName}); err != nil {
+			return spec, err
+		}
 		if c, err := strconv.Atoi(at(concs, i)); err == nil {
 			m.MaxConcurrency = c
 		}

@@ -91,7 +91,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 	if cfg.TrustProxyHeaders {
 		r.Use(middleware.RealIP)
 	}
-	r.Use(requestID, s.logRequests, middleware.Recoverer, securityHeaders, s.csrf, s.identify)
+	r.Use(requestID, limitBodies, s.logRequests, middleware.Recoverer, securityHeaders, s.csrf, s.identify)
 
 	r.Get("/healthz", s.healthz)
 	r.Handle("/static/*", http.StripPrefix("/static/", staticHandler()))
@@ -108,6 +108,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 		r.Get("/", s.sharedPage)
 		r.Get("/embed", s.sharedEmbed)
 		r.Get("/problems/{pid}", s.sharedProblem)
+		r.Get("/runs/{rid}/problems/{pid}/samples/{idx}/text", s.sharedSampleText)
 		r.Get("/data/{chart}", s.sharedChartData)
 	})
 
@@ -147,6 +148,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			read.Get("/progress", s.progress)
 			read.Get("/mapping", s.mapping)
 			read.Get("/problems/{pid}", s.problem)
+			read.Get("/runs/{rid}/problems/{pid}/samples/{idx}/text", s.sampleTextPage)
 			read.Get("/audit", s.auditPage)
 			read.Get("/data/{chart}", s.chartData)
 			read.Get("/samples.{format}", s.exportSamples)

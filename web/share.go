@@ -93,8 +93,7 @@ func (s *Server) renderShares(w http.ResponseWriter, r *http.Request, status int
 // (days; empty for never).
 func (s *Server) createShare(w http.ResponseWriter, r *http.Request) {
 	id, _ := idParam(r, "id")
-	if err := r.ParseForm(); err != nil {
-		s.deny(w, r, http.StatusBadRequest, "Could not read the form.")
+	if !s.parseForm(w, r) {
 		return
 	}
 	req := shareRequest{Chart: r.PostForm.Get("chart"), ShowTexts: r.PostForm.Get("show_texts") == "on"}
@@ -333,6 +332,20 @@ func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, r, http.StatusOK, views.SharedProblem(v))
+}
+
+// sharedSampleText is a whole completion through a share link that shows
+// texts.
+func (s *Server) sharedSampleText(w http.ResponseWriter, r *http.Request) {
+	l, c, _, ok := s.openShare(w, r, false)
+	if !ok {
+		return
+	}
+	if !l.ShowTexts {
+		s.render(w, r, http.StatusNotFound, views.SharedGone())
+		return
+	}
+	s.sampleText(w, r, c)
 }
 
 func (s *Server) sharedChartData(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -34,7 +35,16 @@ type Sample struct {
 	// Override is set when a reviewer changed the verdict (Status holds the
 	// new one); SamplesForProblem fills it, InsertSamples ignores it.
 	Override *Override
+	// CompletionChars is the whole completion's length in characters when
+	// SamplesForProblem cut Completion to CompletionShown characters (0 when
+	// it is whole).
+	CompletionChars int
 }
+
+// CompletionShown is how many characters of a completion SamplesForProblem
+// returns: a 60 MB completion must not make a 60 MB page.
+// SampleCompletion gives the whole text.
+const CompletionShown = 65536
 
 // Override is a reviewer's change of a sample's verdict.
 type Override struct {
@@ -169,13 +179,15 @@ func (s *Store) ChangedVerdicts(ctx context.Context, runID int64) (int64, error)
 }
 
 // SamplesForProblem returns up to limit samples of one run on one problem,
-// correct ones first, then by sample index.
+// correct ones first, then by sample index. Completions longer than
+// CompletionShown characters come cut, with CompletionChars set.
 func (s *Store) SamplesForProblem(ctx context.Context, runID, problemID int64, limit int) ([]Sample, error) {
-	rows, err := s.db.Query(ctx, `SELECT s.run_id, s.problem_id, s.sample_index, s.completion, s.finish_reason, s.completion_tokens,
+	rows, err := s.db.Query(ctx, `SELECT s.run_id, s.problem_id, s.sample_index, left(s.completion, $4), s.finish_reason, s.completion_tokens,
 			s.file_correct, s.file_extracted, s.status, s.extracted, s.rule, s.reason, s.verdict_source,
-			s.override_from, COALESCE(u.email, ''), s.override_at, s.override_note
+			s.override_from, COALESCE(u.email, ''), s.override_at, s.override_note,
+			CASE WHEN octet_length(s.completion) > $4 THEN char_length(s.completion) ELSE 0 END
 		FROM samples s LEFT JOIN users u ON u.id = s.override_by WHERE s.run_id = $1 AND s.problem_id = $2
-		ORDER BY (s.status = 'correct') DESC, s.sample_index LIMIT $3`, runID, problemID, limit)
+		ORDER BY (s.status = 'correct') DESC, s.sample_index LIMIT $3`, runID, problemID, limit, CompletionShown)
 	if err != nil {
 		return nil, fmt.Errorf("samples of run %d problem %d: %w", runID, problemID, err)
 	}
@@ -186,7 +198,10 @@ func (s *Store) SamplesForProblem(ctx context.Context, runID, problemID int64, l
 		var at *time.Time
 		err := row.Scan(&x.RunID, &x.ProblemID, &x.SampleIndex, &x.Completion, &x.FinishReason, &x.CompletionTokens,
 			&x.FileCorrect, &x.FileExtracted, &x.Status, &x.Extracted, &x.Rule, &x.Reason, &x.VerdictSource,
-			&from, &o.By, &at, &o.Note)
+			&from, &o.By, &at, &o.Note, &x.CompletionChars)
+		if x.CompletionChars <= CompletionShown {
+			x.CompletionChars = 0 // many bytes, few characters: whole
+		}
 		if from != nil && at != nil {
 			o.From, o.At = *from, *at
 			x.Override = &o
@@ -197,6 +212,20 @@ func (s *Store) SamplesForProblem(ctx context.Context, runID, problemID int64, l
 		return nil, fmt.Errorf("samples of run %d problem %d: %w", runID, problemID, err)
 	}
 	return out, nil
+}
+
+// SampleCompletion returns one sample's whole completion, or ErrNotFound.
+func (s *Store) SampleCompletion(ctx context.Context, runID, problemID int64, index int) (string, error) {
+	var text string
+	err := s.db.QueryRow(ctx, `SELECT completion FROM samples WHERE run_id = $1 AND problem_id = $2 AND sample_index = $3`,
+		runID, problemID, index).Scan(&text)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("sample %d of run %d on problem %d: %w", index, runID, problemID, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("sample %d of run %d on problem %d: %w", index, runID, problemID, err)
+	}
+	return text, nil
 }
 
 // RestoreFileVerdicts gives a run's samples that carried a verdict in their
