@@ -545,7 +545,7 @@ func TestServerMessageShapes(t *testing.T) {
 		`{"object":"error","message":"b","code":1}`: "b",
 		`{"error":"c","error_type":"validation"}`:   "c",
 		`{"detail":"Not Found"}`:                    "Not Found",
-		`{"detail":"  two\n  lines  "}`:           "two lines",
+		`{"detail":"  two\n  lines  "}`:             "two lines",
 		"<html>\n  bad   gateway </html>":           "", // not an OpenAI-shaped error: not shown
 		`{"user":"root","password":"x"}`:            "",
 		"404 page not found":                        "",
