@@ -19,7 +19,7 @@ import (
 // repeat) in current versions, or {"0": {prompt, origin_prediction, predictions, references,
 // correct}} and [{pred, answer, correct}] in older ones.
 
-var openCompassPrediction = spec{format: FormatOpenCompass, list: mustPaths("prediction"), single: true,
+var openCompassPrediction = spec{format: FormatOpenCompass, list: mustPaths("prediction"), single: true, repeatable: true,
 	prompt: mustPaths("origin_prompt.#.prompt", "origin_prompt"), reference: mustPaths("gold.0", "gold")}
 
 // readOpenCompass reads a predictions or results file.

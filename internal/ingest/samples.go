@@ -316,6 +316,9 @@ type spec struct {
 	idOptional bool // a record without id is matched by its text (else: missing id is an error)
 	list       paths
 	single     bool // a string where the list is expected is one completion (OpenCompass with n = 1)
+	// repeatable: a problem's samples may come on several records (OpenCompass writes the dataset
+	// once per repeat), so a second record of a problem is not refused.
+	repeatable bool
 	f          [nFields]paths
 	question   paths
 	prompt     paths
@@ -537,7 +540,7 @@ func (sr *sampleReader) items(w where, top []kv, rec string, rc *recordCtx) erro
 		if err != nil {
 			return err
 		}
-		p.perLine = true
+		p.perLine = !sr.repeatable
 		return sr.deliver(w, rc, &p, 0)
 	} else if k != "list" {
 		return w.errorf(lp.src, "want a list, got %s", k)
@@ -573,7 +576,7 @@ func (sr *sampleReader) items(w where, top []kv, rec string, rc *recordCtx) erro
 		if err != nil {
 			return err
 		}
-		p.perLine = true
+		p.perLine = !sr.repeatable
 		if err := sr.deliver(w, rc, &p, i); err != nil {
 			return err
 		}
@@ -679,7 +682,7 @@ func (sr *sampleReader) emit(w where, rc recordCtx) error {
 
 // begin refuses a problem repeated on a second per-problem record.
 func (sr *sampleReader) begin(w where, rc *recordCtx, perProblem bool) error {
-	if st := sr.probs[rc.key]; perProblem && rc.key != "" && st != nil {
+	if st := sr.probs[rc.key]; perProblem && !sr.repeatable && rc.key != "" && st != nil {
 		return w.errorf(rc.idField, "problem %q is repeated: its samples were already on %s (a per-problem file has one record per problem)", rc.key, st.first.pos())
 	}
 	return nil

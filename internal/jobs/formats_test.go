@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -110,5 +111,34 @@ func TestToolFormatsImport(t *testing.T) {
 				t.Errorf("source of the base model: %+v", src)
 			}
 		})
+	}
+}
+
+// reach import never reads a file in an unrecognised layout on a guess: it
+// refuses with the guessed mapping (for --map), keeping nothing; with
+// AcceptGuess (--accept-guess) the guess is used.
+func TestImportRefusesAGuess(t *testing.T) {
+	e := start(t)
+	spec := gsm8kSpec(t, false)
+	spec.AcceptGuess = false
+	_, _, err := intake.Create(context.Background(), e.st, e.client, spec)
+	var ge *intake.GuessError
+	if !errors.As(err, &ge) || ge.Model != "SFT" || !strings.Contains(err.Error(), "--map") ||
+		!strings.Contains(err.Error(), "problem_id=qid,list=rollouts,completion=text,correct=correct") {
+		t.Fatalf("err = %v", err)
+	}
+	var uploads int
+	if err := e.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM uploads`).Scan(&uploads); err != nil || uploads != 0 {
+		t.Errorf("%d uploads kept (%v)", uploads, err)
+	}
+	// The printed mapping, passed back with --map, imports.
+	m, err := intake.ParseMapping(intake.FormatMapping(ge.Guess))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Models[0].Mapping, spec.Models[1].Mapping = m, m
+	rep := e.importReady(t, spec)
+	if s := rep.Pairs[0].Solved; s != (analysis.Solved{Both: 26, BaseOnly: 2, OtherOnly: 1, Neither: 1}) {
+		t.Errorf("solved %+v", s)
 	}
 }

@@ -412,6 +412,7 @@ func (w *ImportRunWorker) importRun(ctx context.Context, tx *store.Store, c stor
 	}
 
 	p := samplePipeline{v: w.v, ix: ix, mt: ix.matcher(up.Filename), reverify: c.Reverify, runID: r.ID, file: up.Filename}
+	p.mt.GuardCompletions(format == ingest.FormatMapped) // a known layout's completion field is right by construction
 	var (
 		meta  *ingest.RunMeta
 		warns importWarnings
