@@ -81,6 +81,9 @@ func TestUploadToolFormats(t *testing.T) {
 			if !strings.Contains(page, `id="samples-source"`) || !strings.Contains(page, tc.layout) || !strings.Contains(page, tc.meta) {
 				t.Errorf("the comparison page does not say the files were read as %q with %q", tc.layout, tc.meta)
 			}
+			if prog := getPage(t, a, acct, fmt.Sprintf("/comparisons/%d/progress", id)); !strings.Contains(prog, "read as "+tc.layout) {
+				t.Errorf("the progress page does not name the layout %q", tc.layout)
+			}
 			if !strings.Contains(page, fmt.Sprintf(`href="/comparisons/%d/samples.parquet"`, id)) {
 				t.Error("the comparison page has no export link")
 			}

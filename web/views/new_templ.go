@@ -130,14 +130,14 @@ func NewComparison(f NewForm) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<label>Dataset file <input type=\"file\" name=\"dataset_file\" accept=\".jsonl,.json,.txt\"></label></fieldset><fieldset><legend>Models</legend><p class=\"hint\">Samples files: the Qwen2.5-Math / limit-of-RLVR evaluator JSONL, Reach JSONL (one line per sample or per problem), human-eval results JSONL, a per-problem counts CSV (<code>problem_id,n,correct</code>), or any JSONL with one line per problem or per sample (you confirm the field mapping after upload). Up to ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<label>Dataset file <input type=\"file\" name=\"dataset_file\" accept=\".jsonl,.json,.txt\"></label></fieldset><fieldset><legend>Models</legend><p class=\"hint\">Samples files as your tools wrote them, recognised from their contents: lm-evaluation-harness <code>--log_samples</code>, lighteval details, Inspect AI logs (<code>.eval</code>, <code>.json</code>), OpenCompass predictions or results, human-eval / EvalPlus samples and <code>eval_results.json</code>, verl validation and <code>main_generation</code> dumps, TRL logged completions, OpenAI Batch output, vLLM outputs, Hugging Face released generations, the Qwen2.5-Math / limit-of-RLVR evaluator, Reach JSONL (one line per sample or per problem), a per-problem counts CSV (<code>problem_id,n,correct</code>); JSONL, JSON or parquet, plain or gzip/zstd-compressed. Anything else with one record per problem or per sample works too: you confirm the field mapping after upload. Up to ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var6 string
 			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(f.MaxMiB))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 53, Col: 101}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 57, Col: 121}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 			if templ_7745c5c3_Err != nil {
