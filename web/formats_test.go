@@ -239,6 +239,19 @@ func TestAPIMapping(t *testing.T) {
 		t.Errorf("confirming again: HTTP %d, want 409", code)
 	}
 
+	// A NUL character in a completion (Postgres text cannot hold it) is removed; the import says so
+	// on the comparison page.
+	nul := `{"problem_id": "p1", "completion": "2+3 = \\boxed{5}\u0000"}` + "\n" + `{"problem_id": "p2", "completion": "\\boxed{42}"}` + "\n"
+	ctype, body = multipartFiles(t, "nul", map[string][2]string{"dataset_file": {"ds.jsonl", dataset}, "base": {"nul_byte.jsonl", nul}, "rl": {"rl.jsonl", nul}})
+	if code := apiDo(t, acct, "POST", a.url+"/api/v1/comparisons", ctype, body, &created); code != 202 {
+		t.Fatalf("NUL upload: HTTP %d", code)
+	}
+	a.waitReady(t, created.ID, time.Minute)
+	page := getPage(t, a, acct, fmt.Sprintf("/comparisons/%d", created.ID))
+	if !strings.Contains(page, "1 import warning(s)") || !strings.Contains(page, "nul_byte.jsonl:1: removed 1 NUL character(s)") {
+		t.Error("the comparison page does not report the removed NUL character")
+	}
+
 	// Not samples files: refused at once, saying what they look like.
 	for _, tc := range []struct{ name, body, want string }{
 		{"ds.jsonl", dataset, "a dataset"},

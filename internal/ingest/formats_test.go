@@ -299,3 +299,25 @@ func TestLongLines(t *testing.T) {
 		Limits: Limits{MaxRecordBytes: 64 << 10}})
 	wantError(t, err, 2, "", "line longer than the limit of 64 KiB")
 }
+
+// A NUL character (\u0000, which Postgres text cannot hold) is removed from the sample's texts and
+// each line that had one is reported; the rest of the text is kept.
+func TestNULRemovedWithWarning(t *testing.T) {
+	in := `{"problem_id": "a", "completion": "x\u0000y", "extracted": "4\u0000"}` + "\n" + `{"problem_id": "a", "completion": "fine"}` + "\n" +
+		`{"problem_id": "b", "completion": "\u0000\u0000z"}` + "\n"
+	var got []Sample
+	var warns []Warning
+	err := Read(strings.NewReader(in), "nul.jsonl", FormatReachSample, nil, Options{
+		OnSample:  func(s Sample) error { got = append(got, s); return nil },
+		OnWarning: func(w Warning) { warns = append(warns, w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Completion != "xy" || got[0].Extracted != "4" || got[2].Completion != "z" || got[1].Completion != "fine" {
+		t.Errorf("samples %+v", got)
+	}
+	if len(warns) != 2 || warns[0].Code != "nul-removed" || warns[0].Err.Line != 1 || warns[1].Err.Line != 3 ||
+		!strings.Contains(warns[1].Err.Error(), "nul.jsonl:3: removed 2 NUL character(s)") {
+		t.Errorf("warnings %+v", warns)
+	}
+}
