@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/store"
@@ -140,5 +142,62 @@ func TestImportRefusesAGuess(t *testing.T) {
 	rep := e.importReady(t, spec)
 	if s := rep.Pairs[0].Solved; s != (analysis.Solved{Both: 26, BaseOnly: 2, OtherOnly: 1, Neither: 1}) {
 		t.Errorf("solved %+v", s)
+	}
+}
+
+type trlParquetRow struct {
+	Step           int64   `parquet:"step"`
+	Prompt         string  `parquet:"prompt"`
+	Completion     string  `parquet:"completion"`
+	AccuracyReward float64 `parquet:"accuracy_reward"`
+	Advantage      float64 `parquet:"advantage"`
+}
+
+// The tools without a pair in tool-formats import through reach import from
+// fixtures in their layouts (internal/ingest/testdata/tools): EvalPlus
+// results, OpenCompass predictions, released generations, TRL completions
+// (parquet). Each fixture solves every problem once in two samples.
+func TestToolFixturesImport(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "ingest", "testdata", "tools")
+	words, code := filepath.Join(dir, "dataset_words.jsonl"), filepath.Join(dir, "dataset_code.jsonl")
+	var tr []trlParquetRow
+	for _, p := range []struct{ q, a string }{{"A baker sells 14 loaves in the morning and 9 in the afternoon. How many loaves does she sell in the day?", "23"},
+		{"A tank holds 120 litres and is one quarter full. How many litres must be added to fill it?", "90"},
+		{"Tom reads 12 pages a day for 5 days and then 20 pages on the sixth day. How many pages does he read?", "80"},
+		{"A ticket costs $7. How much do 6 tickets cost in dollars?", "42"}} {
+		tr = append(tr, trlParquetRow{Step: 40, Prompt: "<|user|>" + p.q + "<|assistant|>", Completion: "The answer is \\boxed{" + p.a + "}.", AccuracyReward: 1},
+			trlParquetRow{Step: 40, Prompt: "<|user|>" + p.q + "<|assistant|>", Completion: "I am not sure.", Advantage: -1})
+	}
+	trlPath := filepath.Join(t.TempDir(), "completions_00040.parquet")
+	f, err := os.Create(trlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := parquet.Write(f, tr); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	e := start(t)
+	for _, tc := range []struct {
+		tool, file, dataset string
+		problems            int
+		source              string
+	}{
+		{"evalplus", filepath.Join(dir, "evalplus_eval_results.json"), code, 2, "file"},
+		{"opencompass", filepath.Join(dir, "opencompass_predictions_own_words.json"), words, 4, "verifier"},
+		{"hf generations", filepath.Join(dir, "hf_generations_openr1.jsonl"), words, 4, "file"},
+		{"trl", trlPath, words, 4, "verifier"},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			rep := e.importReady(t, intake.Spec{Name: tc.tool, Dataset: intake.LocalFile(tc.dataset),
+				Models: []intake.Model{{Name: "base", File: intake.LocalFile(tc.file)}, {Name: "rl", File: intake.LocalFile(tc.file)}}})
+			m := rep.Models[0]
+			if rep.Problems != tc.problems || rep.KMax != 2 || pct(m.Pass1) != 50 || m.Solved != tc.problems ||
+				!strings.HasPrefix(m.VerdictSource, tc.source) && !(tc.source == "verifier" && strings.Contains(m.VerdictSource, "verifier")) {
+				t.Errorf("problems %d, k max %d, pass@1 %v, solved %d, verdicts by %q; want %d, 2, 50, all, %s",
+					rep.Problems, rep.KMax, pct(m.Pass1), m.Solved, m.VerdictSource, tc.problems, tc.source)
+			}
+		})
 	}
 }
