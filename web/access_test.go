@@ -455,9 +455,6 @@ var routes = []route{
 	{name: "API mapping", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/mapping", ok: 200},
 	{name: "export samples", need: read, method: "GET", path: "/comparisons/{cid}/samples.jsonl", ok: 200},
 	{name: "API export samples", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/samples.parquet", ok: 200},
-	{name: "API mapping", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/mapping", ok: 200},
-	{name: "export samples", need: read, method: "GET", path: "/comparisons/{cid}/samples.jsonl", ok: 200},
-	{name: "API export samples", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/samples.parquet", ok: 200},
 	{name: "project", need: read, method: "GET", path: "/projects/{proj}", ok: 200},
 
 	{name: "confirm mapping", need: edit, method: "POST", path: "/comparisons/{cid}/mapping", body: form(nil), ok: 303},
