@@ -288,6 +288,41 @@ func TestToolParquet(t *testing.T) {
 	}
 }
 
+type attempt struct {
+	Txt string `parquet:"txt"`
+	OK  bool   `parquet:"ok"`
+}
+type unknownRow struct {
+	Qid      string    `parquet:"qid"`
+	Attempts []attempt `parquet:"attempts,list"`
+}
+
+// A parquet file in no known layout: Examine guesses a mapping from its columns (nested ones
+// included), and the file reads through it like JSONL.
+func TestParquetMapped(t *testing.T) {
+	var b bytes.Buffer
+	rows := []unknownRow{{Qid: "own/0", Attempts: []attempt{{"x = 23", true}, {"x = 22", false}}}, {Qid: "own/3", Attempts: []attempt{{"42", true}}}}
+	if err := parquet.Write(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := Examine(bytes.NewReader(b.Bytes()), "run.parquet")
+	if err != nil || ex.Format != FormatMapped || ex.Mapping == nil || ex.Mapping.ProblemID != "qid" ||
+		!slices.Contains(ex.ItemFields, "txt") || !strings.Contains(ex.Preview, `"qid":"own/0"`) {
+		t.Fatalf("Examine: %+v %v", ex, err)
+	}
+	m := Mapping{ProblemID: "qid", List: "attempts", Completion: "txt", Correct: "ok"}
+	var got []Sample
+	err = Read(bytes.NewReader(b.Bytes()), "run.parquet", FormatMapped, &m, Options{OnSample: func(s Sample) error { got = append(got, s); return nil }})
+	if err != nil || len(got) != 3 || got[1].Completion != "x = 22" || *got[1].Correct || got[2].ProblemKey != "own/3" || got[2].Record != "row 2" {
+		t.Errorf("read: %v %+v", err, got)
+	}
+	// Without a mapping the layout is refused, naming its columns.
+	err = Read(bytes.NewReader(b.Bytes()), "run.parquet", FormatParquet, nil, Options{OnSample: func(Sample) error { return nil }})
+	if err == nil || !strings.Contains(err.Error(), "columns (qid, attempts) match no known layout") {
+		t.Errorf("unmapped: %v", err)
+	}
+}
+
 type lightevalDoc struct {
 	Query     string   `parquet:"query"`
 	Choices   []string `parquet:"choices,list"`
