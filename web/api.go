@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -107,10 +108,22 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 		s.apiFail(w, r, err)
 		return
 	}
-	rep, err := analysis.BuildWith(r.Context(), s.st, id, opt)
+	e, err := s.reports.Get(r.Context(), id, opt)
 	if err != nil {
 		s.apiFail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, rep)
+	b, err := memoBody(e, "report.json", func() ([]byte, error) {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		err := enc.Encode(e.Report)
+		return buf.Bytes(), err
+	})
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	b.write(w, r)
 }

@@ -1,9 +1,11 @@
 package web
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -41,11 +43,19 @@ func chartData(rep *analysis.Report, name string) (chartTable, error) {
 		for _, m := range rep.Models {
 			t.Columns = append(t.Columns, m.Name)
 		}
+		// Intervals exist at the ks the chart draws (every k up to 64, then 8
+		// per doubling); other rows leave them empty.
 		withCI := true
-		for _, m := range rep.Models {
-			withCI = withCI && len(m.PassAtKCI) >= rep.KMax
+		bands := make([]map[int]analysis.Band, len(rep.Models))
+		for i, m := range rep.Models {
+			withCI = withCI && len(m.PassAtKCI) > 0
+			bands[i] = map[int]analysis.Band{}
+			for _, b := range m.PassAtKCI {
+				bands[i][b.K] = b
+			}
 		}
 		if withCI {
+			t.Title += "; 95% intervals at k ≤ 64 and 8 ks per doubling beyond"
 			for _, m := range rep.Models {
 				t.Columns = append(t.Columns, m.Name+" 95% lo", m.Name+" 95% hi")
 			}
@@ -56,8 +66,12 @@ func chartData(rep *analysis.Report, name string) (chartTable, error) {
 				row = append(row, m.PassAtK[k-1].Value)
 			}
 			if withCI {
-				for _, m := range rep.Models {
-					row = append(row, m.PassAtKCI[k-1].Lo, m.PassAtKCI[k-1].Hi)
+				for i := range rep.Models {
+					if b, ok := bands[i][k]; ok {
+						row = append(row, b.Lo, b.Hi)
+					} else {
+						row = append(row, nil, nil)
+					}
 				}
 			}
 			t.Rows = append(t.Rows, row)
@@ -132,31 +146,51 @@ func csvCell(v any) string {
 		return x
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
+	case nil:
+		return ""
 	default:
 		return fmt.Sprint(x)
 	}
 }
 
 // writeChartData answers file ("crossover.csv", "venn-1.json") with the
-// chart's table; an unknown chart or extension is ErrNotFound.
-func writeChartData(w http.ResponseWriter, rep *analysis.Report, file string) error {
+// chart's table, encoded once per report; an unknown chart or extension is
+// ErrNotFound.
+func writeChartData(w http.ResponseWriter, r *http.Request, e *analysis.Entry, file string) error {
 	name, ext, ok := strings.Cut(file, ".")
 	if !ok || (ext != "csv" && ext != "json") {
 		return fmt.Errorf("chart data %q (want NAME.csv or NAME.json): %w", file, store.ErrNotFound)
 	}
-	t, err := chartData(rep, name)
+	b, err := memoBody(e, "data/"+file, func() ([]byte, error) {
+		t, err := chartData(e.Report, name)
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		err = encodeChartTable(&buf, t, ext)
+		return buf.Bytes(), err
+	})
 	if err != nil {
 		return err
 	}
-	fname := fmt.Sprintf("reach-%d-%s.%s", rep.ComparisonID, name, ext)
+	fname := fmt.Sprintf("reach-%d-%s.%s", e.Report.ComparisonID, name, ext)
 	w.Header().Set("Content-Disposition", `attachment; filename="`+fname+`"`)
 	if ext == "json" {
 		w.Header().Set("Content-Type", "application/json")
+	} else {
+		w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	}
+	b.write(w, r)
+	return nil
+}
+
+// encodeChartTable writes t as JSON or CSV.
+func encodeChartTable(w io.Writer, t chartTable, ext string) error {
+	if ext == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(t)
 	}
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	cw := csv.NewWriter(w)
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
@@ -191,12 +225,12 @@ func (s *Server) chartData(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	rep, err := analysis.BuildWith(r.Context(), s.st, id, opt)
+	e, err := s.reports.Get(r.Context(), id, opt)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if err := writeChartData(w, rep, chiParam(r, "chart")); err != nil {
+	if err := writeChartData(w, r, e, chiParam(r, "chart")); err != nil {
 		s.fail(w, r, err)
 	}
 }

@@ -23,6 +23,50 @@ func pointsSeries(name string, ps []analysis.Point, bands []analysis.Band) chart
 	return s
 }
 
+// curveSeries is a full pass@k curve (points at k = 1, 2, …) at the ks the
+// chart draws (analysis.ChartKs): the page stays small and fast whatever n
+// is. The bands are drawn when they cover every one of those ks.
+func curveSeries(name string, ps []analysis.Point, bands []analysis.Band) charts.CurveSeries {
+	s := charts.CurveSeries{Name: name}
+	band := make(map[int]analysis.Band, len(bands))
+	for _, b := range bands {
+		band[b.K] = b
+	}
+	for _, k := range analysis.ChartKs(len(ps)) {
+		p := ps[k-1]
+		s.Ks, s.Values = append(s.Ks, p.K), append(s.Values, p.Value)
+		if b, ok := band[k]; ok {
+			s.Lo, s.Hi = append(s.Lo, b.Lo), append(s.Hi, b.Hi)
+		}
+	}
+	if len(s.Lo) != len(s.Ks) {
+		s.Lo, s.Hi = nil, nil
+	}
+	return s
+}
+
+// chartSet is what reportCharts builds.
+type chartSet struct {
+	crossover, histogram views.Chart
+	venns                []views.Chart
+	vennPairs            []int
+	stats                views.StatsCharts
+}
+
+// memoCharts is reportCharts, built once per report (Entry) and arguments.
+func memoCharts(e *analysis.Entry, id int64, opt analysis.Options, pair int, links bool) (chartSet, error) {
+	v, err := e.Memo(fmt.Sprintf("charts|%d|%d|%t", id, pair, links), func() (any, error) {
+		var cs chartSet
+		var err error
+		cs.crossover, cs.venns, cs.vennPairs, cs.histogram, cs.stats, err = reportCharts(id, e.Report, opt, pair, links)
+		return cs, err
+	})
+	if err != nil {
+		return chartSet{}, err
+	}
+	return v.(chartSet), nil
+}
+
 // reportCharts builds the comparison page's charts from its report: the
 // crossover (with 95% bands once the statistics job has run, or the biased
 // estimator's curves when asked for), the Venns, the histogram and the
@@ -42,9 +86,9 @@ func reportCharts(id int64, rep *analysis.Report, opt analysis.Options, pair int
 	for _, m := range rep.Models {
 		switch {
 		case opt.Biased && m.PassAtKBiased != nil:
-			in.Series = append(in.Series, pointsSeries(m.Name, m.PassAtKBiased, nil))
+			in.Series = append(in.Series, curveSeries(m.Name, m.PassAtKBiased, nil))
 		default:
-			in.Series = append(in.Series, pointsSeries(m.Name, m.PassAtK, m.PassAtKCI))
+			in.Series = append(in.Series, curveSeries(m.Name, m.PassAtK, m.PassAtKCI))
 		}
 	}
 	if opt.Biased && rep.Pairs[0].CrossoverBiased != nil {
@@ -124,7 +168,8 @@ func statsCharts(prefix string, rep *analysis.Report) (views.StatsCharts, error)
 	din := charts.DiffInput{Title: "pass@k(model) − pass@k(base)"}
 	for _, p := range rep.Pairs {
 		s := charts.CurveSeries{Name: p.Other + " − " + p.Base}
-		for _, d := range p.Diff {
+		for _, k := range analysis.ChartKs(len(p.Diff)) {
+			d := p.Diff[k-1]
 			s.Ks, s.Values = append(s.Ks, d.K), append(s.Values, d.Value)
 			if d.CI != nil {
 				s.Lo, s.Hi = append(s.Lo, d.CI.Lo), append(s.Hi, d.CI.Hi)

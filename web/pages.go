@@ -93,12 +93,12 @@ func (s *Server) comparison(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	rep, err := analysis.BuildWith(r.Context(), s.st, id, opt)
+	e, err := s.reports.Get(r.Context(), id, opt)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	v, err := s.reportView(c, rep, opt, r)
+	v, err := s.reportView(c, e, opt, r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -186,7 +186,8 @@ func reportOptions(r *http.Request) analysis.Options {
 // reportView prepares the comparison page. When the report's bootstrap
 // intervals are missing or stale it enqueues the statistics job and the
 // page shows point estimates meanwhile.
-func (s *Server) reportView(c store.Comparison, rep *analysis.Report, opt analysis.Options, r *http.Request) (views.ReportView, error) {
+func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.Options, r *http.Request) (views.ReportView, error) {
+	rep := e.Report // shared between requests: read only
 	q := r.URL.Query()
 	reviews, err := s.st.Reviews(r.Context(), c.ID)
 	if err != nil {
@@ -210,6 +211,14 @@ func (s *Server) reportView(c store.Comparison, rep *analysis.Report, opt analys
 	}
 	v := views.ReportView{C: c, R: rep, Filter: f, Regions: map[string]int{}, Opt: opt, Reviews: reviews,
 		Can: perms(routeRole(r))}
+	ids, _ := e.Memo("ids-by-key", func() (any, error) {
+		m := make(map[string]int64, len(rep.Rows))
+		for _, row := range rep.Rows {
+			m[row.Key] = row.ProblemID
+		}
+		return m, nil
+	})
+	v.IDByKey = ids.(map[string]int64)
 	if cfg, err := jobs.ParseSamplingConfig(c.Sampling); err == nil && c.Sampling != nil {
 		v.SampledN = cfg.N
 	}
@@ -217,16 +226,20 @@ func (s *Server) reportView(c store.Comparison, rep *analysis.Report, opt analys
 		return v, err
 	}
 	subjects, levels := map[string]bool{}, map[string]bool{}
-	for i := range rep.Rows {
-		rep.Rows[i].Region = regionOf(rep.Rows[i].Counts[0], rep.Rows[i].Counts[f.Pair])
+	rows := rep.Rows // regions against the first other model
+	if f.Pair != 1 {
+		rows = slices.Clone(rep.Rows)
+		for i := range rows {
+			rows[i].Region = regionOf(rows[i].Counts[0], rows[i].Counts[f.Pair])
+		}
 	}
-	v.Review = reviewSummary(rep.Rows, reviews)
+	v.Review = reviewSummary(rows, reviews)
 	for _, rv := range reviews {
 		if slices.Contains(gradingErrors, rv.Verdict) {
 			v.GradingErrors++
 		}
 	}
-	for _, row := range rep.Rows {
+	for _, row := range rows {
 		v.Regions[row.Region]++
 		if row.Subject != "" {
 			subjects[row.Subject] = true
@@ -241,6 +254,18 @@ func (s *Server) reportView(c store.Comparison, rep *analysis.Report, opt analys
 		v.Rows = append(v.Rows, row)
 	}
 	slices.SortStableFunc(v.Rows, func(a, b analysis.ProblemRow) int { return regionOrder[a.Region] - regionOrder[b.Region] })
+	// One page of the table: the page stays small at 12,500 problems.
+	v.Matching = len(v.Rows)
+	v.Pages = max(1, (len(v.Rows)+views.ProblemsPerPage-1)/views.ProblemsPerPage)
+	if p, err := strconv.Atoi(q.Get("page")); err == nil && p >= 1 {
+		f.Page = min(p, v.Pages)
+		v.Filter.Page = f.Page
+	}
+	if v.Filter.Page == 0 {
+		v.Filter.Page = 1
+	}
+	lo := (v.Filter.Page - 1) * views.ProblemsPerPage
+	v.Rows = v.Rows[lo:min(lo+views.ProblemsPerPage, len(v.Rows))]
 	for s := range subjects {
 		v.Subjects = append(v.Subjects, s)
 	}
@@ -256,7 +281,8 @@ func (s *Server) reportView(c store.Comparison, rep *analysis.Report, opt analys
 		}
 		return strings.Compare(a, b)
 	})
-	v.Crossover, v.Venns, v.VennPairs, v.Histogram, v.Stats, err = reportCharts(c.ID, rep, opt, f.Pair, true)
+	cs, err := memoCharts(e, c.ID, opt, f.Pair, true)
+	v.Crossover, v.Venns, v.VennPairs, v.Histogram, v.Stats = cs.crossover, cs.venns, cs.vennPairs, cs.histogram, cs.stats
 	return v, err
 }
 
@@ -316,7 +342,8 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if c.Status == store.StatusReady {
-		if rep, err := analysis.Build(ctx, s.st, id); err == nil {
+		if e, err := s.reports.Get(ctx, id, analysis.Options{}); err == nil {
+			rep := e.Report
 			v.Region, v.Prev, v.Next = neighbours(rep, p.ID)
 			if v.Region == "base-only" {
 				// Reviewing: j / k go to the next / previous base-only problem nobody reviewed yet.

@@ -215,11 +215,12 @@ type apiReview struct {
 
 func (s *Server) apiReviews(w http.ResponseWriter, r *http.Request) {
 	id, _ := idParam(r, "id")
-	rep, err := analysis.Build(r.Context(), s.st, id)
+	e, err := s.reports.Get(r.Context(), id, analysis.Options{})
 	if err != nil {
 		s.apiFail(w, r, err)
 		return
 	}
+	rep := e.Report
 	reviews, err := s.st.Reviews(r.Context(), id)
 	if err != nil {
 		s.apiFail(w, r, err)

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -24,7 +25,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/puddle/v2"
+	"github.com/klauspost/compress/gzip"
 
+	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/auth"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/secret"
@@ -57,10 +60,11 @@ type Config struct {
 
 // Server holds what handlers need.
 type Server struct {
-	st   *store.Store
-	jobs *jobs.Client
-	cfg  Config
-	log  *slog.Logger
+	st      *store.Store
+	jobs    *jobs.Client
+	cfg     Config
+	log     *slog.Logger
+	reports *analysis.Cache // reports computed once per change
 
 	login *loginLimits
 }
@@ -85,13 +89,13 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 	if err != nil {
 		panic(err) // crypto/rand failed: nothing can work
 	}
-	s := &Server{st: st, jobs: jc, cfg: cfg, log: log, login: ll}
+	s := &Server{st: st, jobs: jc, cfg: cfg, log: log, login: ll, reports: analysis.NewCache(st, 0)}
 	r := chi.NewRouter()
 	r.Use(keepPeer)
 	if cfg.TrustProxyHeaders {
 		r.Use(middleware.RealIP)
 	}
-	r.Use(requestID, limitBodies, s.logRequests, middleware.Recoverer, securityHeaders, s.csrf, s.identify)
+	r.Use(requestID, limitBodies, s.logRequests, middleware.Recoverer, compress(), securityHeaders, s.csrf, s.identify)
 
 	r.Get("/healthz", s.healthz)
 	r.Handle("/static/*", http.StripPrefix("/static/", staticHandler()))
@@ -211,6 +215,23 @@ func staticHandler() http.Handler {
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		fs.ServeHTTP(w, r)
 	})
+}
+
+// compress gzips text responses for clients that accept it (pages are
+// several hundred KB of HTML), with klauspost/compress's faster gzip.
+// Responses that carry their own Content-Encoding (downloads compressed
+// once per report, see body) pass through.
+func compress() func(http.Handler) http.Handler {
+	c := middleware.NewCompressor(5, "text/html", "text/css", "text/plain", "text/csv", "text/javascript",
+		"application/javascript", "application/json", "image/svg+xml")
+	c.SetEncoder("gzip", func(w io.Writer, level int) io.Writer {
+		gw, err := gzip.NewWriterLevel(w, level)
+		if err != nil {
+			return nil
+		}
+		return gw
+	})
+	return c.Handler
 }
 
 // securityHeaders keeps pages from being framed and stops content sniffing;

@@ -212,10 +212,10 @@ func (s *Server) apiRevokeShare(w http.ResponseWriter, r *http.Request) {
 // openShare resolves /s/{token}: a live link, its ready comparison and
 // report. Anything else (unknown, revoked, expired, not ready) is 404 and
 // ok is false. view counts one view.
-func (s *Server) openShare(w http.ResponseWriter, r *http.Request, view bool) (store.ShareLink, store.Comparison, *analysis.Report, bool) {
+func (s *Server) openShare(w http.ResponseWriter, r *http.Request, view bool) (store.ShareLink, store.Comparison, *analysis.Entry, bool) {
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("X-Robots-Tag", "noindex, nofollow")
-	notFound := func() (store.ShareLink, store.Comparison, *analysis.Report, bool) {
+	notFound := func() (store.ShareLink, store.Comparison, *analysis.Entry, bool) {
 		s.render(w, r, http.StatusNotFound, views.SharedGone())
 		return store.ShareLink{}, store.Comparison{}, nil, false
 	}
@@ -235,7 +235,7 @@ func (s *Server) openShare(w http.ResponseWriter, r *http.Request, view bool) (s
 		s.fail(w, r, err)
 		return l, c, nil, false
 	}
-	rep, err := analysis.Build(r.Context(), s.st, c.ID)
+	e, err := s.reports.Get(r.Context(), c.ID, analysis.Options{})
 	if errors.Is(err, analysis.ErrNotReady) {
 		s.render(w, r, http.StatusServiceUnavailable, views.SharedNotReady())
 		return l, c, nil, false
@@ -244,16 +244,18 @@ func (s *Server) openShare(w http.ResponseWriter, r *http.Request, view bool) (s
 		s.fail(w, r, err)
 		return l, c, nil, false
 	}
-	return l, c, rep, true
+	return l, c, e, true
 }
 
 // sharedView builds the shared page's charts (only those the link covers).
-func (s *Server) sharedView(r *http.Request, l store.ShareLink, c store.Comparison, rep *analysis.Report) (views.SharedView, error) {
+func (s *Server) sharedView(r *http.Request, l store.ShareLink, c store.Comparison, e *analysis.Entry) (views.SharedView, error) {
+	rep := e.Report
 	v := views.SharedView{L: l, C: c, R: rep, Token: chiParam(r, "token"), BaseURL: s.baseURL(r)}
-	cross, venns, vennPairs, hist, _, err := reportCharts(c.ID, rep, analysis.Options{}, 1, false)
+	cs, err := memoCharts(e, c.ID, analysis.Options{}, 1, false)
 	if err != nil {
 		return v, err
 	}
+	cross, venns, vennPairs, hist := cs.crossover, cs.venns, cs.vennPairs, cs.histogram
 	if l.Chart == "" || l.Chart == "crossover" {
 		v.Crossover = cross
 	}
@@ -274,11 +276,11 @@ func (s *Server) sharedView(r *http.Request, l store.ShareLink, c store.Comparis
 }
 
 func (s *Server) sharedPage(w http.ResponseWriter, r *http.Request) {
-	l, c, rep, ok := s.openShare(w, r, true)
+	l, c, e, ok := s.openShare(w, r, true)
 	if !ok {
 		return
 	}
-	v, err := s.sharedView(r, l, c, rep)
+	v, err := s.sharedView(r, l, c, e)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -289,11 +291,11 @@ func (s *Server) sharedPage(w http.ResponseWriter, r *http.Request) {
 // sharedEmbed is the iframe view: the link's chart only, framable from
 // any site.
 func (s *Server) sharedEmbed(w http.ResponseWriter, r *http.Request) {
-	l, c, rep, ok := s.openShare(w, r, true)
+	l, c, e, ok := s.openShare(w, r, true)
 	if !ok {
 		return
 	}
-	v, err := s.sharedView(r, l, c, rep)
+	v, err := s.sharedView(r, l, c, e)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -304,7 +306,7 @@ func (s *Server) sharedEmbed(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
-	l, c, rep, ok := s.openShare(w, r, false)
+	l, c, e, ok := s.openShare(w, r, false)
 	if !ok {
 		return
 	}
@@ -326,7 +328,7 @@ func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	for _, row := range rep.Rows {
+	for _, row := range e.Report.Rows {
 		if row.ProblemID == p.ID {
 			v.Region = row.Region
 		}
@@ -349,7 +351,7 @@ func (s *Server) sharedSampleText(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sharedChartData(w http.ResponseWriter, r *http.Request) {
-	l, _, rep, ok := s.openShare(w, r, false)
+	l, _, e, ok := s.openShare(w, r, false)
 	if !ok {
 		return
 	}
@@ -359,7 +361,7 @@ func (s *Server) sharedChartData(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusNotFound, views.SharedGone())
 		return
 	}
-	if err := writeChartData(w, rep, chiParam(r, "chart")); errors.Is(err, store.ErrNotFound) {
+	if err := writeChartData(w, r, e, chiParam(r, "chart")); errors.Is(err, store.ErrNotFound) {
 		s.render(w, r, http.StatusNotFound, views.SharedGone())
 	} else if err != nil {
 		s.fail(w, r, err)

@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 
@@ -156,4 +157,28 @@ func trajectory(runs []store.Run, ms []ModelReport, kmax int) []TrajectoryPoint 
 	}
 	slices.SortStableFunc(out, func(a, b TrajectoryPoint) int { return cmp.Compare(a.Step, b.Step) })
 	return out
+}
+
+// ChartKs are the ks a pass@k chart draws for curves up to kmax: every k
+// up to 64, then 8 per doubling (k = 64·2^(j/8), rounded), and kmax. On a
+// log₂ axis that is as smooth as every k, at a small fraction of the
+// points (96 instead of 1,024); downloads keep every k.
+func ChartKs(kmax int) []int {
+	var ks []int
+	for k := 1; k <= min(kmax, 64); k++ {
+		ks = append(ks, k)
+	}
+	for j := 1; ; j++ {
+		k := int(math.Round(64 * math.Exp2(float64(j)/8)))
+		if k >= kmax {
+			break
+		}
+		if k > ks[len(ks)-1] {
+			ks = append(ks, k)
+		}
+	}
+	if ks[len(ks)-1] != kmax {
+		ks = append(ks, kmax)
+	}
+	return ks
 }

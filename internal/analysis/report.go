@@ -157,7 +157,8 @@ type Band struct {
 }
 
 // DiffPoint is pass@k(other) − pass@k(base) at one k, in [−1, 1], with its
-// paired bootstrap interval once the statistics job has run.
+// paired bootstrap interval once the statistics job has run (at the ks of
+// ChartKs(KMax) only).
 type DiffPoint struct {
 	K     int       `json:"k"`
 	Value float64   `json:"value"`
@@ -276,7 +277,7 @@ type ModelReport struct {
 	// Filled from the statistics job's cache (see Report.Stats):
 	Pass1CI    *Interval `json:"pass_at_1_ci,omitempty"`
 	PassKMaxCI *Interval `json:"pass_at_kmax_ci,omitempty"` // pass@KMax of the report
-	PassAtKCI  []Band    `json:"pass_at_k_ci,omitempty"`    // every k from 1 to KMax
+	PassAtKCI  []Band    `json:"pass_at_k_ci,omitempty"`    // at the ks of ChartKs(KMax)
 	// MajAtK is maj@k at powers of two up to the run's n (runs with texts;
 	// answers grouped as StatsInfo.Grouping says).
 	MajAtK []Point `json:"maj_at_k,omitempty"`

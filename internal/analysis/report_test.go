@@ -195,3 +195,16 @@ func TestExcludeReviewedProblems(t *testing.T) {
 		t.Errorf("excluding a dropped problem: variant %q, excluded %d (%v)", rep.Variant, rep.ExcludedReviewed, err)
 	}
 }
+
+func TestChartKs(t *testing.T) {
+	if got := ChartKs(10); !slices.Equal(got, passk.AllKs(10)) {
+		t.Errorf("ChartKs(10) = %v", got)
+	}
+	ks := ChartKs(1024)
+	if len(ks) != 64+4*8-1+1 || ks[63] != 64 || ks[64] != 70 || ks[len(ks)-1] != 1024 || !slices.IsSorted(ks) {
+		t.Errorf("ChartKs(1024) has %d ks: %v", len(ks), ks)
+	}
+	if ks := ChartKs(100); ks[len(ks)-1] != 100 || ks[len(ks)-2] != 99 {
+		t.Errorf("ChartKs(100) = %v", ks)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,7 +24,7 @@ const (
 
 // statsVersion changes whenever Stats or the way it is computed changes, so
 // older caches count as stale.
-const statsVersion = 2 // 2: crossover = ahead and staying ahead through k_max
+const statsVersion = 3 // 2: crossover = ahead and staying ahead through k_max; 3: intervals at ChartKs
 
 // DefaultSeed seeds the bootstrap when StatsOptions.Seed is 0, so every
 // Reach instance gives the same intervals for the same counts.
@@ -92,8 +93,8 @@ func statsHash(variant string, runs []store.Run, kept []store.Problem, models []
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// ComputeStats computes the bootstrap intervals (paired over problems, all
-// ks from 1 to KMax, ΔSE at the report's ΔSE k) and, for every model in
+// ComputeStats computes the bootstrap intervals (paired over problems, at
+// the ks of ChartKs(KMax), ΔSE at the report's ΔSE k) and, for every model in
 // answers, maj@k at powers of two. answers maps a run id to its samples'
 // extracted answers by problem id (store.AnswersForRun); runs without texts
 // are simply absent. A model gets no maj@k when fewer than half of its
@@ -118,7 +119,9 @@ func ComputeStats(rep *Report, answers map[int64]map[int64][]store.Answer, opt S
 	if len(rep.Pairs) > 0 {
 		gapK = rep.Pairs[0].DeltaSEK
 	}
-	b, err := passk.Bootstrap(models, passk.BootstrapOptions{Draws: opt.Draws, Seed: opt.Seed, GapK: gapK})
+	// Intervals at the ks the charts draw (every k up to 64, then 8 per
+	// doubling): the same figure at a tenth of the cost for n = 1,024.
+	b, err := passk.Bootstrap(models, passk.BootstrapOptions{Draws: opt.Draws, Seed: opt.Seed, GapK: gapK, Ks: ChartKs(rep.KMax)})
 	if err != nil {
 		return Stats{}, fmt.Errorf("comparison %d: %w", rep.ComparisonID, err)
 	}
@@ -231,7 +234,7 @@ func (rep *Report) AttachStats(row store.Stats) {
 		return
 	}
 	b := s.Bootstrap
-	if len(b.Models) != len(rep.Models) || len(b.Pairs) != len(rep.Pairs) || b.NMin != rep.KMax || len(b.Ks) != rep.KMax {
+	if len(b.Models) != len(rep.Models) || len(b.Pairs) != len(rep.Pairs) || b.NMin != rep.KMax || !slices.Equal(b.Ks, ChartKs(rep.KMax)) {
 		return
 	}
 	at := row.ComputedAt
@@ -264,8 +267,8 @@ func (rep *Report) AttachStats(row store.Stats) {
 		for _, r := range pb.Significant {
 			pr.Significant = append(pr.Significant, SignificantRange{Ahead: leadName(r.Lead), FromK: r.From, ToK: r.To, ThroughKMax: r.Through})
 		}
-		for j := range pr.Diff {
-			pr.Diff[j].CI = iv(pb.Diff[j])
+		for j, k := range b.Ks {
+			pr.Diff[k-1].CI = iv(pb.Diff[j])
 		}
 	}
 	byName := map[string]int{}

@@ -204,7 +204,7 @@ func checkCurve(name string, xs []float64, values, lo, hi []float64, vmin, vmax,
 		if err := check("value", values[j]); err != nil {
 			return curve{}, err
 		}
-		cv.ys[j] = values[j] * scale
+		cv.ys[j] = shown(values[j] * scale)
 		if band {
 			if err := check("lo", lo[j]); err != nil {
 				return curve{}, err
@@ -215,11 +215,16 @@ func checkCurve(name string, xs []float64, values, lo, hi []float64, vmin, vmax,
 			if lo[j] > hi[j] {
 				return curve{}, fmt.Errorf("series %q: lo[%d] = %v above hi = %v", name, j, lo[j], hi[j])
 			}
-			cv.lo[j], cv.hi[j] = lo[j]*scale, hi[j]*scale
+			cv.lo[j], cv.hi[j] = shown(lo[j]*scale), shown(hi[j]*scale)
 		}
 	}
 	return cv, nil
 }
+
+// shown rounds a value in display units (percent, points) to 4 decimals:
+// far finer than a chart or its 1-decimal tooltip shows, and it keeps the
+// page's chart data a third of the size of full float64 digits.
+func shown(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 
 func intsToFloats(ks []int) []float64 {
 	out := make([]float64, len(ks))

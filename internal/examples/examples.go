@@ -67,3 +67,7 @@ func SeedIfEmpty(ctx context.Context, st *store.Store, client *jobs.Client) ([]i
 	}
 	return ids, nil
 }
+
+// Open opens one of the shipped data files (e.g. "math500.jsonl",
+// "qwen2.5-7b-base.csv"); the benchmark generator builds on them.
+func Open(name string) (io.ReadCloser, error) { return files.Open(path.Join("data", name)) }

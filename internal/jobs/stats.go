@@ -64,11 +64,10 @@ func mathEquiv(a, b string) bool { return vmath.Check(a, b, vmath.Options{}).Sta
 // cannot be computed from the counts are stored as failed (shown on the
 // page) rather than retried.
 func (w *StatsWorker) Work(ctx context.Context, job *river.Job[StatsArgs]) error {
-	id := job.Args.ComparisonID
-	if id == 0 {
+	if job.Args.ComparisonID == 0 {
 		return w.sweep(ctx)
 	}
-	err := ComputeStats(ctx, w.st, id, w.draws)
+	err := ComputeStats(ctx, w.st, job.Args.ComparisonID, w.draws)
 	if errors.Is(err, store.ErrNotFound) {
 		return river.JobCancel(err)
 	}
@@ -146,7 +145,8 @@ func ComputeStats(ctx context.Context, st *store.Store, id int64, draws int) err
 		}
 		slog.InfoContext(ctx, "statistics computed", "comparison", id, "variant", rep.Variant, "status", row.Status, "seconds", s.Seconds)
 	}
-	return nil
+	// The page shows the report with these statistics: compute it now, once.
+	return analysis.Precompute(ctx, st, id)
 }
 
 func (w *StatsWorker) sweep(ctx context.Context) error {

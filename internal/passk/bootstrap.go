@@ -4,14 +4,21 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 )
 
 // DefaultDraws is the number of bootstrap draws when BootstrapOptions.Draws is 0.
 const DefaultDraws = 2000
 
-// pcgStream is the second PCG seed word; fixed so that Seed alone decides the draws.
+// pcgStream is the second PCG seed word of the first chunk of draws (chunk c uses pcgStream+c);
+// fixed so that Seed alone decides the draws.
 const pcgStream = 0x5851f42d4c957f2d
+
+// drawChunk is how many bootstrap draws one task computes; the tasks run on every core.
+const drawChunk = 100
 
 // BootstrapOptions configures Bootstrap. The zero value means: 2,000 draws, seed 0, 95%
 // intervals, every k from 1 to the smallest n, ΔSE at k = smallest n.
@@ -249,35 +256,61 @@ func (b *bootstrapper) run() BootstrapResult {
 			crosses[m] = make([]float64, nd)
 		}
 	}
-	r := rand.New(rand.NewPCG(b.opt.Seed, pcgStream))
-	for d := range nd {
-		for m := range nm {
-			clear(w[m])
-		}
-		for range b.nprob {
-			i := r.IntN(b.nprob)
+	// Draws run in chunks of drawChunk on every core. Chunk c has its own
+	// random stream, seeded from Seed and c alone, so the result does not
+	// depend on the number of cores or on scheduling.
+	chunks := (nd + drawChunk - 1) / drawChunk
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(chunks, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := make([][]float64, nm)
+			cur := make([][]float64, nm)
 			for m := range nm {
-				w[m][b.classOf[m][i]]++
+				w[m] = make([]float64, len(b.rows[m])/nc)
+				cur[m] = make([]float64, nc)
 			}
-		}
-		b.curves(w, cur)
-		for m := range nm {
-			for j, v := range cur[m] {
-				vals[m][j*nd+d] = v
+			baseKs, otherKs := make([]float64, nks), make([]float64, nks)
+			for {
+				c := int(next.Add(1)) - 1
+				if c >= chunks {
+					return
+				}
+				r := rand.New(rand.NewPCG(b.opt.Seed, pcgStream+uint64(c)))
+				for d := c * drawChunk; d < min(nd, (c+1)*drawChunk); d++ {
+					for m := range nm {
+						clear(w[m])
+					}
+					for range b.nprob {
+						i := r.IntN(b.nprob)
+						for m := range nm {
+							w[m][b.classOf[m][i]]++
+						}
+					}
+					b.curves(w, cur)
+					for m := range nm {
+						for j, v := range cur[m] {
+							vals[m][j*nd+d] = v
+						}
+					}
+					pick(cur[0], baseKs)
+					for m := 1; m < nm; m++ {
+						for i, c := range b.ksCol {
+							diffs[m][i*nd+d] = cur[m][c] - cur[0][c]
+						}
+						gaps[m][d] = cur[0][b.colGap] - cur[m][b.col1]
+						crosses[m][d] = math.Inf(1)
+						if found, k, _ := crossover(b.opt.Ks, baseKs, pick(cur[m], otherKs)); found {
+							crosses[m][d] = k
+						}
+					}
+				}
 			}
-		}
-		pick(cur[0], baseKs)
-		for m := 1; m < nm; m++ {
-			for i, c := range b.ksCol {
-				diffs[m][i*nd+d] = cur[m][c] - cur[0][c]
-			}
-			gaps[m][d] = cur[0][b.colGap] - cur[m][b.col1]
-			crosses[m][d] = math.Inf(1)
-			if found, k, _ := crossover(b.opt.Ks, baseKs, pick(cur[m], otherKs)); found {
-				crosses[m][d] = k
-			}
-		}
+		}()
 	}
+	wg.Wait()
 
 	lo, hi := (1-b.opt.Level)/2, (1+b.opt.Level)/2
 	est := func(pt float64, draws []float64) Estimate {

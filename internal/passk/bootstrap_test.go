@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -37,14 +38,17 @@ func TestBootstrapMatchesNaiveResampling(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rr := rand.New(rand.NewPCG(seed, pcgStream))
+	var rr *rand.Rand
 	curveDraws := make([][][]float64, 2) // [model][ksIdx][draw]
 	for m := range curveDraws {
 		curveDraws[m] = make([][]float64, len(ks))
 	}
 	diffDraws := make([][]float64, len(ks))
 	var gapDraws, crossDraws []float64
-	for range draws {
+	for d := range draws {
+		if d%drawChunk == 0 { // each chunk of draws has its own stream
+			rr = rand.New(rand.NewPCG(seed, pcgStream+uint64(d/drawChunk)))
+		}
 		var rb, ro []Count
 		for range nprob {
 			i := rr.IntN(nprob)
@@ -229,5 +233,23 @@ func TestSignificantRanges(t *testing.T) {
 		if from := baseAheadFrom(got); from != tc.from {
 			t.Errorf("%s: base ahead from %d, want %d", tc.name, from, tc.from)
 		}
+	}
+}
+
+// The draws run on every core; the result must not depend on how many.
+func TestBootstrapSameOnAnyCoreCount(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	models := [][]Count{randomCounts(r, 80, 32), randomCounts(r, 80, 32), randomCounts(r, 80, 32)}
+	opt := BootstrapOptions{Draws: 450, Seed: 8}
+	prev := runtime.GOMAXPROCS(1)
+	one, err := Bootstrap(models, opt)
+	runtime.GOMAXPROCS(max(4, prev))
+	many, err2 := Bootstrap(models, opt)
+	runtime.GOMAXPROCS(prev)
+	if err != nil || err2 != nil {
+		t.Fatal(err, err2)
+	}
+	if !reflect.DeepEqual(one, many) {
+		t.Error("one core and several cores gave different intervals")
 	}
 }

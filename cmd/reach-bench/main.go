@@ -1,0 +1,391 @@
+// Command reach-bench measures Reach's pages at paper scale: it builds a
+// comparison with internal/benchdata in a throwaway database, computes its
+// statistics as the statistics job does, serves Reach on a loopback port
+// and runs a bounded load of concurrent clients on each page, printing
+// p50/p95/p99 latencies (client-side, over loopback, bodies read in full,
+// gzip accepted like a browser).
+//
+//	reach-bench [-models 2] [-n 1024] [-problems 500] [-texts] [-clients 20] [-requests 400] [-max-time 60s]
+//
+// The database (reach_bench_<random>) is created on the server of
+// -database-url and dropped at the end unless -keep. Loopback only; every
+// load is bounded in requests and time.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/reach-lab/reach/internal/auth"
+	"github.com/reach-lab/reach/internal/benchdata"
+	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/web"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "reach-bench:", err)
+		os.Exit(1)
+	}
+}
+
+type page struct {
+	name, path string
+	paths      []string // rotated through instead of path, when set
+}
+
+func run() error {
+	var (
+		adminURL = flag.String("database-url", envOr("REACH_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
+			"Postgres server (admin database) to create the benchmark database on")
+		models   = flag.Int("models", 2, "models (base, checkpoints, RL model)")
+		n        = flag.Int("n", 1024, "samples per problem and model")
+		problems = flag.Int("problems", 500, "problems (MATH500, tiled beyond 500)")
+		texts    = flag.Bool("texts", false, "store completion texts (about 1 KB each) instead of counts only")
+		short    = flag.Int("short", 0, "problems with only n/8 samples (exercises the k max warning)")
+		clients  = flag.Int("clients", 20, "concurrent clients per page")
+		requests = flag.Int("requests", 400, "requests per page (bounded also by -max-time)")
+		maxTime  = flag.Duration("max-time", 60*time.Second, "longest load per page")
+		only     = flag.String("only", "", "run only the page with this name")
+		keep     = flag.Bool("keep", false, "keep the benchmark database")
+		cpuprof  = flag.String("cpuprofile", "", "write a CPU profile of the page load to this file")
+		dump     = flag.String("dump", "", "write each page's body (uncompressed) into this directory")
+	)
+	flag.Parse()
+	if *clients < 1 || *clients > 200 || *requests < 1 || *requests > 100_000 {
+		return fmt.Errorf("-clients must be in 1..200 and -requests in 1..100000")
+	}
+	ctx := context.Background()
+	dbURL, drop, err := createDatabase(ctx, *adminURL)
+	if err != nil {
+		return err
+	}
+	if !*keep {
+		defer drop()
+	} else {
+		fmt.Println("database kept:", dbURL)
+	}
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		return err
+	}
+	fmt.Printf("machine: %d cores, %s\n", runtime.NumCPU(), runtime.Version())
+	fmt.Printf("generating %d models × %d problems × n = %d (%s)…\n", *models, *problems, *n, map[bool]string{true: "with texts", false: "counts only"}[*texts])
+	id, tm, err := benchdata.Create(ctx, st, benchdata.Spec{Models: *models, N: *n, Problems: *problems, Texts: *texts, Seed: 1, ShortProblems: *short}, os.Stdout)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("data: %d samples written in %.1fs", tm.Samples, tm.Insert.Seconds())
+	if *texts {
+		fmt.Printf(", aggregated in %.1fs, quality figures (truncated, fallback, no answer, distinct texts) in %.1fs", tm.Aggregate.Seconds(), tm.Quality.Seconds())
+	}
+	fmt.Println()
+	start := time.Now()
+	if err := jobs.ComputeStats(ctx, st, id, 0); err != nil {
+		return err
+	}
+	fmt.Printf("statistics job (bootstrap 2,000 draws and maj@k, every variant): %.2fs\n", time.Since(start).Seconds())
+
+	cookie, token, err := signIn(ctx, st)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: web.New(st, nil, web.Config{}, logger), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	base := "http://" + ln.Addr().String()
+
+	c, err := st.GetComparison(ctx, id)
+	if err != nil {
+		return err
+	}
+	ps, err := st.Problems(ctx, *c.DatasetID, false)
+	if err != nil {
+		return err
+	}
+	var problemPaths []string
+	for i := 0; i < len(ps) && len(problemPaths) < 50; i += max(1, len(ps)/50) {
+		problemPaths = append(problemPaths, fmt.Sprintf("/comparisons/%d/problems/%d", id, ps[i].ID))
+	}
+	cp := fmt.Sprintf("/comparisons/%d", id)
+	pages := []page{
+		{name: "comparison page", path: cp},
+		{name: "problem page", paths: problemPaths},
+		{name: "report JSON", path: fmt.Sprintf("/api/v1/comparisons/%d/report", id)},
+		{name: "crossover.csv", path: cp + "/data/crossover.csv"},
+		{name: "crossover.json", path: cp + "/data/crossover.json"},
+		{name: "histogram.json", path: cp + "/data/histogram.json"},
+		{name: "venn-1.csv", path: cp + "/data/venn-1.csv"},
+		{name: "diff.csv", path: cp + "/data/diff.csv"},
+		{name: "cover.json", path: cp + "/data/cover.json"},
+	}
+	if *cpuprof != "" {
+		f, err := os.Create(*cpuprof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	fmt.Printf("\n%d concurrent clients, at most %d requests or %v per page (loopback, gzip accepted)\n", *clients, *requests, *maxTime)
+	fmt.Printf("load average before: %s\n", loadAvg())
+	fmt.Printf("%-16s %8s %8s %8s %8s %7s %8s %10s %10s\n", "page", "alone", "p50", "p95", "p99", "req/s", "CPU/req", "bytes", "on wire")
+	for _, p := range pages {
+		if *only != "" && p.name != *only {
+			continue
+		}
+		if err := load(base, p, cookie, token, *clients, *requests, *maxTime, *dump); err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
+	fmt.Printf("load average after: %s\n", loadAvg())
+	return nil
+}
+
+// load runs the page alone a few times (warm-up, then the median of 5 as
+// "alone"), then with clients at once until requests are done or maxTime
+// has passed.
+func load(base string, p page, cookie, token string, clients, requests int, maxTime time.Duration, dumpDir string) error {
+	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+	var wire atomic.Int64
+	get := func(i int) (time.Duration, int, error) {
+		path := p.path
+		if len(p.paths) > 0 {
+			path = p.paths[i%len(p.paths)]
+		}
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.Header.Set("Accept-Encoding", "gzip") // set by hand: the body is then read compressed (bytes on the wire)
+		req.AddCookie(&http.Cookie{Name: "reach_session", Value: cookie})
+		req.Header.Set("Authorization", "Bearer "+token)
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, 0, err
+		}
+		nw, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		d := time.Since(start)
+		if err != nil {
+			return 0, 0, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return 0, 0, fmt.Errorf("GET %s: HTTP %d", path, resp.StatusCode)
+		}
+		wire.Store(nw)
+		size := int(nw)
+		if resp.Header.Get("Content-Encoding") == "gzip" {
+			size = -1 // uncompressed size unknown here; measured below
+		}
+		return d, size, nil
+	}
+	var alone []time.Duration
+	for i := range 8 {
+		d, _, err := get(i)
+		if err != nil {
+			return err
+		}
+		if i >= 3 {
+			alone = append(alone, d)
+		}
+	}
+	slices.Sort(alone)
+	raw, err := rawSize(base, p, cookie, token, dumpDir)
+	if err != nil {
+		return err
+	}
+
+	var (
+		mu    sync.Mutex
+		lat   []time.Duration
+		next  atomic.Int64
+		first error
+	)
+	deadline := time.Now().Add(maxTime)
+	start := time.Now()
+	cpu0 := cpuTime()
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= requests || time.Now().After(deadline) {
+					return
+				}
+				d, _, err := get(i)
+				mu.Lock()
+				if err != nil && first == nil {
+					first = err
+				}
+				lat = append(lat, d)
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
+	if first != nil {
+		return first
+	}
+	slices.Sort(lat)
+	q := func(f float64) time.Duration { return lat[min(len(lat)-1, int(f*float64(len(lat))))] }
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
+	fmt.Printf("%-16s %8s %8s %8s %8s %7.0f %8s %10d %10d\n", p.name, ms(alone[len(alone)/2]), ms(q(0.50)), ms(q(0.95)), ms(q(0.99)),
+		float64(len(lat))/elapsed.Seconds(), ms(cpu/time.Duration(len(lat))), raw, wire.Load())
+	return nil
+}
+
+// rawSize fetches the page once without compression: its size in bytes.
+// With dumpDir set the body is written there.
+func rawSize(base string, p page, cookie, token, dumpDir string) (int, error) {
+	path := p.path
+	if len(p.paths) > 0 {
+		path = p.paths[0]
+	}
+	req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+	req.Header.Set("Accept-Encoding", "identity")
+	req.AddCookie(&http.Cookie{Name: "reach_session", Value: cookie})
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := (&http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{DisableCompression: true}}).Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var w io.Writer = io.Discard
+	if dumpDir != "" {
+		f, err := os.Create(filepath.Join(dumpDir, strings.ReplaceAll(p.name, " ", "-")))
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		w = f
+	}
+	n, err := io.Copy(w, resp.Body)
+	return int(n), err
+}
+
+// signIn creates an admin with a session and an API token.
+func signIn(ctx context.Context, st *store.Store) (cookie, token string, err error) {
+	hash, err := auth.HashPassword("bench password not used", auth.DefaultParams)
+	if err != nil {
+		return "", "", err
+	}
+	u, err := st.CreateUser(ctx, "bench@reach.test", hash, true, false)
+	if err != nil {
+		return "", "", err
+	}
+	cookie, sh, err := auth.NewToken(auth.PrefixSession)
+	if err != nil {
+		return "", "", err
+	}
+	if err := st.CreateSession(ctx, sh, u.ID, time.Now().Add(24*time.Hour)); err != nil {
+		return "", "", err
+	}
+	token, th, err := auth.NewToken(auth.PrefixAPI)
+	if err != nil {
+		return "", "", err
+	}
+	if _, err := st.CreateAPIToken(ctx, u.ID, "bench", token[:10], th); err != nil {
+		return "", "", err
+	}
+	return cookie, token, nil
+}
+
+// createDatabase makes reach_bench_<random> on the admin URL's server and
+// returns its URL and a function that drops it.
+func createDatabase(ctx context.Context, adminURL string) (string, func(), error) {
+	admin, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return "", nil, fmt.Errorf("connect to %s: %w", adminURL, err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	name := "reach_bench_" + hex.EncodeToString(b)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.Close(ctx)
+		return "", nil, fmt.Errorf("create database: %w", err)
+	}
+	u, err := url.Parse(adminURL)
+	if err != nil {
+		return "", nil, err
+	}
+	u.Path = "/" + name
+	drop := func() {
+		c, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, err := admin.Exec(c, "DROP DATABASE "+name+" WITH (FORCE)")
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "drop", name+":", err)
+		}
+		admin.Close(c)
+	}
+	return u.String(), drop, nil
+}
+
+// cpuTime is the CPU time (user + system) this process has used: the
+// server's and the clients' (reading responses; small next to serving them).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loadAvg is the machine's load average (other processes compete for the
+// cores: latencies under load depend on it, CPU per request does not).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,273 @@
+package analysis
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/reach-lab/reach/internal/store"
+)
+
+// A report is computed once per change of what it is computed from and
+// stored (issue 11): pages, the report JSON and chart downloads read it
+// from a Cache. The store's report version (store.ReportVersion, moved by
+// triggers on counts, quality figures, statistics, runs, comparisons and
+// problems) says whether a computed report is current. A Cache keeps recent
+// reports decoded in memory, shares one computation among concurrent
+// requests, and keeps every computed report in Postgres, so other server
+// processes and restarts do not compute it again.
+
+// DefaultCacheEntries is the number of reports a Cache keeps in memory.
+const DefaultCacheEntries = 64
+
+// Cache serves current reports. Safe for concurrent use.
+type Cache struct {
+	st     *store.Store
+	max    int
+	mu     sync.Mutex
+	items  map[cacheKey]*Entry
+	flight singleflight.Group
+}
+
+type cacheKey struct {
+	id      int64
+	variant string
+}
+
+// NewCache returns a cache of at most entries reports in memory (0 means
+// DefaultCacheEntries).
+func NewCache(st *store.Store, entries int) *Cache {
+	if entries <= 0 {
+		entries = DefaultCacheEntries
+	}
+	return &Cache{st: st, max: entries, items: map[cacheKey]*Entry{}}
+}
+
+// Entry is one computed report. Report and everything reachable from it
+// are shared between requests: read them, never change them. Memo keeps
+// what callers derive from the report (rendered charts, encoded
+// downloads) for as long as the report is current.
+type Entry struct {
+	Report  *Report
+	Version string
+	// Seconds is how long computing the report took (0 when it was read
+	// from Postgres: see Stored).
+	Seconds float64
+	Stored  bool // read from Postgres rather than computed here
+
+	used atomic.Int64 // unix nanoseconds of the last Get
+	mu   sync.Mutex
+	memo map[string]*memoCell
+}
+
+type memoCell struct {
+	done chan struct{}
+	v    any
+	err  error
+}
+
+// Memo returns what f computes for key, computing it once per entry
+// (concurrent callers wait for the first). A failed computation is not
+// kept.
+func (e *Entry) Memo(key string, f func() (any, error)) (any, error) {
+	e.mu.Lock()
+	if e.memo == nil {
+		e.memo = map[string]*memoCell{}
+	}
+	c, ok := e.memo[key]
+	if !ok {
+		c = &memoCell{done: make(chan struct{})}
+		e.memo[key] = c
+		e.mu.Unlock()
+		c.v, c.err = f()
+		if c.err != nil {
+			e.mu.Lock()
+			delete(e.memo, key)
+			e.mu.Unlock()
+		}
+		close(c.done)
+		return c.v, c.err
+	}
+	e.mu.Unlock()
+	<-c.done
+	return c.v, c.err
+}
+
+// Key names the report variant opt selects, for caches: the same key, the
+// same report.
+func (opt Options) Key() string {
+	k := fmt.Sprintf("g%t/b%t/m%d", opt.ExcludeGuessable, opt.Biased, opt.MinN)
+	if len(opt.ExcludeProblems) > 0 {
+		ids := make([]int64, 0, len(opt.ExcludeProblems))
+		for id, ex := range opt.ExcludeProblems {
+			if ex {
+				ids = append(ids, id)
+			}
+		}
+		slices.Sort(ids)
+		h := sha256.New()
+		for _, id := range ids {
+			fmt.Fprintf(h, "%d,", id)
+		}
+		k += "/x" + hex.EncodeToString(h.Sum(nil)[:8])
+	}
+	return k
+}
+
+// Get returns the current report of comparison id in the variant opt
+// selects: from memory, else from Postgres, else computed (BuildWith) and
+// stored. Concurrent calls for the same report share one computation.
+// Errors as BuildWith's (ErrNotReady while the comparison is not ready).
+func (c *Cache) Get(ctx context.Context, id int64, opt Options) (*Entry, error) {
+	version, err := c.st.ReportVersion(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	key := cacheKey{id, opt.Key()}
+	c.mu.Lock()
+	e := c.items[key]
+	c.mu.Unlock()
+	if e != nil && e.Version == version {
+		e.used.Store(time.Now().UnixNano())
+		return e, nil
+	}
+	// One computation per report and version; it outlives a caller that
+	// gives up, since others may wait for it.
+	v, err, _ := c.flight.Do(fmt.Sprintf("%d|%s|%s", id, key.variant, version), func() (any, error) {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+		defer cancel()
+		return c.load(lctx, id, opt, key, version)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Entry), nil
+}
+
+func (c *Cache) load(ctx context.Context, id int64, opt Options, key cacheKey, version string) (*Entry, error) {
+	e := &Entry{Version: version}
+	stored, err := c.st.GetReport(ctx, id, key.variant)
+	switch {
+	case err == nil && stored.Version == version:
+		rep, derr := decodeReport(stored.Data)
+		if derr == nil {
+			e.Report, e.Stored = rep, true
+			break
+		}
+		// An older encoding: compute it again below.
+		fallthrough
+	case err == nil || errors.Is(err, store.ErrNotFound):
+		start := time.Now()
+		rep, err := BuildWith(ctx, c.st, id, opt)
+		if err != nil {
+			return nil, err
+		}
+		e.Report, e.Seconds = rep, time.Since(start).Seconds()
+		data, err := encodeReport(rep)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.st.PutReport(ctx, id, key.variant, store.StoredReport{Version: version, Data: data, Seconds: e.Seconds}); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, err
+	}
+	e.used.Store(time.Now().UnixNano())
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.items[key]; old == nil || old.Version != version {
+		c.items[key] = e
+	}
+	for len(c.items) > c.max {
+		var oldest cacheKey
+		first := true
+		for k, it := range c.items {
+			if first || it.used.Load() < c.items[oldest].used.Load() {
+				oldest, first = k, false
+			}
+		}
+		delete(c.items, oldest)
+	}
+	return c.items[key], nil
+}
+
+// Precompute computes and stores the default report of a comparison (what
+// its page shows first) when the stored one is not current, so that the
+// first page view after a change finds it ready. The statistics job calls
+// it once the statistics are stored. A comparison that is not ready is no
+// error: there is nothing to show yet.
+func Precompute(ctx context.Context, st *store.Store, id int64) error {
+	version, err := st.ReportVersion(ctx, id)
+	if err != nil {
+		return err
+	}
+	key := Options{}.Key()
+	if stored, err := st.GetReport(ctx, id, key); err == nil && stored.Version == version {
+		return nil
+	}
+	start := time.Now()
+	rep, err := Build(ctx, st, id)
+	if errors.Is(err, ErrNotReady) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	data, err := encodeReport(rep)
+	if err != nil {
+		return err
+	}
+	return st.PutReport(ctx, id, key, store.StoredReport{Version: version, Data: data, Seconds: time.Since(start).Seconds()})
+}
+
+// storedReport is a report with what its JSON leaves out.
+type storedReport struct {
+	Version   int          `json:"v"`
+	Report    *Report      `json:"report"`
+	Rows      []ProblemRow `json:"rows"`
+	StatsHash string       `json:"stats_hash"`
+}
+
+// reportEncoding changes whenever Report's fields change meaning, so that
+// older stored reports are computed again.
+const reportEncoding = 1
+
+var (
+	zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	zdec, _ = zstd.NewReader(nil)
+)
+
+func encodeReport(rep *Report) ([]byte, error) {
+	b, err := json.Marshal(storedReport{Version: reportEncoding, Report: rep, Rows: rep.Rows, StatsHash: rep.statsHash})
+	if err != nil {
+		return nil, fmt.Errorf("encode report %d: %w", rep.ComparisonID, err)
+	}
+	return zenc.EncodeAll(b, nil), nil
+}
+
+func decodeReport(data []byte) (*Report, error) {
+	b, err := zdec.DecodeAll(data, nil)
+	if err != nil {
+		return nil, fmt.Errorf("decode report: %w", err)
+	}
+	var sr storedReport
+	if err := json.Unmarshal(b, &sr); err != nil {
+		return nil, fmt.Errorf("decode report: %w", err)
+	}
+	if sr.Version != reportEncoding || sr.Report == nil {
+		return nil, fmt.Errorf("decode report: encoding %d, want %d", sr.Version, reportEncoding)
+	}
+	sr.Report.Rows, sr.Report.statsHash = sr.Rows, sr.StatsHash
+	return sr.Report, nil
+}

@@ -1,0 +1,63 @@
+package web
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/reach-lab/reach/internal/analysis"
+)
+
+// body is a response encoded once per report, with its gzip form: a
+// download is then served without encoding or compressing it again.
+type body struct {
+	raw, gz []byte
+}
+
+// memoBody encodes and compresses what build returns, once per report
+// entry and key.
+func memoBody(e *analysis.Entry, key string, build func() ([]byte, error)) (body, error) {
+	v, err := e.Memo("body|"+key, func() (any, error) {
+		raw, err := build()
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
+		if _, err := zw.Write(raw); err != nil {
+			return nil, err
+		}
+		if err := zw.Close(); err != nil {
+			return nil, err
+		}
+		return body{raw: raw, gz: buf.Bytes()}, nil
+	})
+	if err != nil {
+		return body{}, err
+	}
+	return v.(body), nil
+}
+
+// write sends the body, compressed when the client accepts gzip (the
+// compression middleware leaves a response with Content-Encoding alone).
+func (b body) write(w http.ResponseWriter, r *http.Request) {
+	w.Header().Add("Vary", "Accept-Encoding")
+	if acceptsGzip(r) {
+		w.Header().Set("Content-Encoding", "gzip")
+		_, _ = w.Write(b.gz)
+		return
+	}
+	_, _ = w.Write(b.raw)
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		name, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") && strings.ReplaceAll(q, " ", "") != "q=0" {
+			return true
+		}
+	}
+	return false
+}
