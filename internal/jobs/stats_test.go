@@ -152,8 +152,9 @@ func TestMATH500StatsInReport(t *testing.T) {
 		if l, h := num(t, rep, "models", m, "pass_at_1_ci", "lo"), num(t, rep, "models", m, "pass_at_1_ci", "hi"); !(l < p1 && p1 < h) {
 			t.Errorf("model %d pass@1 %.4f outside its CI [%.4f, %.4f]", m, p1, l, h)
 		}
-		if n := len(get(t, rep, "models", m, "pass_at_k_ci").([]any)); n != 128 {
-			t.Errorf("model %d has %d pass@k bands, want 128", m, n)
+		// Bands at the ks the chart draws: every k up to 64, then 8 per doubling, and 128.
+		if n := len(get(t, rep, "models", m, "pass_at_k_ci").([]any)); n != len(analysis.ChartKs(128)) || num(t, rep, "models", m, "pass_at_k_ci", n-1, "k") != 128 {
+			t.Errorf("model %d has %d pass@k bands, want %d up to k = 128", m, n, len(analysis.ChartKs(128)))
 		}
 	}
 	dse := num(t, rep, "pairs", 0, "delta_se")
