@@ -175,8 +175,8 @@ func TestBrowserUploadGSM8K(t *testing.T) {
 	})()`, 30*time.Second)
 	if first == "report" {
 		t.Log("the jobs finished before the progress page loaded")
-	} else if first != "SFT (base) | PPO (rl)" {
-		t.Errorf("progress page rows %q, want SFT (base) | PPO (rl)", first)
+	} else if first != "SFT (base) read as custom field mapping | PPO (rl) read as custom field mapping" {
+		t.Errorf("progress page rows %q, want SFT (base) read as custom field mapping | PPO (rl) read as custom field mapping", first)
 	}
 	b.waitReport(t)
 	if here := eval[string](t, b, `location.pathname`); here != fmt.Sprintf("/comparisons/%d", id) {
