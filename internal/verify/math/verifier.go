@@ -39,7 +39,7 @@ func New() verify.Verifier { return Verifier{} }
 func (Verifier) Name() string { return Name }
 
 // Verify grades a completion against p.Reference. Kind "choice" grades an
-// option letter; "code" is not handled here and is reported unparseable.
+// option letter; "code" is not handled here and is reported not graded.
 // A Reference holding a full solution (\boxed{}, "####") has its final
 // answer extracted first.
 func (Verifier) Verify(ctx context.Context, p verify.Problem, completion string) verify.Verdict {
@@ -48,7 +48,8 @@ func (Verifier) Verify(ctx context.Context, p verify.Problem, completion string)
 	}
 	switch p.Kind {
 	case "code":
-		return verify.Verdict{Status: verify.Unparseable, Reason: "code problems need the code verifier"}
+		// Not a wrong answer: a code problem is graded by running its tests.
+		return verify.Verdict{Status: verify.NotGraded, Reason: "not graded: code problems need the code verifier"}
 	}
 	opt := Options{PredIsCompletion: true, Choice: p.Kind == "choice"}
 	ref := p.Reference

@@ -1,0 +1,633 @@
+package code
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Limits bound one sandboxed run (one process tree). The zero value of a
+// field means its default (DefaultLimits).
+type Limits struct {
+	// CPU is the CPU time of each process (RLIMIT_CPU, whole seconds,
+	// rounded up): SIGXCPU at the limit, SIGKILL one second later.
+	CPU time.Duration
+	// Wall is the wall-clock time of the whole run; at the limit every
+	// process of the sandbox is killed. Default 2*CPU + 1 s, so that a
+	// sample that sleeps or blocks is stopped too.
+	Wall time.Duration
+	// Memory is the address space of each process (RLIMIT_AS), bytes.
+	Memory int64
+	// Procs is how many processes and threads the sandbox may have at
+	// once (RLIMIT_NPROC; see the package doc for how it is counted).
+	Procs int
+	// Files is the open file descriptors of each process (RLIMIT_NOFILE).
+	Files int
+	// FileSize is the largest file a process may write (RLIMIT_FSIZE), bytes.
+	FileSize int64
+	// TmpSize is the size of the sandbox's writable tmpfs, bytes.
+	TmpSize int64
+	// Output is how many bytes of stdout, and separately of stderr, are
+	// read; a run that writes more is killed and fails.
+	Output int64
+}
+
+// DefaultLimits are Reach's limits for one sample (HumanEval's harness
+// allows 3 s; see the package doc for why each value).
+var DefaultLimits = Limits{
+	CPU:      3 * time.Second,
+	Memory:   1 << 30,
+	Procs:    16,
+	Files:    64,
+	FileSize: 16 << 20,
+	TmpSize:  64 << 20,
+	Output:   16 << 20,
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	if l.CPU <= 0 {
+		l.CPU = d.CPU
+	}
+	if l.Wall <= 0 {
+		l.Wall = 2*l.CPU + time.Second
+	}
+	if l.Memory <= 0 {
+		l.Memory = d.Memory
+	}
+	if l.Procs <= 0 {
+		l.Procs = d.Procs
+	}
+	if l.Files <= 0 {
+		l.Files = d.Files
+	}
+	if l.FileSize <= 0 {
+		l.FileSize = d.FileSize
+	}
+	if l.TmpSize <= 0 {
+		l.TmpSize = d.TmpSize
+	}
+	if l.Output <= 0 {
+		l.Output = d.Output
+	}
+	return l
+}
+
+// Config configures New. The zero value finds bwrap, prlimit and
+// /usr/bin/python3 and runs as many sandboxes at once as there are cores.
+type Config struct {
+	// Python is the interpreter (default /usr/bin/python3, Debian's).
+	Python string
+	// Bwrap and Prlimit default to the first found in PATH, then /usr/bin.
+	Bwrap, Prlimit string
+	// Parallel is how many sandboxes run at once (default GOMAXPROCS).
+	Parallel int
+	// Limits are the defaults for one run; a problem's own time limit
+	// replaces CPU.
+	Limits Limits
+	// UIDBase: when Reach runs as root, sandbox slot i runs as uid and gid
+	// UIDBase+i, so that no sandbox is root outside and each has its own
+	// process count. Default 0x70000000.
+	UIDBase int
+}
+
+// Sandbox runs programs under bubblewrap. It is safe for concurrent use:
+// at most Parallel runs proceed at once, the others wait.
+type Sandbox struct {
+	bwrap, prlimit, python string
+	root                   []string // bwrap arguments building the read-only root
+	libPath                string
+	limits                 Limits
+	slots                  chan int
+	uidBase                int   // > 0: run slot i as uidBase+i
+	nprocShared            int   // > 0: not root; RLIMIT_NPROC counts every process of Reach's uid
+	err                    error // why the sandbox does not work (nil: it does)
+	info                   string
+	version                string // python version inside
+}
+
+// Err reports why the sandbox cannot run code (nil when it can).
+func (s *Sandbox) Err() error { return s.err }
+
+// Info describes the sandbox for the start-up log line.
+func (s *Sandbox) Info() string { return s.info }
+
+// Limits returns the default limits of one run.
+func (s *Sandbox) Limits() Limits { return s.limits }
+
+// NewSandbox finds the tools, builds the sandbox's root and runs a probe
+// program inside it. It never fails: when the sandbox does not work (no
+// bubblewrap, no user namespaces, no interpreter) Err says why and every
+// run is refused.
+func NewSandbox(ctx context.Context, cfg Config) *Sandbox {
+	s := &Sandbox{limits: cfg.Limits.withDefaults()}
+	par := cfg.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	s.slots = make(chan int, par)
+	for i := range par {
+		s.slots <- i
+	}
+	s.err = s.setup(ctx, cfg, par)
+	if s.err == nil {
+		s.err = s.probe(ctx)
+	}
+	if s.err == nil {
+		s.info = fmt.Sprintf("bubblewrap %s, Python %s, %d at once, CPU %s, memory %d MiB, %d processes per sample",
+			bwrapVersion(s.bwrap), s.version, par, s.limits.CPU, s.limits.Memory>>20, s.limits.Procs)
+	}
+	return s
+}
+
+func lookTool(name, given string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	p := "/usr/bin/" + name
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%s not found (Debian package %s)", name, map[string]string{"bwrap": "bubblewrap", "prlimit": "util-linux"}[name])
+	}
+	return p, nil
+}
+
+func (s *Sandbox) setup(ctx context.Context, cfg Config, par int) error {
+	var err error
+	if s.bwrap, err = lookTool("bwrap", cfg.Bwrap); err != nil {
+		return err
+	}
+	if s.prlimit, err = lookTool("prlimit", cfg.Prlimit); err != nil {
+		return err
+	}
+	py := cfg.Python
+	if py == "" {
+		py = "/usr/bin/python3"
+	}
+	if s.python, err = filepath.EvalSymlinks(py); err != nil {
+		return fmt.Errorf("python interpreter %s: %w", py, err)
+	}
+	// Ask the interpreter (a trusted program, on the host) where its
+	// standard library and extension modules are.
+	qctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(qctx, s.python, "-P", "-s", "-c",
+		"import sys, sysconfig; print(sysconfig.get_path('stdlib')); print(sysconfig.get_config_var('DESTSHARED') or ''); print(sys.version.split()[0])").Output()
+	if err != nil {
+		return fmt.Errorf("python interpreter %s does not run: %w", s.python, err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 3 {
+		return fmt.Errorf("python interpreter %s: unexpected answer %q", s.python, out)
+	}
+	stdlib, dynload := lines[0], lines[1]
+	s.version = lines[2]
+	fs := newFileSet()
+	dirs := libSearchDirs()
+	done := map[string]bool{}
+	if err := fs.addELF(py, dirs, done); err != nil {
+		return fmt.Errorf("python interpreter: %w", err)
+	}
+	if py != s.python {
+		if err := fs.add(s.python); err != nil {
+			return err
+		}
+	}
+	if err := fs.add(stdlib); err != nil {
+		return fmt.Errorf("python standard library: %w", err)
+	}
+	if dynload != "" {
+		mods, _ := filepath.Glob(filepath.Join(dynload, "*.so"))
+		for _, m := range mods {
+			if err := fs.addELF(m, dirs, done); err != nil {
+				return fmt.Errorf("python extension module: %w", err)
+			}
+		}
+		if err := fs.add(dynload); err != nil {
+			return err
+		}
+	}
+	s.root = fs.bwrapArgs()
+	s.libPath = strings.Join(fs.libDirs, ":")
+	if os.Geteuid() == 0 {
+		s.uidBase = cfg.UIDBase
+		if s.uidBase <= 0 {
+			s.uidBase = 0x70000000
+		}
+	} else {
+		// Not root: every sandbox runs as Reach's own uid, and RLIMIT_NPROC
+		// counts all of that uid's processes and threads. Leave room for
+		// what runs now plus every slot's share.
+		s.nprocShared = tasksOfUID(os.Getuid()) + 256 + par*s.limits.Procs
+	}
+	return nil
+}
+
+// tasksOfUID counts the processes and threads owned by uid.
+func tasksOfUID(uid int) int {
+	n := 0
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		fi, err := os.Stat(filepath.Join("/proc", e.Name()))
+		if err != nil {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
+			tasks, _ := os.ReadDir(filepath.Join("/proc", e.Name(), "task"))
+			n += max(1, len(tasks))
+		}
+	}
+	return n
+}
+
+func bwrapVersion(bwrap string) string {
+	out, err := exec.Command(bwrap, "--version").Output()
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap"))
+}
+
+// probe runs a program that must print a known line, and checks from the
+// inside that the sandbox has no network and no host files.
+func (s *Sandbox) probe(ctx context.Context) error {
+	const prog = `import os, socket
+ok = not os.path.exists("/etc/passwd") and not os.path.exists("/proc/1")
+try:
+    socket.create_connection(("127.0.0.1", 5432), timeout=1)
+    ok = False
+except OSError:
+    pass
+print("probe", 6 * 7, ok)
+`
+	res := s.Run(ctx, Job{Program: []byte(prog), Limits: Limits{CPU: 5 * time.Second, Wall: 20 * time.Second}})
+	if res.SetupErr != nil {
+		return fmt.Errorf("bubblewrap sandbox does not start: %w", res.SetupErr)
+	}
+	if got := strings.TrimSpace(string(res.Stdout)); got != "probe 42 True" {
+		return fmt.Errorf("sandbox probe printed %q (exit %d, stderr %q), want %q", got, res.ExitCode, lastLines(res.Stderr, 3), "probe 42 True")
+	}
+	return nil
+}
+
+// Job is one program run in the sandbox.
+type Job struct {
+	// Program is the Python source, mounted read-only at /sandbox/main.py.
+	Program []byte
+	// Boot is the Python bootstrap run with -c (default: run Program as
+	// __main__). It must write "S" to fd 3 first: that is how a run that
+	// started is told from a sandbox that failed to start.
+	Boot string
+	// Stdin is the program's standard input (nil: empty).
+	Stdin []byte
+	// Limits for this run; zero fields take the sandbox's defaults.
+	Limits Limits
+}
+
+// Result is how a run ended.
+type Result struct {
+	// SetupErr: the sandbox or the interpreter did not start (an
+	// infrastructure failure, not the program's); nothing else is set.
+	SetupErr error
+	ExitCode int            // the program's exit status (-1 when killed by a signal)
+	Signal   syscall.Signal // the signal that ended it, if any
+	// TimedOut is "cpu" (RLIMIT_CPU), "wall" (the wall-clock limit) or "".
+	TimedOut string
+	// OutputLimit: stdout or stderr passed Limits.Output and the run was killed.
+	OutputLimit string
+	// Stdout and Stderr are what was read (at most Limits.Output bytes
+	// each); StdoutBytes/StderrBytes count everything written.
+	Stdout, Stderr           []byte
+	StdoutBytes, StderrBytes int64
+	// Report is what the bootstrap wrote to fd 3 after its start mark.
+	Report []byte
+	Wall   time.Duration
+	CPU    time.Duration // CPU time of the whole process tree (user + system)
+	Limits Limits        // the limits the run had
+}
+
+// bootMain runs /sandbox/main.py as the main module, as `python3 main.py` would.
+const bootMain = `import os, sys, runpy
+os.write(3, b"S"); os.close(3)
+sys.argv = ["/sandbox/main.py"]
+runpy.run_path("/sandbox/main.py", run_name="__main__")
+`
+
+// ErrUnavailable is returned (wrapped) for runs on a sandbox that does not work.
+var ErrUnavailable = errors.New("code sandbox unavailable")
+
+// Run runs one job and waits for it. It never runs anything outside
+// bubblewrap: on a sandbox that failed its probe it returns SetupErr at
+// once. ctx cancels the run (reported as SetupErr, not as the program's
+// failure).
+func (s *Sandbox) Run(ctx context.Context, job Job) Result {
+	lim := job.Limits
+	if lim.CPU <= 0 {
+		lim.CPU = s.limits.CPU
+		if lim.Wall <= 0 {
+			lim.Wall = s.limits.Wall
+		}
+	}
+	if lim.Memory <= 0 {
+		lim.Memory = s.limits.Memory
+	}
+	if lim.Procs <= 0 {
+		lim.Procs = s.limits.Procs
+	}
+	if lim.Files <= 0 {
+		lim.Files = s.limits.Files
+	}
+	if lim.FileSize <= 0 {
+		lim.FileSize = s.limits.FileSize
+	}
+	if lim.TmpSize <= 0 {
+		lim.TmpSize = s.limits.TmpSize
+	}
+	if lim.Output <= 0 {
+		lim.Output = s.limits.Output
+	}
+	lim = lim.withDefaults()
+	if s.bwrap == "" || s.python == "" {
+		return Result{SetupErr: fmt.Errorf("%w: %v", ErrUnavailable, s.err), Limits: lim}
+	}
+	var slot int
+	select {
+	case slot = <-s.slots:
+	case <-ctx.Done():
+		return Result{SetupErr: ctx.Err(), Limits: lim}
+	}
+	defer func() { s.slots <- slot }()
+	// PR_SET_PDEATHSIG fires when the thread that forked the child exits;
+	// keep this goroutine on one thread until the sandbox is gone.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return s.run(ctx, job, lim, slot)
+}
+
+func (s *Sandbox) args(job Job, lim Limits, slot int) []string {
+	cpu := int64((lim.CPU + time.Second - 1) / time.Second)
+	nproc := lim.Procs
+	if s.nprocShared > 0 {
+		nproc = s.nprocShared
+	}
+	a := []string{
+		fmt.Sprintf("--cpu=%d:%d", cpu, cpu+1),
+		fmt.Sprintf("--as=%d:%d", lim.Memory, lim.Memory),
+		fmt.Sprintf("--nproc=%d:%d", nproc, nproc),
+		fmt.Sprintf("--nofile=%d:%d", lim.Files, lim.Files),
+		fmt.Sprintf("--fsize=%d:%d", lim.FileSize, lim.FileSize),
+		"--core=0:0",
+		"--", s.bwrap,
+		"--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--disable-userns", "--cap-drop", "ALL",
+		"--uid", "65534", "--gid", "65534", "--hostname", "sandbox",
+		"--die-with-parent", "--new-session", "--clearenv",
+		"--setenv", "PATH", "/usr/bin:/bin",
+		"--setenv", "HOME", "/tmp",
+		"--setenv", "LC_ALL", "C.UTF-8",
+		"--setenv", "PYTHONHASHSEED", "0",
+		"--setenv", "PYTHONIOENCODING", "utf-8",
+		"--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+	}
+	if s.libPath != "" {
+		a = append(a, "--setenv", "LD_LIBRARY_PATH", s.libPath)
+	}
+	a = append(a, s.root...)
+	a = append(a, "--dev", "/dev",
+		"--size", strconv.FormatInt(lim.TmpSize, 10), "--tmpfs", "/tmp",
+		"--dir", "/sandbox",
+		"--ro-bind-data", "4", "/sandbox/main.py",
+		"--remount-ro", "/",
+		"--chdir", "/tmp",
+		"--", s.python, "-P", "-s", "-B", "-c", cmpOr(job.Boot, bootMain))
+	return a
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func (s *Sandbox) run(ctx context.Context, job Job, lim Limits, slot int) Result {
+	res := Result{ExitCode: -1, Limits: lim}
+	start := time.Now()
+	cmd := exec.Command(s.prlimit, s.args(job, lim, slot)...)
+	// Nothing of Reach's environment (database URL, secrets) reaches the
+	// sandbox, not even bwrap itself: an empty, non-nil environment.
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if s.uidBase > 0 {
+		id := uint32(s.uidBase + slot)
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: id, Gid: id, Groups: []uint32{}}
+	}
+	// fd 3: the bootstrap's start mark and report; fd 4: the program,
+	// which bwrap copies into /sandbox/main.py before the program starts.
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		res.SetupErr = err
+		return res
+	}
+	progR, progW, err := os.Pipe()
+	if err != nil {
+		repR.Close()
+		repW.Close()
+		res.SetupErr = err
+		return res
+	}
+	cmd.ExtraFiles = []*os.File{repW, progR}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		res.SetupErr = err
+		return res
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		res.SetupErr = err
+		return res
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		res.SetupErr = err
+		return res
+	}
+	if err := cmd.Start(); err != nil {
+		repR.Close()
+		repW.Close()
+		progR.Close()
+		progW.Close()
+		res.SetupErr = fmt.Errorf("start bubblewrap: %w", err)
+		return res
+	}
+	repW.Close()
+	progR.Close()
+	pgid := cmd.Process.Pid
+	var killOnce sync.Once
+	kill := func() { killOnce.Do(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }) }
+
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	over := func(stream string) {
+		mu.Lock()
+		if res.OutputLimit == "" {
+			res.OutputLimit = stream
+		}
+		mu.Unlock()
+		kill()
+	}
+	wg.Add(5)
+	go func() {
+		defer wg.Done()
+		_, _ = progW.Write(job.Program)
+		progW.Close()
+	}()
+	go func() {
+		defer wg.Done()
+		if len(job.Stdin) > 0 {
+			_, _ = stdin.Write(job.Stdin)
+		}
+		stdin.Close()
+	}()
+	go func() {
+		defer wg.Done()
+		res.Stdout, res.StdoutBytes = readCapped(stdout, lim.Output, func() { over("stdout") })
+	}()
+	go func() {
+		defer wg.Done()
+		res.Stderr, res.StderrBytes = readCapped(stderr, lim.Output, func() { over("stderr") })
+	}()
+	go func() {
+		defer wg.Done()
+		res.Report, _ = readCapped(repR, 64<<10, func() {})
+		repR.Close()
+	}()
+
+	timer := time.NewTimer(lim.Wall)
+	defer timer.Stop()
+	done := make(chan struct{})
+	var cancelled bool
+	go func() {
+		select {
+		case <-timer.C:
+			mu.Lock()
+			res.TimedOut = "wall"
+			mu.Unlock()
+			kill()
+		case <-ctx.Done():
+			mu.Lock()
+			cancelled = true
+			mu.Unlock()
+			kill()
+		case <-done:
+		}
+	}()
+	wg.Wait()
+	werr := cmd.Wait()
+	close(done)
+	kill() // nothing of the group outlives the run
+	res.Wall = time.Since(start)
+	mu.Lock()
+	defer mu.Unlock()
+	if cancelled {
+		return Result{SetupErr: fmt.Errorf("cancelled: %w", ctx.Err()), Limits: lim}
+	}
+	var ee *exec.ExitError
+	switch {
+	case werr == nil:
+		res.ExitCode = 0
+	case errors.As(werr, &ee):
+		ws, _ := ee.Sys().(syscall.WaitStatus)
+		switch {
+		case ws.Signaled():
+			res.Signal = ws.Signal()
+		case ws.Exited():
+			res.ExitCode = ws.ExitStatus()
+			// bwrap reports a child killed by signal N as exit status 128+N.
+			if res.ExitCode > 128 && res.ExitCode < 128+65 {
+				res.Signal = syscall.Signal(res.ExitCode - 128)
+				res.ExitCode = -1
+			}
+		}
+	default:
+		res.SetupErr = werr
+		return res
+	}
+	if !bytes.HasPrefix(res.Report, []byte("S")) {
+		// The program never started (bwrap or the interpreter failed):
+		// whatever the limits say, this is not the program's doing.
+		res.SetupErr = fmt.Errorf("the sandbox did not start: %s", setupMessage(res))
+		return res
+	}
+	res.Report = res.Report[1:]
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		res.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	cpuLimit := time.Duration((lim.CPU+time.Second-1)/time.Second) * time.Second
+	if res.TimedOut == "" && (res.Signal == syscall.SIGXCPU || res.Signal == syscall.SIGKILL && res.OutputLimit == "" && res.CPU >= cpuLimit) {
+		res.TimedOut = "cpu"
+	}
+	return res
+}
+
+func setupMessage(res Result) string {
+	msg := strings.TrimSpace(string(lastLines(res.Stderr, 3)))
+	if msg == "" {
+		msg = fmt.Sprintf("exit status %d", res.ExitCode)
+		if res.Signal != 0 {
+			msg = "killed by " + res.Signal.String()
+		}
+	}
+	return msg
+}
+
+// readCapped reads r to the end, keeping at most limit bytes; past the
+// limit it calls over once and keeps draining until r closes.
+func readCapped(r io.Reader, limit int64, over func()) ([]byte, int64) {
+	var buf bytes.Buffer
+	var total int64
+	chunk := make([]byte, 32<<10)
+	fired := false
+	for {
+		n, err := r.Read(chunk)
+		if n > 0 {
+			if room := limit - int64(buf.Len()); room > 0 {
+				buf.Write(chunk[:min(int64(n), room)])
+			}
+			total += int64(n)
+			if total > limit && !fired {
+				fired = true
+				over()
+			}
+		}
+		if err != nil {
+			return buf.Bytes(), total
+		}
+	}
+}
+
+// lastLines returns the last n non-empty lines of b.
+func lastLines(b []byte, n int) []byte {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return []byte(strings.Join(lines, "\n"))
+}
