@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Limits bound one sandboxed run (one process tree). The zero value of a
@@ -298,6 +300,10 @@ type Job struct {
 	Stdin []byte
 	// Limits for this run; zero fields take the sandbox's defaults.
 	Limits Limits
+	// EndOnReport ends the run as soon as the bootstrap has written a
+	// line after its start mark: what the program left running (threads,
+	// children, a stopped init) cannot keep the run alive.
+	EndOnReport bool
 }
 
 // Result is how a run ended.
@@ -317,9 +323,11 @@ type Result struct {
 	StdoutBytes, StderrBytes int64
 	// Report is what the bootstrap wrote to fd 3 after its start mark.
 	Report []byte
+	// Ended: Reach ended the run after the report line (Job.EndOnReport);
+	// the exit status is then Reach's kill, not the program's.
+	Ended  bool
 	Wall   time.Duration
-	CPU    time.Duration // CPU time of the whole process tree (user + system)
-	Limits Limits        // the limits the run had
+	Limits Limits // the limits the run had
 }
 
 // bootMain runs /sandbox/main.py as the main module, as `python3 main.py` would.
@@ -469,6 +477,13 @@ func (s *Sandbox) run(ctx context.Context, job Job, lim Limits, slot int) Result
 		res.SetupErr = err
 		return res
 	}
+	// Descriptors Reach inherited without close-on-exec (from a shell, a
+	// service manager, a test harness) would pass through prlimit and bwrap
+	// into the sandbox: mark every one close-on-exec first.
+	if err := closeOnExecFrom(3); err != nil {
+		res.SetupErr = err
+		return res
+	}
 	if err := cmd.Start(); err != nil {
 		repR.Close()
 		repW.Close()
@@ -516,7 +531,12 @@ func (s *Sandbox) run(ctx context.Context, job Job, lim Limits, slot int) Result
 	}()
 	go func() {
 		defer wg.Done()
-		res.Report, _ = readCapped(repR, 64<<10, func() {})
+		res.Report = readReport(repR, 64<<10, job.EndOnReport, func() {
+			mu.Lock()
+			res.Ended = true
+			mu.Unlock()
+			kill()
+		})
 		repR.Close()
 	}()
 
@@ -551,6 +571,7 @@ func (s *Sandbox) run(ctx context.Context, job Job, lim Limits, slot int) Result
 	}
 	var ee *exec.ExitError
 	switch {
+	case res.Ended && res.TimedOut == "" && res.OutputLimit == "":
 	case werr == nil:
 		res.ExitCode = 0
 	case errors.As(werr, &ee):
@@ -577,11 +598,7 @@ func (s *Sandbox) run(ctx context.Context, job Job, lim Limits, slot int) Result
 		return res
 	}
 	res.Report = res.Report[1:]
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		res.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	cpuLimit := time.Duration((lim.CPU+time.Second-1)/time.Second) * time.Second
-	if res.TimedOut == "" && (res.Signal == syscall.SIGXCPU || res.Signal == syscall.SIGKILL && res.OutputLimit == "" && res.CPU >= cpuLimit) {
+	if res.TimedOut == "" && res.Signal == syscall.SIGXCPU {
 		res.TimedOut = "cpu"
 	}
 	return res
@@ -621,6 +638,49 @@ func readCapped(r io.Reader, limit int64, over func()) ([]byte, int64) {
 			return buf.Bytes(), total
 		}
 	}
+}
+
+// readReport reads the bootstrap's pipe (at most limit bytes). With
+// endOnLine it calls end once a full line follows the start mark.
+func readReport(r io.Reader, limit int64, endOnLine bool, end func()) []byte {
+	var buf bytes.Buffer
+	chunk := make([]byte, 4096)
+	ended := false
+	for {
+		n, err := r.Read(chunk)
+		if n > 0 && int64(buf.Len()) < limit {
+			buf.Write(chunk[:min(int64(n), limit-int64(buf.Len()))])
+			if endOnLine && !ended && buf.Len() > 1 && bytes.IndexByte(buf.Bytes()[1:], '\n') >= 0 {
+				ended = true
+				end()
+			}
+		}
+		if err != nil {
+			return buf.Bytes()
+		}
+	}
+}
+
+// closeOnExecFrom sets close-on-exec on every descriptor >= from.
+func closeOnExecFrom(from int) error {
+	if err := unix.CloseRange(uint(from), ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
+		return nil
+	}
+	// Kernels before 5.11: one descriptor at a time.
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("list open descriptors: %w", err)
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < from {
+			continue
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && err != unix.EBADF {
+			return fmt.Errorf("close-on-exec on descriptor %d: %w", fd, err)
+		}
+	}
+	return nil
 }
 
 // lastLines returns the last n non-empty lines of b.

@@ -116,7 +116,7 @@ def _reach_run():
         except BaseException:
             name = "?"
         try:
-            msg = str(e)[:2000]
+            msg = (e.msg if isinstance(e, SyntaxError) else str(e))[:2000]
         except BaseException:
             msg = "<the exception's message cannot be printed>"
         try:
@@ -124,7 +124,7 @@ def _reach_run():
             tb = e.__traceback__
             while tb is not None and tb.tb_frame.f_code.co_filename != "<sample>":
                 tb = tb.tb_next
-            traceback.print_exception(type(e), e, tb or e.__traceback__)
+            traceback.print_exception(type(e), e, tb if phase == "run" else None)
             sys.stderr.flush()
         except BaseException:
             pass
@@ -184,7 +184,7 @@ func newToken() string {
 // once runs a HumanEval or MBPP test program and judges it.
 func (v *Verifier) once(ctx context.Context, prog program, lim Limits) verify.Verdict {
 	tok := newToken()
-	res := v.sb.Run(ctx, Job{Program: []byte(prog.src), Boot: bootTests, Stdin: []byte(tok + "\n"), Limits: lim})
+	res := v.sb.Run(ctx, Job{Program: []byte(prog.src), Boot: bootTests, Stdin: []byte(tok + "\n"), Limits: lim, EndOnReport: true})
 	if res.SetupErr != nil {
 		return verify.Verdict{Status: verify.NotGraded, Rule: prog.rule, Reason: "not graded: " + res.SetupErr.Error()}
 	}
@@ -212,6 +212,8 @@ func (v *Verifier) once(ctx context.Context, prog program, lim Limits) verify.Ve
 		vd.Reason = errorReason(prog, rep, res.Limits)
 	case res.Signal != 0:
 		vd.Reason = signalReason(res)
+	case res.Ended:
+		vd.Reason = "wrote to the harness's report pipe before the tests finished (the run was stopped)"
 	default:
 		vd.Reason = fmt.Sprintf("exited with status %d before the tests finished (the code ended the interpreter, e.g. with os._exit)", res.ExitCode)
 	}
@@ -245,6 +247,8 @@ func signalReason(res Result) string {
 			return fmt.Sprintf("memory limit: aborted out of memory (%s address space)", mib(res.Limits.Memory))
 		}
 		return "crashed: aborted (SIGABRT)"
+	case syscall.SIGKILL:
+		return "killed by signal 9 (SIGKILL: the CPU time limit's hard stop after SIGXCPU was ignored, or the code killed itself)"
 	case syscall.SIGXFSZ:
 		return fmt.Sprintf("file size limit: wrote a file over %s", mib(res.Limits.FileSize))
 	}
