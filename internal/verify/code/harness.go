@@ -71,7 +71,9 @@ func (p *program) add(name, text string) {
 	if end < start {
 		end = start
 	}
-	p.parts = append(p.parts, part{name: name, start: start, end: end})
+	if name != "" { // a separator owns no line
+		p.parts = append(p.parts, part{name: name, start: start, end: end})
+	}
 }
 
 // partOf returns the part holding line and the line's number inside it.
