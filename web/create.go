@@ -14,6 +14,7 @@ import (
 	"github.com/reach-lab/reach/internal/ingest"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/verify/code"
 	"github.com/reach-lab/reach/web/views"
 )
 
@@ -45,6 +46,7 @@ type received struct {
 	datasetUploadID int64
 	datasetFile     string
 	reverify        bool
+	codeHarness     string
 	models          []*modelPart
 	projectID       int64  // project_id field; 0 = not given
 	projectName     string // project field (a name)
@@ -113,6 +115,11 @@ func (s *Server) receive(ctx context.Context, r *http.Request) (*received, error
 			}
 		case "reverify":
 			rc.reverify = v != "" && v != "0" && v != "false"
+		case "code_harness":
+			if !code.ValidHarness(v) {
+				return rc, badForm("code harness %q: use %s", v, code.HarnessNames())
+			}
+			rc.codeHarness = v
 		case "project_id":
 			if v != "" {
 				if rc.projectID, err = strconv.ParseInt(v, 10, 64); err != nil {
@@ -238,7 +245,8 @@ func (s *Server) validate(ctx context.Context, u *store.User, rc *received) (sto
 			return nc, err
 		}
 		format, mapping := ex.Format, ex.Mapping
-		run := store.NewRun{ModelName: m.name, Role: m.role, Step: m.step, UploadID: m.uploadID, SourceFile: m.file}
+		run := store.NewRun{ModelName: m.name, Role: m.role, Step: m.step, UploadID: m.uploadID, SourceFile: m.file,
+			CodeHarness: rc.codeHarness}
 		if format == ingest.FormatMapped {
 			nc.Status = store.StatusNeedsMapping
 			run.Mapping = mapping

@@ -219,6 +219,9 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 		return m, nil
 	})
 	v.IDByKey = ids.(map[string]int64)
+	if v.Code, err = s.codeInfo(r, c); err != nil {
+		return v, err
+	}
 	if cfg, err := jobs.ParseSamplingConfig(c.Sampling); err == nil && c.Sampling != nil {
 		v.SampledN = cfg.N
 	}
@@ -297,6 +300,27 @@ func (s *Server) deleteComparison(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// codeInfo says whether a comparison has code problems and whether this
+// server can grade them.
+func (s *Server) codeInfo(r *http.Request, c store.Comparison) (views.CodeInfo, error) {
+	var ci views.CodeInfo
+	if c.DatasetID == nil {
+		return ci, nil
+	}
+	n, err := s.st.CountKind(r.Context(), *c.DatasetID, "code")
+	if err != nil {
+		return ci, err
+	}
+	ci.Problems = n
+	if n > 0 && s.cfg.CodeGrading != nil {
+		ci.Unavailable = s.cfg.CodeGrading.Error()
+	}
+	for _, run := range c.Runs {
+		ci.Harness = append(ci.Harness, run.CodeHarness)
+	}
+	return ci, nil
 }
 
 // samplesShown is how many samples per model the problem page shows before

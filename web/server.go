@@ -56,6 +56,10 @@ type Config struct {
 	// X-Real-IP (only behind a reverse proxy that sets them): it is what
 	// sign-in rate limiting counts per address.
 	TrustProxyHeaders bool
+	// CodeGrading is why this server cannot run code in its sandbox (nil
+	// when it can): pages of code comparisons say so, and Re-verify of one
+	// is refused rather than leaving its samples not graded.
+	CodeGrading error
 }
 
 // Server holds what handlers need.

@@ -15,6 +15,7 @@ import (
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/verify/code"
 )
 
 // modelFlags collects --base/--model NAME=FILE in order; --step N applies to
@@ -80,6 +81,7 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	wait := fs.Bool("wait", false, "work the jobs in this process and wait until the comparison is ready")
 	reverify := fs.Bool("reverify", false, "ignore the files' verdicts and verify every sample with Reach's verifier")
 	project := fs.String("project", "", "project to put the comparison in; created if missing, owned by the first admin (default: the default project)")
+	harness := fs.String("code-harness", "", "code problems: how completions become programs ("+code.HarnessNames()+"; default human-eval)")
 	fs.Func("base", "base model samples, NAME=FILE", mf.add("base"))
 	fs.Func("model", "other model samples, NAME=FILE (repeatable)", mf.add("rl"))
 	fs.Func("step", "training step of the --model just before (marks it a checkpoint)", mf.step)
@@ -94,6 +96,12 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if _, err := os.Stat(*dataset); err != nil {
 		return fmt.Errorf("dataset: %w", err)
+	}
+	if !code.ValidHarness(*harness) {
+		return fmt.Errorf("--code-harness %q: use %s", *harness, code.HarnessNames())
+	}
+	for i := range mf.models {
+		mf.models[i].CodeHarness = *harness
 	}
 	st, err := openStore(ctx, *dbURL)
 	if err != nil {

@@ -17,8 +17,6 @@ import (
 	"github.com/reach-lab/reach/internal/netpolicy"
 	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
-	"github.com/reach-lab/reach/internal/verify"
-	"github.com/reach-lab/reach/internal/verify/math"
 	"github.com/reach-lab/reach/web"
 )
 
@@ -52,9 +50,6 @@ func newJobs(st *store.Store, workers int, box *secret.Box) (*jobs.Client, error
 	return jobs.NewClient(st, jobs.Config{Workers: workers, SamplingWorkers: samplingWorkers(), Verifier: newVerifier(),
 		Secret: box, Logger: slog.Default(), JobTimeout: timeout, RescueAfter: rescue, Lease: leaseFromEnv()})
 }
-
-// newVerifier is the verifier every process of this binary grades with.
-func newVerifier() verify.Verifier { return math.New() }
 
 // leaseFromEnv reads REACH_LEASE_DELAY, REACH_LEASE_RENEW, REACH_LEASE_TTL
 // and REACH_REAP_EVERY (Go durations) for tests of killed workers; unset,
@@ -150,7 +145,7 @@ func runServe(ctx context.Context, args []string) error {
 	srv := &http.Server{
 		Addr: *addr,
 		Handler: web.New(st, client, web.Config{MaxUploadBytes: *maxMiB << 20, JobsUI: ui, Secret: box, BaseURL: *baseURL, Verifier: newVerifier(),
-			TrustProxyHeaders: *trustProxy}, slog.Default()),
+			TrustProxyHeaders: *trustProxy, CodeGrading: codeSandbox().Err()}, slog.Default()),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	errc := make(chan error, 1)

@@ -14,6 +14,7 @@ import (
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/verify/code"
 )
 
 //go:embed data/*.jsonl data/*.csv
@@ -29,11 +30,12 @@ func Specs() []intake.Spec {
 		{
 			Name: "HumanEval: Mistral-7B-Instruct vs Zephyr-7B-alpha",
 			SourceNote: "10 completions per task at T = 0.2 with human-eval pass/fail, from bdytx5/humanEval_mistral_vs_zephyr " +
-				"(MIT). Two fine-tunes of Mistral-7B (Zephyr = SFT + DPO), not a base-vs-RLVR pair; code is shown, never run.",
+				"(MIT). Two fine-tunes of Mistral-7B (Zephyr = SFT + DPO), not a base-vs-RLVR pair. The fork's harness strips " +
+				"docstrings from each completion before running it; Re-verify runs them the same way (harness strip-docstrings) in Reach's sandbox.",
 			Dataset: file("humaneval.jsonl"),
 			Models: []intake.Model{
-				{Name: "Mistral-7B-Instruct-v0.1", Role: "base", File: file("mistral-7b-instruct.jsonl")},
-				{Name: "zephyr-7b-alpha", Role: "rl", File: file("zephyr-7b-alpha.jsonl")},
+				{Name: "Mistral-7B-Instruct-v0.1", Role: "base", File: file("mistral-7b-instruct.jsonl"), CodeHarness: code.HarnessStripDocstrings},
+				{Name: "zephyr-7b-alpha", Role: "rl", File: file("zephyr-7b-alpha.jsonl"), CodeHarness: code.HarnessStripDocstrings},
 			},
 		},
 		{

@@ -18,6 +18,7 @@ import (
 	"github.com/reach-lab/reach/internal/sampling"
 	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/verify/code"
 )
 
 // File is a named source of bytes.
@@ -40,6 +41,9 @@ type Model struct {
 	// Mapping, when set, reads the file as the "mapped" format with these
 	// fields instead of sniffing its layout.
 	Mapping *ingest.Mapping
+	// CodeHarness is how the code verifier turns these completions into
+	// programs ("" = human-eval's; see verify/code.Harnesses).
+	CodeHarness string
 }
 
 // Spec describes a comparison to create. Models[0] is the base model.
@@ -144,7 +148,12 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 			cleanup()
 			return 0, nil, &GuessError{Model: m.Name, File: m.File.Name, Guess: *mapping}
 		}
-		run := store.NewRun{ModelName: m.Name, Role: role, Step: m.Step, UploadID: id, SourceFile: m.File.Name, Format: string(format)}
+		if !code.ValidHarness(m.CodeHarness) {
+			cleanup()
+			return 0, nil, fmt.Errorf("model %q: unknown code harness %q (use %s)", m.Name, m.CodeHarness, code.HarnessNames())
+		}
+		run := store.NewRun{ModelName: m.Name, Role: role, Step: m.Step, UploadID: id, SourceFile: m.File.Name, Format: string(format),
+			CodeHarness: m.CodeHarness}
 		if format == ingest.FormatMapped && mapping != nil {
 			run.Mapping = mapping
 			if m.Mapping == nil {

@@ -32,7 +32,9 @@ type Config struct {
 	// Workers is how many jobs run at once in this process; 0 makes an
 	// insert-only client (a web process that leaves work to `reach worker`).
 	Workers int
-	// Verifier grades samples that arrive without a verdict.
+	// Verifier grades samples that arrive without a verdict (in Reach a
+	// verify.Dispatch: math and choice problems by the math verifier, code
+	// problems in the sandbox).
 	Verifier verify.Verifier
 	// SamplingWorkers is how many SampleJobs (requests to inference
 	// servers) run at once in this process; 0 means 32 when Workers > 0.

@@ -191,7 +191,11 @@ func (p *samplePipeline) grade(ctx context.Context, rows []store.Sample) (graded
 			continue
 		}
 		vd := p.v.Verify(ctx, prob, x.Completion)
-		x.Status, x.Extracted, x.Rule, x.Reason, x.VerdictSource = string(vd.Status), vd.Extracted, vd.Rule, vd.Reason, p.v.Name()
+		if vd.Status == verify.NotGraded {
+			continue // stays pending: the VerifyJob grades it or says why not
+		}
+		x.Status, x.Extracted, x.Rule, x.Reason, x.Detail = string(vd.Status), vd.Extracted, vd.Rule, vd.Reason, vd.Detail
+		x.VerdictSource = verify.SourceName(p.v, prob)
 		graded++
 		if x.FileCorrect != nil && *x.FileCorrect != (x.Status == store.SampleCorrect) {
 			changed++

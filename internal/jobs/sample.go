@@ -307,14 +307,24 @@ func (w *SampleWorker) Work(ctx context.Context, job *river.Job[SampleArgs]) err
 			return err // River retries with backoff
 		}
 		rows := make([]store.Sample, 0, len(comps))
+		vp := verify.Problem{Reference: p.Reference, Kind: p.Kind}
+		if p.Kind == "code" {
+			vp.Fields, vp.Harness = p.Extra, run.CodeHarness
+		}
 		for i, comp := range comps {
 			if i >= len(missing) {
 				break
 			}
-			v := w.v.Verify(ctx, verify.Problem{Reference: p.Reference, Kind: p.Kind}, comp.Text)
-			rows = append(rows, store.Sample{RunID: a.RunID, ProblemID: a.ProblemID, SampleIndex: missing[i],
+			v := w.v.Verify(ctx, vp, comp.Text)
+			row := store.Sample{RunID: a.RunID, ProblemID: a.ProblemID, SampleIndex: missing[i],
 				Completion: comp.Text, FinishReason: comp.FinishReason, CompletionTokens: comp.CompletionTokens,
-				Status: string(v.Status), Extracted: v.Extracted, Rule: v.Rule, Reason: v.Reason, VerdictSource: w.v.Name()})
+				Status: string(v.Status), Extracted: v.Extracted, Rule: v.Rule, Reason: v.Reason, Detail: v.Detail,
+				VerdictSource: verify.SourceName(w.v, vp)}
+			if v.Status == verify.NotGraded {
+				// Kept, ungraded: the run's VerifyJob grades it or says why not.
+				row.Status, row.VerdictSource = store.SamplePending, ""
+			}
+			rows = append(rows, row)
 		}
 		if _, err := w.st.AddSamples(ctx, rows); err != nil {
 			return err
@@ -341,7 +351,23 @@ func (w *SampleWorker) afterChunk(ctx context.Context, a SampleArgs) error {
 }
 
 func finishSampling(ctx context.Context, st *store.Store, comparisonID, runID int64) error {
+	_, pending, err := st.CountSamples(ctx, runID)
+	if err != nil {
+		return err
+	}
 	return st.WithTx(ctx, func(tx *store.Store) error {
+		if pending > 0 {
+			// Samples that could not be graded inline (code without a
+			// sandbox here): the VerifyJob grades them, or fails the run
+			// saying why, before anything is counted.
+			if err := tx.SetRunStatus(ctx, runID, store.StatusVerifying, ""); err != nil {
+				return err
+			}
+			if err := tx.SetProgress(ctx, store.Progress{RunID: runID, Stage: "verify", Total: pending, Unit: "samples", Status: "queued"}); err != nil {
+				return err
+			}
+			return enqueue(ctx, tx, VerifyArgs{RunID: runID, ComparisonID: comparisonID})
+		}
 		if err := tx.SetRunStatus(ctx, runID, "aggregating", ""); err != nil {
 			return err
 		}

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,11 +55,20 @@ func (w *VerifyWorker) Timeout(*river.Job[VerifyArgs]) time.Duration { return lo
 
 // Work verifies pending samples batch by batch; each batch's verdicts are
 // committed on their own, so a killed worker resumes where it stopped.
+// Samples the verifier could not grade (code without a working sandbox)
+// stay pending: the job retries, and fails the run with the reason when
+// this worker cannot grade code at all or the retries run out.
 func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) error {
 	if w.v == nil {
 		return river.JobCancel(fmt.Errorf("no verifier configured"))
 	}
 	runID := job.Args.RunID
+	c, err := w.st.GetComparison(ctx, job.Args.ComparisonID)
+	if err != nil {
+		return river.JobCancel(err)
+	}
+	run, _ := runOf(c, runID)
+	probs := newProblems(w.st, run.CodeHarness)
 	total, pending, err := w.st.CountSamples(ctx, runID)
 	if err != nil {
 		return err
@@ -72,6 +84,9 @@ func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) err
 		afterIndex   = -1
 		done         int64
 		changed      int64
+		ungraded     int64
+		why          string
+		names        = map[string]bool{}
 		start        = time.Now()
 	)
 	for {
@@ -82,18 +97,39 @@ func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) err
 		if len(batch) == 0 {
 			break
 		}
-		verdicts := w.grade(ctx, batch)
-		n, err := w.st.SaveVerdicts(ctx, runID, w.v.Name(), verdicts)
+		if hasCode(batch) {
+			if err := verify.Unavailable(w.v, "code"); err != nil {
+				_, pend, _ := w.st.CountSamples(ctx, runID)
+				return failNotGraded(ctx, w.st, job.Args.ComparisonID, runID, pend, err.Error())
+			}
+		}
+		bySource, n, reason, err := w.grade(ctx, probs, batch)
 		if err != nil {
 			return err
 		}
-		changed += n
-		done += int64(len(batch))
+		if n > 0 {
+			ungraded, why = ungraded+n, reason
+		}
+		for source, verdicts := range bySource {
+			ch, err := w.st.SaveVerdicts(ctx, runID, source, verdicts)
+			if err != nil {
+				return err
+			}
+			changed += ch
+			names[source] = true
+		}
+		done += int64(len(batch)) - n
 		last := batch[len(batch)-1]
 		afterProblem, afterIndex = last.ProblemID, last.SampleIndex
 		rate := float64(done) / time.Since(start).Seconds()
 		prog.Done, prog.Detail = done, fmt.Sprintf("%d of %d samples, %.0f/s", done, need, rate)
 		_ = w.st.SetProgress(ctx, prog)
+	}
+	if ungraded > 0 {
+		if job.Attempt >= job.MaxAttempts {
+			return failNotGraded(ctx, w.st, job.Args.ComparisonID, runID, ungraded, why)
+		}
+		return fmt.Errorf("%d samples not graded, retried later: %s", ungraded, why)
 	}
 	if job.Args.All {
 		// Every labelled sample was graded again: the total is exact.
@@ -102,7 +138,7 @@ func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) err
 		}
 	}
 	prog.Status, prog.Done = "done", need
-	prog.Detail = fmt.Sprintf("%d samples verified by %s", done, w.v.Name())
+	prog.Detail = fmt.Sprintf("%d samples verified by %s", done, strings.Join(slices.Sorted(maps.Keys(names)), " and "))
 	if changed > 0 {
 		prog.Detail += fmt.Sprintf("; %d verdicts differ from the file's", changed)
 	}
@@ -118,16 +154,39 @@ func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) err
 	})
 }
 
-// grade runs the verifier over a batch on all cores.
-func (w *VerifyWorker) grade(ctx context.Context, batch []store.PendingSample) []store.Verdict {
-	out := make([]store.Verdict, len(batch))
+// grade runs the verifier over a batch on all cores and returns the
+// verdicts by the name of the verifier that gave them, and how many samples
+// it could not grade (with the last reason): those are left out.
+func (w *VerifyWorker) grade(ctx context.Context, probs *problems, batch []store.PendingSample) (map[string][]store.Verdict, int64, string, error) {
+	ps := make([]verify.Problem, len(batch))
+	for i, s := range batch {
+		p, err := probs.get(ctx, s.ProblemID, s.Reference, s.Kind)
+		if err != nil {
+			return nil, 0, "", err
+		}
+		ps[i] = p
+	}
+	out := make([]verify.Verdict, len(batch))
 	onAllCores(len(batch), func(i int) {
-		s := batch[i]
-		v := w.v.Verify(ctx, verify.Problem{Reference: s.Reference, Kind: s.Kind}, s.Completion)
-		out[i] = store.Verdict{ProblemID: s.ProblemID, SampleIndex: s.SampleIndex, Status: string(v.Status),
-			Extracted: v.Extracted, Rule: v.Rule, Reason: v.Reason}
+		out[i] = w.v.Verify(ctx, ps[i], batch[i].Completion)
 	})
-	return out
+	bySource := map[string][]store.Verdict{}
+	var ungraded int64
+	var why string
+	for i, v := range out {
+		if v.Status == verify.NotGraded {
+			ungraded, why = ungraded+1, v.Reason
+			continue
+		}
+		s := batch[i]
+		src := verify.SourceName(w.v, ps[i])
+		bySource[src] = append(bySource[src], store.Verdict{ProblemID: s.ProblemID, SampleIndex: s.SampleIndex, Status: string(v.Status),
+			Extracted: v.Extracted, Rule: v.Rule, Reason: v.Reason, Detail: v.Detail})
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, 0, "", err
+	}
+	return bySource, ungraded, why, nil
 }
 
 // onAllCores calls f(0..n-1), spread over GOMAXPROCS goroutines; the

@@ -89,6 +89,9 @@ type Run struct {
 	// ImportWarnings is what the import changed or doubted without failing:
 	// {"count": N, "examples": [...]}, or nil.
 	ImportWarnings json.RawMessage
+	// CodeHarness is how the code verifier turns this run's completions
+	// into programs ("" = human-eval's; see verify/code).
+	CodeHarness string
 }
 
 // Endpoint is where an endpoint-backed run samples from. The API key is
@@ -120,6 +123,8 @@ type NewRun struct {
 	Endpoint   Endpoint
 	// SamplingOverride is JSON-encodable, or nil.
 	SamplingOverride any
+	// CodeHarness names the code verifier's harness for this run ("" = default).
+	CodeHarness string
 }
 
 // NewComparison describes a comparison to create. Exactly one of DatasetID
@@ -189,10 +194,10 @@ func (s *Store) CreateComparison(ctx context.Context, nc NewComparison) (int64, 
 			}
 		}
 		_, err := s.db.Exec(ctx, `INSERT INTO runs (comparison_id, position, model_name, role, step, upload_id, source_file, format, mapping,
-				endpoint_url, endpoint_model, endpoint_style, api_key_enc, max_concurrency, sampling_override)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+				endpoint_url, endpoint_model, endpoint_style, api_key_enc, max_concurrency, sampling_override, code_harness)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 			id, i, r.ModelName, r.Role, r.Step, nullID(r.UploadID), r.SourceFile, r.Format, mapping,
-			e.BaseURL, e.Model, e.Style, e.APIKeyEnc, e.MaxConcurrency, override)
+			e.BaseURL, e.Model, e.Style, e.APIKeyEnc, e.MaxConcurrency, override, r.CodeHarness)
 		if err != nil {
 			return 0, fmt.Errorf("create run %q: %w", r.ModelName, err)
 		}
@@ -217,7 +222,7 @@ func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error)
 	rows, err := s.db.Query(ctx, `SELECT id, comparison_id, position, model_name, role, step, upload_id, source_file, format,
 			mapping, has_texts, verdict_source, status, error, endpoint_url, endpoint_model, endpoint_style, api_key_enc,
 			max_concurrency, tokens_in, tokens_out, requests, errors, sampling_started_at, verdicts_changed, sampling_override,
-			tool_meta, import_warnings
+			tool_meta, import_warnings, code_harness
 		FROM runs WHERE comparison_id = $1 ORDER BY position`, id)
 	if err != nil {
 		return c, fmt.Errorf("runs of comparison %d: %w", id, err)
@@ -228,7 +233,7 @@ func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error)
 			&r.Format, &r.Mapping, &r.HasTexts, &r.VerdictSource, &r.Status, &r.Error, &r.Endpoint.BaseURL, &r.Endpoint.Model,
 			&r.Endpoint.Style, &r.Endpoint.APIKeyEnc, &r.Endpoint.MaxConcurrency, &r.Usage.TokensIn, &r.Usage.TokensOut,
 			&r.Usage.Requests, &r.Usage.Errors, &r.Usage.StartedAt, &r.VerdictsChanged, &r.SamplingOverride,
-			&r.ToolMeta, &r.ImportWarnings)
+			&r.ToolMeta, &r.ImportWarnings, &r.CodeHarness)
 		return r, err
 	})
 	if err != nil {
@@ -424,6 +429,15 @@ func (s *Store) MarkComparisonReadyIfDone(ctx context.Context, id int64) error {
 		WHERE id = $1 AND status NOT IN ('failed', 'paused', 'configured') AND NOT EXISTS (SELECT 1 FROM runs WHERE comparison_id = $1 AND status <> 'ready')`, id)
 	if err != nil {
 		return fmt.Errorf("finish comparison %d: %w", id, err)
+	}
+	return nil
+}
+
+// SetRunHarness sets the code harness of a run (takes effect at its next
+// verification).
+func (s *Store) SetRunHarness(ctx context.Context, runID int64, harness string) error {
+	if _, err := s.db.Exec(ctx, `UPDATE runs SET code_harness = $2 WHERE id = $1`, runID, harness); err != nil {
+		return fmt.Errorf("set code harness of run %d: %w", runID, err)
 	}
 	return nil
 }

@@ -183,3 +183,12 @@ func (s *Store) DatasetKinds(ctx context.Context, datasetID int64) ([]string, er
 	}
 	return kinds, nil
 }
+
+// CountKind returns how many problems of a dataset are of kind (e.g. "code").
+func (s *Store) CountKind(ctx context.Context, datasetID int64, kind string) (int, error) {
+	var n int
+	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM problems WHERE dataset_id = $1 AND kind = $2`, datasetID, kind).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count %s problems of dataset %d: %w", kind, datasetID, err)
+	}
+	return n, nil
+}

