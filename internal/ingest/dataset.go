@@ -3,10 +3,13 @@ package ingest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/reach-lab/reach/internal/verify/code"
 )
 
 // Problem is one dataset row in canonical form.
@@ -16,15 +19,17 @@ type Problem struct {
 	Key string
 	// Index is the 0-based position among non-blank lines: the Qwen evaluator's idx.
 	Index int
-	// Statement is problem, question or prompt (HumanEval), first found.
+	// Statement is problem, question, prompt (HumanEval), question_content (LiveCodeBench),
+	// description (CodeContests) or text (MBPP), first found.
 	Statement string
 	// Reference is answer, gold, gt or ground_truth, first found; numbers as text (27.0 -> "27").
 	// A GSM8K answer ending in "#### N" becomes "N" (the full text goes to Extra["solution"]).
 	Reference string
 	// Subject is subject (or MATH's type); Level is level without a "Level " prefix ("Level 3" -> "3").
 	Subject, Level string
-	// Kind is "code" (the row has test or entry_point), "choice" (Reference is a single letter A-E
-	// and the row lists options) or "math".
+	// Kind is "code" (the row has tests: HumanEval test/entry_point, MBPP test_list, or stdin/stdout
+	// tests such as APPS input_output; see verify/code.ParseTests, which must accept them), "choice"
+	// (Reference is a single letter A-E and the row lists options) or "math".
 	Kind string
 	// Extra holds every other top-level field as text (prompt, test, entry_point,
 	// canonical_solution, solution, url, ...); non-string values as compact JSON. prompt is kept
@@ -41,7 +46,7 @@ const (
 
 var (
 	keyFields       = []string{"unique_id", "id", "qid", "task_id", "idx"}
-	statementFields = []string{"problem", "question", "prompt"}
+	statementFields = []string{"problem", "question", "prompt", "question_content", "description", "text"}
 	referenceFields = []string{"answer", "gold", "gt", "ground_truth"}
 	subjectFields   = []string{"subject", "type"}
 	gsm8kFinal      = regexp.MustCompile(`(?s)\n?####\s*(.+?)\s*$`)
@@ -181,13 +186,22 @@ func (d where) problem(obj map[string]string, keyField string, index int) (Probl
 		}
 	}
 	p.Kind = problemKind(p, obj)
+	if p.Kind == KindCode {
+		// A code problem is graded by running its tests: refuse one whose
+		// tests cannot be read now, naming the field, not at grading time.
+		if _, err := code.ParseTests(p.Extra); err != nil {
+			var fe *code.FieldError
+			if errors.As(err, &fe) {
+				return p, d.errorf(fe.Field, "%s", fe.Msg)
+			}
+			return p, d.errorf("test", "%v", err)
+		}
+	}
 	return p, nil
 }
 
 func problemKind(p Problem, obj map[string]string) string {
-	_, test := obj["test"]
-	_, entry := obj["entry_point"]
-	if test || entry {
+	if code.IsCodeRow(func(f string) bool { raw, ok := obj[f]; return ok && kindOf(raw) != "null" }) {
 		return KindCode
 	}
 	ref := strings.Trim(strings.TrimSpace(p.Reference), "()")

@@ -188,3 +188,33 @@ func TestReadDatasetErrors(t *testing.T) {
 		t.Errorf("callback error: %v", err)
 	}
 }
+
+// Code datasets with stdin/stdout tests (APPS, CodeContests, LiveCodeBench
+// layouts) read as code problems; tests that cannot be run are refused at
+// once, naming line and field.
+func TestReadDatasetCodeTests(t *testing.T) {
+	in := `{"problem_id": 1, "question": "Add two numbers.", "input_output": "{\"inputs\": [\"1 2\\n\"], \"outputs\": [\"3\\n\"]}"}
+{"problem_id": 2, "question": "Echo.", "public_tests": {"input": ["a\n"], "output": ["a\n"]}, "time_limit": 2}
+{"problem_id": 3, "question_content": "Negate.", "public_test_cases": "[{\"input\": \"1\\n\", \"output\": \"-1\\n\", \"testtype\": \"stdin\"}]"}
+{"problem_id": 4, "prompt": "Write f.", "test_list": ["assert f(1) == 1"]}
+`
+	var ps []Problem
+	if err := ReadDataset(strings.NewReader(in), "d.jsonl", func(p Problem) error { ps = append(ps, p); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range ps {
+		if p.Kind != KindCode {
+			t.Errorf("problem %d: kind %s", i+1, p.Kind)
+		}
+	}
+	if ps[2].Statement != "Negate." || ps[1].Extra["time_limit"] != "2" {
+		t.Errorf("fields: %+v / %+v", ps[2], ps[1])
+	}
+	read := func(in string) error {
+		return ReadDataset(strings.NewReader(in), "d.jsonl", func(Problem) error { return nil })
+	}
+	wantError(t, read(`{"question": "q", "input_output": {"fn_name": "f", "inputs": [[1]], "outputs": [1]}}`), 1, "input_output", "call-based")
+	wantError(t, read(`{"question": "q", "tests": [{"input": "1"}]}`), 1, "tests", "want text fields input and output")
+	wantError(t, read(`{"prompt": "def f():\n", "test": "def check(c): pass"}`), 1, "entry_point", "missing")
+	wantError(t, read(`{"question": "q", "tests": [{"input": "", "output": ""}], "time_limit": "forever"}`), 1, "time_limit", "want seconds")
+}
