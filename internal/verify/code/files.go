@@ -1,9 +1,11 @@
 package code
 
 import (
+	"crypto/sha256"
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,13 +18,13 @@ import (
 // that every path the interpreter and the dynamic loader use resolves inside
 // the sandbox as it does on the host, and nothing else exists.
 type fileSet struct {
-	binds    map[string]bool   // real path -> true
+	binds    map[string]string // path inside -> host path (the same, or a packed directory)
 	symlinks map[string]string // link path -> target as written
 	libDirs  []string          // where shared libraries were found (LD_LIBRARY_PATH)
 }
 
 func newFileSet() *fileSet {
-	return &fileSet{binds: map[string]bool{}, symlinks: map[string]string{}}
+	return &fileSet{binds: map[string]string{}, symlinks: map[string]string{}}
 }
 
 // add makes path resolve inside the sandbox: each symlink met while
@@ -32,7 +34,7 @@ func (fs *fileSet) add(path string) error {
 	if err != nil {
 		return err
 	}
-	fs.binds[real] = true
+	fs.binds[real] = real
 	return nil
 }
 
@@ -91,7 +93,7 @@ func (fs *fileSet) bwrapArgs() []string {
 	}
 	sort.Strings(binds)
 	for _, b := range binds {
-		args = append(args, "--ro-bind", b, b)
+		args = append(args, "--ro-bind", fs.binds[b], b)
 	}
 	for _, l := range links {
 		if fs.insideBind(l) {
@@ -105,7 +107,7 @@ func (fs *fileSet) bwrapArgs() []string {
 // covered reports whether a bound directory already contains path.
 func (fs *fileSet) covered(path string) bool {
 	for d := filepath.Dir(path); d != "/" && d != "."; d = filepath.Dir(d) {
-		if fs.binds[d] {
+		if _, ok := fs.binds[d]; ok {
 			return true
 		}
 	}
@@ -176,7 +178,7 @@ func (fs *fileSet) addELF(path string, dirs []string, done map[string]bool) erro
 		return nil
 	}
 	done[real] = true
-	fs.binds[real] = true
+	fs.binds[real] = real
 	f, err := elf.Open(real)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -238,4 +240,113 @@ func (fs *fileSet) noteLibDir(d string) {
 		}
 	}
 	fs.libDirs = append(fs.libDirs, d)
+}
+
+// pack replaces the binds of many files in one directory (the shared
+// libraries) by one bind of a private directory holding just those files
+// and their symlinks: each bind is a mount that every run pays for. The
+// directory is built once under cache, named by a hash of what it holds
+// (hard links where possible, else copies; read-only to everyone else),
+// and reused by later processes.
+func (fs *fileSet) pack(cache string) error {
+	byDir := map[string][]string{}
+	for dest, src := range fs.binds {
+		if dest != src {
+			continue
+		}
+		if fi, err := os.Stat(src); err == nil && fi.Mode().IsRegular() {
+			byDir[filepath.Dir(dest)] = append(byDir[filepath.Dir(dest)], dest)
+		}
+	}
+	for dir, files := range byDir {
+		if len(files) < 3 {
+			continue
+		}
+		sort.Strings(files)
+		links := map[string]string{}
+		for l, target := range fs.symlinks {
+			if filepath.Dir(l) == dir {
+				links[filepath.Base(l)] = target
+			}
+		}
+		h := sha256.New()
+		for _, f := range files {
+			fi, err := os.Stat(f)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(h, "%s %d %d\n", f, fi.Size(), fi.ModTime().UnixNano())
+		}
+		names := make([]string, 0, len(links))
+		for n := range links {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(h, "%s -> %s\n", n, links[n])
+		}
+		packed := filepath.Join(cache, fmt.Sprintf("%x", h.Sum(nil))[:24])
+		if _, err := os.Stat(packed); err != nil {
+			if err := buildPacked(cache, packed, files, links); err != nil {
+				return err
+			}
+		}
+		for _, f := range files {
+			delete(fs.binds, f)
+		}
+		fs.binds[dir] = packed
+	}
+	return nil
+}
+
+func buildPacked(cache, packed string, files []string, links map[string]string) error {
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(cache, "build-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		dst := filepath.Join(tmp, filepath.Base(f))
+		if os.Link(f, dst) == nil {
+			continue
+		}
+		if err := copyFile(f, dst); err != nil {
+			return err
+		}
+	}
+	for n, target := range links {
+		if err := os.Symlink(target, filepath.Join(tmp, n)); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, packed); err != nil {
+		if _, serr := os.Stat(packed); serr == nil {
+			return nil // another process built it first
+		}
+		return err
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

