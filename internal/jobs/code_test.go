@@ -214,18 +214,20 @@ func TestCodeSamplesNotGradedWithoutSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := e.wait(t, id)
-	if c.Status != store.StatusFailed || !strings.Contains(c.Error, "30 samples not graded") || !strings.Contains(c.Error, "bwrap") {
+	if c.Status != store.StatusFailed || !strings.Contains(c.Error, "samples not graded") || !strings.Contains(c.Error, "bwrap") {
 		t.Fatalf("status %s, error %q; want failed: samples not graded (no bwrap)", c.Status, c.Error)
 	}
+	// The samples that were kept (a failed comparison may have dropped a
+	// model's import) are all pending, and nothing was counted.
+	counts, _ := e.st.CountsForComparison(context.Background(), id)
 	for _, r := range c.Runs {
 		total, pending, err := e.st.CountSamples(context.Background(), r.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if total != 30 || pending != 30 {
-			t.Errorf("run %s: %d samples, %d pending; want 30, 30", r.ModelName, total, pending)
+		if pending != total {
+			t.Errorf("run %s: %d of %d samples graded without a sandbox", r.ModelName, total-pending, total)
 		}
-		counts, _ := e.st.CountsForComparison(context.Background(), id)
 		if len(counts[r.ID]) != 0 {
 			t.Errorf("run %s has counts although nothing was graded", r.ModelName)
 		}
@@ -257,8 +259,20 @@ func TestReverifyCodeComparison(t *testing.T) {
 		if err := jobs.StartReverify(ctx, e.client, rep.ComparisonID); err != nil {
 			t.Fatal(err)
 		}
-		e.waitFor(t, rep.ComparisonID, 5*time.Minute)
-		c, _ := e.st.GetComparison(ctx, rep.ComparisonID)
+		// Done when every run records its count of changed verdicts (a late
+		// aggregation from the import may call the comparison ready for a
+		// moment before the re-verification starts).
+		var c store.Comparison
+		for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+			c, _ = e.st.GetComparison(ctx, rep.ComparisonID)
+			settled := c.Status == store.StatusReady || c.Status == store.StatusFailed
+			for _, r := range c.Runs {
+				settled = settled && r.VerdictsChanged != nil
+			}
+			if settled || c.Status == store.StatusFailed || time.Now().After(deadline) {
+				break
+			}
+		}
 		if c.Status != store.StatusReady {
 			t.Fatalf("%s: re-verified comparison %s: %s", h, c.Status, c.Error)
 		}
@@ -268,7 +282,8 @@ func TestReverifyCodeComparison(t *testing.T) {
 		}
 		for i, r := range c.Runs {
 			if r.VerdictsChanged == nil {
-				t.Fatalf("%s: run %s records no count of changed verdicts", h, r.ModelName)
+				ps, _ := e.st.ProgressForComparison(ctx, rep.ComparisonID)
+				t.Fatalf("%s: run %s (status %s, source %s) records no count of changed verdicts; progress %+v", h, r.ModelName, r.Status, r.VerdictSource, ps)
 			}
 			changed := *r.VerdictsChanged
 			stored, err := e.st.ChangedVerdicts(ctx, r.ID)
