@@ -48,7 +48,7 @@ func brokenVerifier(t *testing.T) verify.Verifier {
 	return verify.Dispatch{Math: vmath.New(), Code: code.New(sb)}
 }
 
-func startWith(t *testing.T, v verify.Verifier) env {
+func startCode(t *testing.T, v verify.Verifier) env {
 	t.Helper()
 	st, _ := testdb.New(t)
 	box, _ := secret.New(testSecret)
@@ -144,7 +144,7 @@ func countsByKey(t *testing.T, rep *analysis.Report) []map[string]int {
 // completion in the sandbox (on the VerifyJob, not inline in the import):
 // the per-task counts equal the labels human-eval gave the same samples.
 func TestCodeSamplesWithoutLabelsAreGraded(t *testing.T) {
-	e := startWith(t, codeVerifier(t))
+	e := startCode(t, codeVerifier(t))
 	dir := t.TempDir()
 	const tasks = 4
 	mistral, wantM := subsetFile(t, dir, "mistral-7b-instruct.jsonl", tasks, false)
@@ -203,7 +203,7 @@ func TestCodeSamplesWithoutLabelsAreGraded(t *testing.T) {
 // measured 0 %: the comparison fails saying they were not graded, and the
 // samples stay pending.
 func TestCodeSamplesNotGradedWithoutSandbox(t *testing.T) {
-	e := startWith(t, brokenVerifier(t))
+	e := startCode(t, brokenVerifier(t))
 	dir := t.TempDir()
 	a, _ := subsetFile(t, dir, "mistral-7b-instruct.jsonl", 3, false)
 	b, _ := subsetFile(t, dir, "zephyr-7b-alpha.jsonl", 3, false)
@@ -243,7 +243,8 @@ func TestCodeSamplesNotGradedWithoutSandbox(t *testing.T) {
 // Under the harness that made the labels none do; under plain human-eval
 // (the fork's completions are not continuations of the prompt) many do.
 func TestReverifyCodeComparison(t *testing.T) {
-	e := startWith(t, codeVerifier(t))
+	v := codeVerifier(t)
+	e := startCode(t, v)
 	dir := t.TempDir()
 	const tasks = 3
 	a, _ := subsetFile(t, dir, "mistral-7b-instruct.jsonl", tasks, true)
@@ -253,10 +254,7 @@ func TestReverifyCodeComparison(t *testing.T) {
 		rep := e.importReady(t, intake.Spec{Name: "labelled " + h, Dataset: intake.LocalFile(examplesData("humaneval.jsonl")),
 			Models: []intake.Model{{Name: "A", File: intake.LocalFile(a), CodeHarness: h}, {Name: "B", File: intake.LocalFile(b), CodeHarness: h}}})
 		before := countsByKey(t, rep)
-		if err := e.st.SetComparisonStatus(ctx, rep.ComparisonID, store.StatusVerifying, ""); err != nil {
-			t.Fatal(err)
-		}
-		if err := jobs.StartReverify(ctx, e.client, rep.ComparisonID); err != nil {
+		if err := jobs.StartReverify(ctx, e.client, e.st, v, rep.ComparisonID, 0); err != nil {
 			t.Fatal(err)
 		}
 		// Done when every run records its count of changed verdicts (a late
@@ -361,7 +359,7 @@ func writeCompletions(t *testing.T, dir string, tasks int) string {
 // serving recorded completions) grades each completion inline in its
 // SampleJob, in the sandbox, as math sampling does.
 func TestSamplingGradesCodeInline(t *testing.T) {
-	e := startWith(t, codeVerifier(t))
+	e := startCode(t, codeVerifier(t))
 	ctx := context.Background()
 	const tasks = 4
 	file := writeCompletions(t, t.TempDir(), tasks)

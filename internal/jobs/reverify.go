@@ -49,7 +49,11 @@ func PlanReverify(ctx context.Context, st *store.Store, v verify.Verifier, c sto
 	var unsupported []string
 	for _, k := range kinds {
 		if !verify.Supports(v, k) {
-			unsupported = append(unsupported, fmt.Sprintf("%q", k))
+			u := fmt.Sprintf("%q", k)
+			if why := verify.Unavailable(v, k); why != nil {
+				u += " (" + why.Error() + ")"
+			}
+			unsupported = append(unsupported, u)
 		}
 	}
 	if len(unsupported) > 0 {
