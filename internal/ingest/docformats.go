@@ -244,7 +244,7 @@ func (sr *sampleReader) evalPlusEntry(w where, task string, i int, rec string) e
 	ok := base.Str == "pass" && (plus.Type == gjson.Null || !plus.Exists() || plus.Str == "pass")
 	p := pending{Sample: Sample{Correct: &ok, Completion: strings.Clone(e.Get("solution").String()),
 		Reason: "base: " + base.Str + ", plus: " + plusText(plus)}}
-	p.SampleIndex, p.indexed, p.idxField = i, true, fmt.Sprintf("eval[%q][%d]", task, i)
+	p.SampleIndex, p.indexed, p.idxField = i, true, func() string { return fmt.Sprintf("eval[%q][%d]", task, i) }
 	sr.pend = append(sr.pend, p)
 	key := strings.Clone(task)
 	return sr.emit(w, recordCtx{key: key, kind: KeyAuto, idField: "eval"})
@@ -273,7 +273,7 @@ func (sr *sampleReader) evalPlusOld(w where, task, rec string) error {
 			ok = ok && (ps.String() == "success" || ps.String() == "pass")
 		}
 		p := pending{Sample: Sample{Correct: &ok, Reason: "base: " + st + ", plus: " + plusText(ps)}}
-		p.SampleIndex, p.indexed, p.idxField = i, true, fmt.Sprintf("base[%d]", i)
+		p.SampleIndex, p.indexed, p.idxField = i, true, func() string { return fmt.Sprintf("base[%d]", i) }
 		p.perLine = true
 		sr.pend = append(sr.pend, p)
 	}

@@ -205,7 +205,7 @@ func (sr *sampleReader) inspectSample(w where, rec string) error {
 		if epoch.Type != gjson.Number || epoch.Int() < 1 || float64(epoch.Int()) != epoch.Num {
 			return w.errorf("epoch", "want an epoch number from 1, got %.40s", epoch.Raw)
 		}
-		p.SampleIndex, p.indexed, p.idxField = int(epoch.Int()-1), true, "epoch"
+		p.SampleIndex, p.indexed, p.idxField = int(epoch.Int()-1), true, func() string { return "epoch" }
 	}
 	choice := s.Get("output.choices.0")
 	if !choice.Exists() {

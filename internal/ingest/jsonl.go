@@ -92,7 +92,9 @@ func (ls *lineSource) readLine() error {
 		if total += len(chunk); total > ls.lim.MaxRecordBytes {
 			return tooLong()
 		}
-		if blocks == nil && len(ls.buf)+len(chunk) <= cap(ls.buf) {
+		// A line that fits the bufio buffer (err != ErrBufferFull on the first read), or whose bytes
+		// still fit the buffer kept from earlier lines, is appended directly.
+		if blocks == nil && (len(ls.buf)+len(chunk) <= cap(ls.buf) || (len(ls.buf) == 0 && err != bufio.ErrBufferFull)) {
 			ls.buf = append(ls.buf, chunk...)
 		} else {
 			for len(chunk) > 0 {

@@ -398,8 +398,8 @@ type sampleReader struct {
 // pending is a sample read but not yet delivered: its index is assigned once the problem is known.
 type pending struct {
 	Sample
-	has      uint8  // bit f set when field f was present (and not null)
-	idxField string // where the explicit index came from, for errors
+	has      uint8         // bit f set when field f was present (and not null)
+	idxField func() string // where the explicit index came from, for errors
 }
 
 type probState struct {
@@ -503,7 +503,7 @@ func (sr *sampleReader) keyedRecord(w where, index int, rec string, rc recordCtx
 		}
 	}
 	if len(sr.list) == 0 {
-		p, err := sr.sample(w, top, rec, "", "", -1, nil)
+		p, err := sr.sample(w, top, rec, "", "", -1, -1, nil)
 		if err != nil {
 			return err
 		}
@@ -536,7 +536,7 @@ func (sr *sampleReader) items(w where, top []kv, rec string, rc *recordCtx) erro
 		return w.errorf(sr.list.String(), "missing list of samples")
 	}
 	if k := kindOf(raw); k == "string" && sr.single {
-		p, err := sr.sample(w, top, rec, raw, lp.src, 0, &[nFields]*rootVal{})
+		p, err := sr.sample(w, top, rec, raw, lp.src, -1, 0, &[nFields]*rootVal{})
 		if err != nil {
 			return err
 		}
@@ -572,7 +572,7 @@ func (sr *sampleReader) items(w where, top []kv, rec string, rc *recordCtx) erro
 		}
 	}
 	for i, item := range sr.items0 {
-		p, err := sr.sample(w, top, rec, item, fmt.Sprintf("%s[%d]", lp.src, i), i, &roots)
+		p, err := sr.sample(w, top, rec, item, lp.src, i, i, &roots)
 		if err != nil {
 			return err
 		}
@@ -585,9 +585,39 @@ func (sr *sampleReader) items(w where, top []kv, rec string, rc *recordCtx) erro
 	return nil
 }
 
-// sample reads one sample: from the record (item == "", i < 0), or from list item i of it.
-func (sr *sampleReader) sample(w where, top []kv, rec, item, itemField string, i int, roots *[nFields]*rootVal) (pending, error) {
+// fieldRef names where a value came from, built into text only for a message: Sprintf on every
+// value of every sample would cost more than reading it.
+type fieldRef struct {
+	list     string // the list of samples, for a value in one of its items
+	at       int    // the item's position (-1: the list is a single string)
+	src      string // the path, in the item or in the record
+	elem     int    // for a value in a list parallel to the samples, its position; else -1
+	fromItem bool
+}
+
+func (f fieldRef) String() string {
+	var s string
+	if f.fromItem {
+		s = f.list
+		if f.at >= 0 {
+			s = fmt.Sprintf("%s[%d]", f.list, f.at)
+		}
+		if f.src != "" {
+			s += "." + f.src
+		}
+		return s
+	}
+	if f.elem >= 0 {
+		return fmt.Sprintf("%s[%d]", f.src, f.elem)
+	}
+	return f.src
+}
+
+// sample reads one sample: from the record (item == "", i < 0), or from list item i of it, whose
+// place for messages is list[at] (at < 0: the list itself, a single item).
+func (sr *sampleReader) sample(w where, top []kv, rec, item, list string, at, i int, roots *[nFields]*rootVal) (pending, error) {
 	var p pending
+	itemRef := fieldRef{list: list, at: at, elem: -1, fromItem: true}
 	if i >= 0 {
 		switch k := kindOf(item); k {
 		case "string":
@@ -595,26 +625,27 @@ func (sr *sampleReader) sample(w where, top []kv, rec, item, itemField string, i
 			p.has |= 1 << fCompletion
 		case "object":
 		default:
-			return p, w.errorf(itemField, "want a completion (string) or a sample (object), got %s", k)
+			return p, w.errorf(itemRef.String(), "want a completion (string) or a sample (object), got %s", k)
 		}
 	}
 	for f, ps := range sr.f {
 		if len(ps) == 0 || p.has&(1<<f) != 0 {
 			continue
 		}
-		var raw, field string
+		var raw string
+		var field fieldRef
 		if i < 0 {
 			r, pp := ps.in(top, rec)
-			raw, field = r, pp.src
+			raw, field = r, fieldRef{src: pp.src, elem: -1}
 		} else {
 			if r, pp := ps.at(item); r != "" {
-				raw, field = r, itemField+"."+pp.src
+				raw, field = r, fieldRef{list: list, at: at, src: pp.src, elem: -1, fromItem: true}
 			} else if rv := roots[f]; rv != nil {
 				switch {
 				case rv.elems == nil:
-					raw, field = rv.raw, rv.p.src
+					raw, field = rv.raw, fieldRef{src: rv.p.src, elem: -1}
 				case i < len(rv.elems):
-					raw, field = rv.elems[i], fmt.Sprintf("%s[%d]", rv.p.src, i)
+					raw, field = rv.elems[i], fieldRef{src: rv.p.src, elem: i}
 				}
 			}
 		}
@@ -622,7 +653,9 @@ func (sr *sampleReader) sample(w where, top []kv, rec, item, itemField string, i
 			if fieldID(f) == fCompletion {
 				miss := ps.String()
 				if i >= 0 {
-					miss = itemField + "." + ps[0].src
+					ref := itemRef
+					ref.src = ps[0].src
+					miss = ref.String()
 				}
 				return p, w.errorf(miss, "missing completion")
 			}
@@ -636,34 +669,45 @@ func (sr *sampleReader) sample(w where, top []kv, rec, item, itemField string, i
 }
 
 // set stores one per-sample value into p.
-func (sr *sampleReader) set(w where, p *pending, f fieldID, field, raw string) error {
+func (sr *sampleReader) set(w where, p *pending, f fieldID, field fieldRef, raw string) error {
 	var err error
-	switch f {
+	switch f { // field names are built only when there is an error to name one in
 	case fCompletion:
-		p.Completion, err = w.str(field, raw)
+		p.Completion, err = w.str("", raw)
 	case fCorrect:
-		p.Correct, err = w.verdict(field, raw, sr.threshold)
+		p.Correct, err = w.verdict("", raw, sr.threshold)
 	case fExtracted:
-		p.Extracted, err = w.text(field, raw)
+		p.Extracted, err = w.text("", raw)
 	case fIndex:
-		if p.SampleIndex, err = w.count(field, raw); err == nil && p.SampleIndex >= maxSampleIndex {
-			err = w.errorf(field, "sample index %d too large (max %d)", p.SampleIndex, maxSampleIndex-1)
+		if p.SampleIndex, err = w.count("", raw); err == nil && p.SampleIndex >= maxSampleIndex {
+			err = w.errorf("", "sample index %d too large (max %d)", p.SampleIndex, maxSampleIndex-1)
 		}
-		p.idxField, p.indexed = field, true
+		p.idxField, p.indexed = field.String, true
 	case fFinish:
-		p.FinishReason, err = w.text(field, raw)
+		p.FinishReason, err = w.text("", raw)
 		if to, ok := sr.finishMap[p.FinishReason]; ok {
 			p.FinishReason = to
 		}
 	case fTokens:
-		p.CompletionTokens, err = w.count(field, raw)
+		p.CompletionTokens, err = w.count("", raw)
 	case fReason:
-		p.Reason, err = w.text(field, raw)
+		p.Reason, err = w.text("", raw)
 	}
-	if err == nil {
-		p.has |= 1 << f
+	if err != nil {
+		if e, ok := err.(*Error); ok {
+			e.Field = field.String() + e.Field // a list's element comes back as "[i]"
+		}
+		return err
 	}
-	return err
+	p.has |= 1 << f
+	return nil
+}
+
+func (p *pending) fieldOfIndex() string {
+	if p.idxField == nil {
+		return ""
+	}
+	return p.idxField()
 }
 
 // emit delivers the samples in sr.pend, all of one record (document formats).
@@ -702,7 +746,7 @@ func (sr *sampleReader) deliver(w where, rc *recordCtx, p *pending, i int) error
 		}
 		wd, bit := p.SampleIndex/64, uint64(1)<<(p.SampleIndex%64)
 		if wd < len(st.used) && st.used[wd]&bit != 0 {
-			return w.errorf(p.idxField, "duplicate sample index %d for problem %q", p.SampleIndex, rc.key)
+			return w.errorf(p.fieldOfIndex(), "duplicate sample index %d for problem %q", p.SampleIndex, rc.key)
 		}
 		for wd >= len(st.used) {
 			st.used = append(st.used, 0)

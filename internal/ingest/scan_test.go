@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -102,6 +103,28 @@ func FuzzValid(f *testing.F) {
 		}
 		if g, j := gjson.ValidBytes(b), json.Valid(b); g != j {
 			t.Errorf("%q: gjson.Valid %v, json.Valid %v", b, g, j)
+		}
+	})
+}
+
+// FuzzAppendJSONString checks the parquet rows' JSON string writer against encoding/json: the same
+// string comes back.
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\"b\\c\n\r\t\x00\x1f", "caf\u00e9 \u4e2d \U0001F600", "bad \xff\xfe utf8", "<&>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := appendJSONString(nil, s)
+		var back string
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%q: %v", b, err)
+		}
+		want := strings.ToValidUTF8(s, "\uFFFD")
+		if utf8.ValidString(s) {
+			want = s
+		}
+		if back != want && back != fixUTF8([]byte(s)) {
+			t.Errorf("%q -> %q -> %q", s, b, back)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -15,9 +16,10 @@ import (
 // the doc, the prompt and the target checked against the dataset) and as a parquet file of released
 // generations (one row per problem), each read and matched to the dataset as an import does.
 //
-//	go test ./internal/ingest -run '^$' -bench ReaderSpeed -benchtime 5x
+//	go test ./internal/ingest -run '^$' -bench ReaderSpeed -benchtime 10x
 //
-// prints samples/s for each; the target is lm-eval and parquet within 2x of Reach JSONL.
+// prints samples/s for each, and (ReaderSpeedRatio) each reader's time over Reach JSONL's; the
+// issue's target is lm-eval and parquet within 2x of Reach JSONL.
 
 const speedProblems, speedN = 500, 16
 
@@ -137,6 +139,26 @@ func BenchmarkReaderSpeed(b *testing.B) {
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "samples/s")
 		})
 	}
+}
+
+// BenchmarkReaderSpeedRatio reads the three files in turn in every iteration (so a busy machine
+// slows all three alike) and reports each reader's time over Reach JSONL's: the target is
+// lm-eval-x and parquet-x below 2.
+func BenchmarkReaderSpeedRatio(b *testing.B) {
+	ds := speedDataset()
+	data := [][]byte{speedReach(ds), speedLMEval(ds), speedParquet(ds)}
+	names := []string{"reach-jsonl", "lm-eval", "parquet"}
+	var took [3]time.Duration
+	for b.Loop() {
+		for i, d := range data {
+			start := time.Now()
+			readMatched(b, d, names[i], ds)
+			took[i] += time.Since(start)
+		}
+	}
+	b.ReportMetric(took[1].Seconds()/took[0].Seconds(), "lm-eval-x")
+	b.ReportMetric(took[2].Seconds()/took[0].Seconds(), "parquet-x")
+	b.ReportMetric(float64(speedProblems*speedN*b.N)/took[0].Seconds(), "reach-samples/s")
 }
 
 // The three files hold the same samples: the benchmark compares like with like.
