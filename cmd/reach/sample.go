@@ -107,25 +107,50 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 
 func runReplayServer(ctx context.Context, args []string) error {
 	fs, _ := newFlags("replay-server", os.Stderr)
-	samples := fs.String("samples", "", "samples file whose recorded completions are replayed")
-	dataset := fs.String("dataset", "", "dataset file, to match prompts to problems")
+	samples := fs.String("samples", "", "samples file whose recorded completions are replayed (optional for a judge or scoring server)")
+	dataset := fs.String("dataset", "", "dataset file, to match prompts to problems (with --samples)")
 	addr := fs.String("addr", "127.0.0.1:8001", "listen address")
 	latency := fs.Duration("latency", 50*time.Millisecond, "added latency per request")
 	errRate := fs.Float64("error-rate", 0, "share of requests answered 429 or 500, in [0, 1]")
 	seed := fs.Int64("seed", 1, "seed of the injected errors")
 	model := fs.String("model", "", "the one model name to accept (empty: any)")
+	judge := fs.String("judge", "", "judge labels file (JSONL of {completion, verdict, reason}): answer every request as a judge model")
+	judgeDefault := fs.String("judge-default", "unsure", "verdict for a completion without a label (valid, flawed, unsure, or none: a reply without a VERDICT line)")
+	logprobs := fs.String("logprobs", "both", "prompt log-probabilities offered: both, echo, prompt_logprobs or none")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *samples == "" || *dataset == "" {
+	if (*samples == "") != (*dataset == "") {
 		fs.Usage()
-		return errors.New("need --samples and --dataset")
+		return errors.New("--samples and --dataset go together")
 	}
-	recs, err := replay.Load(ctx, *samples, *dataset)
-	if err != nil {
-		return err
+	opts := replay.Options{Latency: *latency, ErrorRate: *errRate, Seed: *seed, ModelName: *model, JudgeDefault: *judgeDefault}
+	switch *logprobs {
+	case "both":
+	case replay.LogprobsEcho, replay.LogprobsPrompt, replay.LogprobsNone:
+		opts.Logprobs = *logprobs
+	default:
+		return fmt.Errorf("--logprobs %q: want both, echo, prompt_logprobs or none", *logprobs)
 	}
-	h := replay.New(recs, replay.Options{Latency: *latency, ErrorRate: *errRate, Seed: *seed, ModelName: *model})
-	slog.Info("replay server up", "url", "http://"+*addr+"/v1", "problems", len(recs), "latency", *latency, "error_rate", *errRate)
+	switch *judgeDefault {
+	case "valid", "flawed", "unsure", replay.JudgeNoVerdict:
+	default:
+		return fmt.Errorf("--judge-default %q: want valid, flawed, unsure or none", *judgeDefault)
+	}
+	var recs map[string][]string
+	var err error
+	if *samples != "" {
+		if recs, err = replay.Load(ctx, *samples, *dataset); err != nil {
+			return err
+		}
+	}
+	if *judge != "" {
+		if opts.Judge, err = replay.LoadJudgeLabels(*judge); err != nil {
+			return err
+		}
+	}
+	h := replay.New(recs, opts)
+	slog.Info("replay server up", "url", "http://"+*addr+"/v1", "problems", len(recs), "judge_labels", len(opts.Judge),
+		"logprobs", *logprobs, "latency", *latency, "error_rate", *errRate)
 	return replay.ListenAndServe(ctx, *addr, h)
 }

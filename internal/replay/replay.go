@@ -30,6 +30,17 @@ type Options struct {
 	// ModelName is the one model /v1/models lists and requests must name
 	// (others get 404 as from vLLM); "" accepts any name and lists "replay".
 	ModelName string
+	// Logprobs is which ways of asking for prompt log-probabilities the
+	// server supports (LogprobsBoth, LogprobsEcho, LogprobsPrompt,
+	// LogprobsNone); see logprobCompletion for what it answers.
+	Logprobs string
+	// Judge, when set, makes the server a judge model: every completions
+	// and chat request is answered with the verdict of the longest labelled
+	// completion its prompt contains ("REASON: …" and "VERDICT: …" lines),
+	// else with JudgeDefault ("unsure" when empty; JudgeNoVerdict for a
+	// reply without a verdict line).
+	Judge        []JudgeLabel
+	JudgeDefault string
 }
 
 // maxN bounds `n` per request, as a real server bounds its batch.
@@ -39,6 +50,7 @@ const maxN = 4096
 type server struct {
 	opts  Options
 	index *index
+	judge *judge // nil unless Options.Judge
 	mux   *http.ServeMux
 	ids   atomic.Int64
 
@@ -66,6 +78,13 @@ type server struct {
 // tokens as whitespace-separated words, an approximation good enough for the
 // progress page's tokens in/out.
 //
+// A completions request with "echo": true and "logprobs", or with vLLM's
+// "prompt_logprobs", is a scoring request: it is answered with the prompt's
+// log-probabilities (see Tokens and TokenLogprob for the deterministic rule,
+// and Options.Logprobs), whatever the prompt. With Options.Judge the server
+// is a judge model instead (see Options.Judge). samples may then be nil: a
+// sampling request gets 400.
+//
 // Streaming requests get 400.
 func New(samples map[string][]string, opts Options) http.Handler {
 	s := &server{
@@ -73,6 +92,9 @@ func New(samples map[string][]string, opts Options) http.Handler {
 		index: newIndex(samples),
 		mux:   http.NewServeMux(),
 		rng:   rand.New(rand.NewPCG(uint64(opts.Seed), 0x9e3779b97f4a7c15)),
+	}
+	if len(opts.Judge) > 0 {
+		s.judge = newJudge(opts.Judge, opts.JudgeDefault)
 	}
 	s.mux.HandleFunc("POST /v1/completions", s.completions)
 	s.mux.HandleFunc("POST /v1/chat/completions", s.chatCompletions)
@@ -98,6 +120,11 @@ type request struct {
 	} `json:"messages"`
 	N      *int `json:"n"`
 	Stream bool `json:"stream"`
+	// Scoring requests (see New).
+	Echo           bool `json:"echo"`
+	Logprobs       *int `json:"logprobs"`
+	PromptLogprobs *int `json:"prompt_logprobs"`
+	MaxTokens      *int `json:"max_tokens"`
 }
 
 func (s *server) completions(w http.ResponseWriter, r *http.Request) {
@@ -108,6 +135,14 @@ func (s *server) completions(w http.ResponseWriter, r *http.Request) {
 	prompt, err := promptText(req.Prompt)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	switch {
+	case s.judge != nil:
+		s.judgeAnswer(w, r, req, prompt, false)
+		return
+	case req.wantsLogprobs():
+		s.logprobCompletion(w, r, req, prompt)
 		return
 	}
 	texts, usage, ok := s.answer(w, r, req, prompt)
@@ -141,6 +176,10 @@ func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		parts = append(parts, t)
+	}
+	if s.judge != nil {
+		s.judgeAnswer(w, r, req, strings.Join(parts, "\n"), true)
+		return
 	}
 	texts, usage, ok := s.answer(w, r, req, strings.Join(parts, "\n"))
 	if !ok {
@@ -184,27 +223,16 @@ func (s *server) decode(w http.ResponseWriter, r *http.Request) (request, bool) 
 // answer matches prompt, applies injected errors and latency, and takes n
 // completions; on failure (or a client gone) it has written the response.
 func (s *server) answer(w http.ResponseWriter, r *http.Request, req request, prompt string) ([]string, usage, bool) {
+	if len(s.index.exact) == 0 {
+		writeError(w, http.StatusBadRequest, errNoSamples.Error())
+		return nil, usage{}, false
+	}
 	p := s.index.lookup(prompt)
 	if p == nil {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("replay: no recorded problem's statement occurs in the prompt (prompt starts %q)", head(prompt, 80)))
 		return nil, usage{}, false
 	}
-	fail := s.drawError()
-	if fail == http.StatusTooManyRequests {
-		writeErrorType(w, fail, "RateLimitError", "replay: injected rate limit")
-		return nil, usage{}, false
-	}
-	if s.opts.Latency > 0 {
-		t := time.NewTimer(s.opts.Latency)
-		select {
-		case <-r.Context().Done():
-			t.Stop()
-			return nil, usage{}, false
-		case <-t.C:
-		}
-	}
-	if fail == http.StatusInternalServerError {
-		writeErrorType(w, fail, "InternalServerError", "replay: injected server error")
+	if !s.gate(w, r) {
 		return nil, usage{}, false
 	}
 	n := 1
@@ -218,6 +246,30 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request, req request, pro
 	}
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
 	return texts, u, true
+}
+
+// gate applies the injected errors and the latency to a request; false
+// means it has answered with an error (or the client is gone).
+func (s *server) gate(w http.ResponseWriter, r *http.Request) bool {
+	fail := s.drawError()
+	if fail == http.StatusTooManyRequests {
+		writeErrorType(w, fail, "RateLimitError", "replay: injected rate limit")
+		return false
+	}
+	if s.opts.Latency > 0 {
+		t := time.NewTimer(s.opts.Latency)
+		select {
+		case <-r.Context().Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
+	if fail == http.StatusInternalServerError {
+		writeErrorType(w, fail, "InternalServerError", "replay: injected server error")
+		return false
+	}
+	return true
 }
 
 // drawError returns 429, 500 or 0 (no error) for the next request.
@@ -295,10 +347,11 @@ type usage struct {
 }
 
 type completionChoice struct {
-	Index        int    `json:"index"`
-	Text         string `json:"text"`
-	Logprobs     any    `json:"logprobs"`
-	FinishReason string `json:"finish_reason"`
+	Index          int    `json:"index"`
+	Text           string `json:"text"`
+	Logprobs       any    `json:"logprobs"`
+	PromptLogprobs any    `json:"prompt_logprobs,omitempty"`
+	FinishReason   string `json:"finish_reason"`
 }
 
 type completionResponse struct {

@@ -237,39 +237,60 @@ func (c *Client) Sample(ctx context.Context, prompt string, p Params) ([]Complet
 }
 
 func (c *Client) withRetry(ctx context.Context, prompt string, p Params) ([]Completion, Usage, error) {
+	var got []Completion
+	var u Usage
+	err := c.retrying(ctx, "sampling", func() *Error {
+		var e *Error
+		got, u, e = c.attempt(ctx, prompt, p)
+		return e
+	})
+	if err != nil {
+		return nil, Usage{}, err
+	}
+	return got, u, nil
+}
+
+// retrying calls try until it succeeds, fails for good (an error that is not
+// Retryable, or the endpoint's RetryPolicy.MaxAttempts reached) or ctx ends,
+// waiting the policy's backoff (or the server's Retry-After) in between. The
+// error is try's *Error, or ctx.Err() wrapped with what (e.g. "sampling").
+func (c *Client) retrying(ctx context.Context, what string, try func() *Error) error {
 	for attempt := 1; ; attempt++ {
-		got, u, err := c.attempt(ctx, prompt, p)
+		err := try()
 		if err == nil {
-			return got, u, nil
+			return nil
 		}
 		if ctx.Err() != nil {
-			return nil, Usage{}, fmt.Errorf("sampling from %s: %w", c.where, ctx.Err())
+			return fmt.Errorf("%s from %s: %w", what, c.where, ctx.Err())
 		}
 		err.Attempts = attempt
 		if !err.Retryable() || attempt >= c.retry.MaxAttempts {
-			return nil, Usage{}, err
+			return err
 		}
 		wait := c.retry.delay(attempt, err.retryAfter)
 		c.retries.Add(1)
-		slog.Warn("sampling: retrying", "endpoint", c.where, "model", c.ep.Model,
+		slog.Warn(what+": retrying", "endpoint", c.where, "model", c.ep.Model,
 			"kind", err.Kind, "attempt", attempt, "wait", wait, "error", err.Message)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, Usage{}, fmt.Errorf("sampling from %s: %w", c.where, ctx.Err())
+			return fmt.Errorf("%s from %s: %w", what, c.where, ctx.Err())
 		case <-t.C:
 		}
 	}
 }
 
-// attempt sends one request, holding a concurrency slot for its duration only
-// (never during backoff, so waiting retries do not starve other callers).
-func (c *Client) attempt(ctx context.Context, prompt string, p Params) ([]Completion, Usage, *Error) {
+// call sends one request through send, holding a concurrency slot for its
+// duration only (never during backoff, so waiting retries do not starve other
+// callers), with the endpoint's timeout; send gets the attempt's context and
+// the options that capture an error response. A failure is classified into an
+// *Error and counted by kind.
+func (c *Client) call(ctx context.Context, send func(actx context.Context, opts []option.RequestOption) error) *Error {
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, Usage{}, &Error{Kind: transportKind(ctx.Err()), Message: ctx.Err().Error()}
+		return &Error{Kind: transportKind(ctx.Err()), Message: ctx.Err().Error()}
 	}
 	c.inFlight.Add(1)
 	c.attempts.Add(1)
@@ -277,32 +298,40 @@ func (c *Client) attempt(ctx context.Context, prompt string, p Params) ([]Comple
 		c.inFlight.Add(-1)
 		<-c.sem
 	}()
-
 	actx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	var ec errorCapture
-	opts := []option.RequestOption{option.WithMiddleware(ec.middleware)}
-	if p.TopK != 0 {
-		opts = append(opts, option.WithJSONSet("top_k", p.TopK))
+	if err := send(actx, []option.RequestOption{option.WithMiddleware(ec.middleware)}); err != nil {
+		e := c.classify(ctx, actx, err, &ec)
+		c.errs[slices.Index(kinds[:], e.Kind)].Add(1)
+		return e
 	}
-	if p.MinP != 0 {
-		opts = append(opts, option.WithJSONSet("min_p", p.MinP))
-	}
+	return nil
+}
 
+// attempt sends one sampling request.
+func (c *Client) attempt(ctx context.Context, prompt string, p Params) ([]Completion, Usage, *Error) {
 	// The response is decoded into wireResponse with encoding/json instead of
 	// the SDK's types: the SDK's decoder keeps every field's raw JSON and cost
 	// about half of the client's CPU on n = 8 responses.
 	var res wireResponse
-	opts = append(opts, option.WithResponseBodyInto(&res))
-	var err error
-	if c.ep.Style == StyleChat {
-		_, err = c.chat.Completions.New(actx, c.chatParams(prompt, p), opts...)
-	} else {
-		_, err = c.completions.New(actx, c.completionParams(prompt, p), opts...)
-	}
-	if err != nil {
-		e := c.classify(ctx, actx, err, &ec)
-		c.errs[slices.Index(kinds[:], e.Kind)].Add(1)
+	e := c.call(ctx, func(actx context.Context, opts []option.RequestOption) error {
+		if p.TopK != 0 {
+			opts = append(opts, option.WithJSONSet("top_k", p.TopK))
+		}
+		if p.MinP != 0 {
+			opts = append(opts, option.WithJSONSet("min_p", p.MinP))
+		}
+		opts = append(opts, option.WithResponseBodyInto(&res))
+		var err error
+		if c.ep.Style == StyleChat {
+			_, err = c.chat.Completions.New(actx, c.chatParams(prompt, p), opts...)
+		} else {
+			_, err = c.completions.New(actx, c.completionParams(prompt, p), opts...)
+		}
+		return err
+	})
+	if e != nil {
 		return nil, Usage{}, e
 	}
 	got := res.completions()

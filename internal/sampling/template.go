@@ -116,7 +116,10 @@ var promptFields = []string{"Problem", "Subject", "Level"}
 // functions in templateFuncs. range, template, define and block, variables
 // and any other function are refused with the reason; so is a text over
 // MaxTemplateBytes.
-func Parse(t Template) (*template.Template, error) {
+func Parse(t Template) (*template.Template, error) { return parseWith(t, promptFields) }
+
+// parseWith is Parse with the fields a template may name.
+func parseWith(t Template, fields []string) (*template.Template, error) {
 	fail := func(format string, args ...any) (*template.Template, error) {
 		return nil, fmt.Errorf("prompt template %q: %s", t.Name, fmt.Sprintf(format, args...))
 	}
@@ -138,31 +141,34 @@ func Parse(t Template) (*template.Template, error) {
 	if tmpl.Tree == nil || tmpl.Tree.Root == nil {
 		return tmpl, nil
 	}
-	if err := checkNode(tmpl.Tree.Root); err != nil {
+	if err := (checker{fields}).node(tmpl.Tree.Root); err != nil {
 		return fail("%v", err)
 	}
 	return tmpl, nil
 }
 
-// checkNode walks a parse tree and refuses what Parse does not allow.
-func checkNode(n parse.Node) error {
+// checker walks a parse tree and refuses what Parse does not allow; fields
+// are the data fields a template may name.
+type checker struct{ fields []string }
+
+func (c checker) node(n parse.Node) error {
 	switch n := n.(type) {
 	case *parse.ListNode:
 		if n == nil {
 			return nil
 		}
-		for _, c := range n.Nodes {
-			if err := checkNode(c); err != nil {
+		for _, x := range n.Nodes {
+			if err := c.node(x); err != nil {
 				return err
 			}
 		}
 	case *parse.TextNode, *parse.CommentNode:
 	case *parse.ActionNode:
-		return checkPipe(n.Pipe)
+		return c.pipe(n.Pipe)
 	case *parse.IfNode:
-		return checkBranch(&n.BranchNode)
+		return c.branch(&n.BranchNode)
 	case *parse.WithNode:
-		return checkBranch(&n.BranchNode)
+		return c.branch(&n.BranchNode)
 	case *parse.RangeNode:
 		return errors.New("range is not allowed (a prompt needs no loop)")
 	case *parse.TemplateNode:
@@ -175,29 +181,29 @@ func checkNode(n parse.Node) error {
 	return nil
 }
 
-func checkBranch(b *parse.BranchNode) error {
-	if err := checkPipe(b.Pipe); err != nil {
+func (c checker) branch(b *parse.BranchNode) error {
+	if err := c.pipe(b.Pipe); err != nil {
 		return err
 	}
-	if err := checkNode(b.List); err != nil {
+	if err := c.node(b.List); err != nil {
 		return err
 	}
 	if b.ElseList != nil {
-		return checkNode(b.ElseList)
+		return c.node(b.ElseList)
 	}
 	return nil
 }
 
-func checkPipe(p *parse.PipeNode) error {
+func (c checker) pipe(p *parse.PipeNode) error {
 	if p == nil {
 		return nil
 	}
 	if len(p.Decl) > 0 {
 		return errors.New("variables are not allowed")
 	}
-	for _, c := range p.Cmds {
-		for _, a := range c.Args {
-			if err := checkArg(a); err != nil {
+	for _, cmd := range p.Cmds {
+		for _, a := range cmd.Args {
+			if err := c.arg(a); err != nil {
 				return err
 			}
 		}
@@ -205,11 +211,11 @@ func checkPipe(p *parse.PipeNode) error {
 	return nil
 }
 
-func checkArg(a parse.Node) error {
+func (c checker) arg(a parse.Node) error {
 	switch a := a.(type) {
 	case *parse.FieldNode:
-		if len(a.Ident) != 1 || !slices.Contains(promptFields, a.Ident[0]) {
-			return fmt.Errorf("field %s: use .Problem, .Subject or .Level", a)
+		if len(a.Ident) != 1 || !slices.Contains(c.fields, a.Ident[0]) {
+			return fmt.Errorf("field %s: use .%s", a, strings.Join(c.fields, ", ."))
 		}
 	case *parse.IdentifierNode:
 		if !slices.Contains(templateFuncs, a.Ident) {
@@ -217,7 +223,7 @@ func checkArg(a parse.Node) error {
 		}
 	case *parse.StringNode, *parse.NumberNode, *parse.BoolNode, *parse.DotNode:
 	case *parse.PipeNode:
-		return checkPipe(a)
+		return c.pipe(a)
 	default:
 		return fmt.Errorf("%s is not allowed", a)
 	}
