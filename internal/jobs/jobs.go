@@ -68,6 +68,8 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	river.AddWorker(workers, &ReverifyWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &StatsWorker{st: st, draws: cfg.StatsDraws})
 	river.AddWorker(workers, &SampleWorker{st: st, v: cfg.Verifier, box: cfg.Secret, clients: map[int64]*runClient{}})
+	river.AddWorker(workers, &JudgeWorker{st: st, clients: endpointClients{box: cfg.Secret}})
+	river.AddWorker(workers, &ScoreWorker{st: st, clients: endpointClients{box: cfg.Secret}})
 	lease := cfg.Lease.withDefaults()
 	river.AddWorker(workers, &ReapWorker{st: st, cfg: lease})
 	// A finite timeout is what lets River rescue the jobs of a killed worker.

@@ -602,3 +602,32 @@ func (s *Store) PerplexityGroups(ctx context.Context, comparisonID int64, proble
 	}
 	return out, nil
 }
+
+// AddProgressDone adds n finished items to a run's progress row of stage
+// (capped at its total) and marks it done when the total is reached.
+func (s *Store) AddProgressDone(ctx context.Context, runID int64, stage string, n int64) error {
+	_, err := s.db.Exec(ctx, `UPDATE run_progress SET done = LEAST(total, done + $3),
+			status = CASE WHEN done + $3 >= total THEN 'done' ELSE status END, updated_at = now()
+		WHERE run_id = $1 AND stage = $2`, runID, stage, n)
+	if err != nil {
+		return fmt.Errorf("%s progress of run %d: %w", stage, runID, err)
+	}
+	return nil
+}
+
+// FirstSolvedSample returns one answer-correct sample of a comparison (of
+// the first run and problem that has one): what "Test the judge" sends.
+func (s *Store) FirstSolvedSample(ctx context.Context, comparisonID int64) (WorkItem, error) {
+	var w WorkItem
+	err := s.db.QueryRow(ctx, `SELECT s.run_id, s.problem_id, s.sample_index, s.completion
+		FROM samples s JOIN problems p ON p.id = s.problem_id JOIN runs r ON r.id = s.run_id JOIN comparisons cmp ON cmp.id = r.comparison_id
+		WHERE r.comparison_id = $1 AND `+solveSQL+`
+		ORDER BY r.position, p.idx, s.sample_index LIMIT 1`, comparisonID, verify.FallbackRules).Scan(&w.RunID, &w.ProblemID, &w.SampleIndex, &w.Completion)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return w, fmt.Errorf("no answer-correct sample with text in comparison %d: %w", comparisonID, ErrNotFound)
+	}
+	if err != nil {
+		return w, fmt.Errorf("a solved sample of comparison %d: %w", comparisonID, err)
+	}
+	return w, nil
+}
