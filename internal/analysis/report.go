@@ -46,6 +46,10 @@ type Options struct {
 	// MinN leaves out the problems on which some model has fewer than MinN
 	// samples (the few short problems that cut k max; see Budget).
 	MinN int
+	// SupportEps is the threshold ε of the support figures (Report.Support):
+	// a problem is in a model's support when c/n >= ε (and c >= 1); 0 means
+	// solved at least once.
+	SupportEps float64
 }
 
 // Report variants: which problems enter the statistics.
@@ -112,6 +116,14 @@ type Report struct {
 	// Stats says whether the bootstrap intervals and maj@k (computed by a
 	// background job) are attached.
 	Stats StatsInfo `json:"stats"`
+
+	// The rest of the debate (issue 15; see debate.go): CoT-pass@k from a
+	// judge model's verdicts, perplexity under the base model, answer
+	// diversity and empirical support.
+	CoT        *CoTReport        `json:"cot_pass_at_k"`
+	Perplexity *PerplexityReport `json:"perplexity"`
+	Diversity  *DiversityReport  `json:"answer_diversity"`
+	Support    *SupportReport    `json:"support"`
 
 	// Rows is the per-problem table (not in the JSON: counts are per model).
 	Rows []ProblemRow `json:"-"`
@@ -481,6 +493,9 @@ func BuildWith(ctx context.Context, st *store.Store, id int64, opt Options) (*Re
 		keyOf[p.ID] = p.Key
 	}
 	rep.AttachQuality(c.Runs, qs, func(pid int64) string { return keyOf[pid] })
+	if err := rep.AttachDebate(ctx, st, c); err != nil {
+		return nil, err
+	}
 	if rep.Variant == VariantReviewed {
 		rep.Stats.Status = StatsSkipped
 		return rep, nil
@@ -657,6 +672,12 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 		rep.Models[i].Crossover, rep.Models[i].DeltaSE = &cr, &d
 	}
 	rep.BaseOnly = rep.Pairs[0].BaseOnly
+	support, err := supportReport(rep, models, kept, guesses, opt.SupportEps)
+	if err != nil {
+		return nil, err
+	}
+	rep.Support = support
+	rep.debateDefaults(c.Runs)
 
 	sets, err := passk.Solved(models[0], models[1])
 	if err != nil {

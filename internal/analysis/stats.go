@@ -24,7 +24,7 @@ const (
 
 // statsVersion changes whenever Stats or the way it is computed changes, so
 // older caches count as stale.
-const statsVersion = 3 // 2: crossover = ahead and staying ahead through k_max; 3: intervals at ChartKs
+const statsVersion = 4 // 2: crossover = ahead and staying ahead through k_max; 3: intervals at ChartKs; 4: answer diversity
 
 // DefaultSeed seeds the bootstrap when StatsOptions.Seed is 0, so every
 // Reach instance gives the same intervals for the same counts.
@@ -50,6 +50,8 @@ type Stats struct {
 	// Maj[m] is model m's maj@k curve, nil when the model has no extracted answers.
 	Maj      []*MajCurve `json:"maj"`
 	MajGroup string      `json:"maj_grouping"`
+	// Diversity[m] is model m's answer diversity (nil without texts).
+	Diversity []*ModelDiversity `json:"diversity"`
 	Seconds  float64     `json:"seconds"`
 }
 
@@ -142,6 +144,14 @@ func ComputeStats(rep *Report, answers map[int64]map[int64][]store.Answer, opt S
 			return Stats{}, fmt.Errorf("maj@k of %q: %w", mr.Name, err)
 		}
 		st.Maj[m] = mc
+	}
+	st.Diversity = make([]*ModelDiversity, len(rep.Models))
+	for m, mr := range rep.Models {
+		if byProblem, ok := answers[mr.RunID]; ok {
+			if st.Diversity[m], err = diversityOf(mr.Name, rep.Rows, byProblem, opt.Equiv); err != nil {
+				return Stats{}, fmt.Errorf("answer diversity of %q: %w", mr.Name, err)
+			}
+		}
 	}
 	st.Seconds = time.Since(start).Seconds()
 	return st, nil
@@ -238,6 +248,7 @@ func (rep *Report) AttachStats(row store.Stats) {
 		return
 	}
 	at := row.ComputedAt
+	rep.attachDiversity(s.Diversity, s.MajGroup)
 	rep.Stats = StatsInfo{Status: StatsReady, Draws: b.Draws, Seed: b.Seed, Level: b.Level, MajGroup: s.MajGroup,
 		ComputedAt: &at, Seconds: s.Seconds}
 	iv := func(e passk.Estimate) *Interval { return &Interval{Lo: e.Lo, Hi: e.Hi} }

@@ -80,14 +80,19 @@ type Answer struct {
 	// Extracted is the verifier's extracted answer, or the file's when the
 	// verifier did not extract one; "" when neither did.
 	Extracted string
+	// Program identifies a code problem's completion by its text without
+	// white space ("program:" and an MD5 of it), for answer diversity:
+	// code has no final answer to extract. "" for other problems.
+	Program string
 }
 
 // AnswersForRun returns a run's samples' answers grouped by problem id,
 // each problem's in sample order.
 func (s *Store) AnswersForRun(ctx context.Context, runID int64) (map[int64][]Answer, error) {
-	rows, err := s.db.Query(ctx, `SELECT problem_id, sample_index, status = 'correct',
-			CASE WHEN extracted <> '' THEN extracted ELSE file_extracted END
-		FROM samples WHERE run_id = $1 ORDER BY problem_id, sample_index`, runID)
+	rows, err := s.db.Query(ctx, `SELECT s.problem_id, s.sample_index, s.status = 'correct',
+			CASE WHEN s.extracted <> '' THEN s.extracted ELSE s.file_extracted END,
+			CASE WHEN p.kind = 'code' THEN 'program:' || md5(regexp_replace(s.completion, '\s', '', 'g')) ELSE '' END
+		FROM samples s JOIN problems p ON p.id = s.problem_id WHERE s.run_id = $1 ORDER BY s.problem_id, s.sample_index`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("answers of run %d: %w", runID, err)
 	}
@@ -96,7 +101,7 @@ func (s *Store) AnswersForRun(ctx context.Context, runID int64) (map[int64][]Ans
 	for rows.Next() {
 		var pid int64
 		var a Answer
-		if err := rows.Scan(&pid, &a.SampleIndex, &a.Correct, &a.Extracted); err != nil {
+		if err := rows.Scan(&pid, &a.SampleIndex, &a.Correct, &a.Extracted, &a.Program); err != nil {
 			return nil, fmt.Errorf("answers of run %d: %w", runID, err)
 		}
 		out[pid] = append(out[pid], a)
