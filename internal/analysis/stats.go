@@ -52,7 +52,7 @@ type Stats struct {
 	MajGroup string      `json:"maj_grouping"`
 	// Diversity[m] is model m's answer diversity (nil without texts).
 	Diversity []*ModelDiversity `json:"diversity"`
-	Seconds  float64     `json:"seconds"`
+	Seconds   float64           `json:"seconds"`
 }
 
 // MajCurve is maj@k (fractions) at Ks.
