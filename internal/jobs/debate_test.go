@@ -51,7 +51,8 @@ var (
 	}
 )
 
-// reachOnce builds the reach binary once for all the tests of this file.
+// reachOnce builds the reach binary once for all the tests of this file,
+// at one fixed path (overwritten by the next run, so nothing piles up).
 var reachOnce = func() func(t *testing.T) string {
 	var once sync.Once
 	var bin string
@@ -59,9 +60,8 @@ var reachOnce = func() func(t *testing.T) string {
 	return func(t *testing.T) string {
 		t.Helper()
 		once.Do(func() {
-			dir, derr := os.MkdirTemp("", "reach-debate-bin")
-			if derr != nil {
-				err = derr
+			dir := filepath.Join(os.TempDir(), "reach-debate-test-bin")
+			if err = os.MkdirAll(dir, 0o755); err != nil {
 				return
 			}
 			bin = filepath.Join(dir, "reach")
