@@ -15,6 +15,11 @@ type CurveSeries struct {
 	Values []float64
 	// Lo and Hi are an optional 95% band in the same units: both empty, or both len(Ks).
 	Lo, Hi []float64
+	// Dashed draws the line dashed (e.g. a reference curve beside its variant).
+	Dashed bool
+	// Color is a 1-based palette index, to give two series one model's colour; 0 colours
+	// series by position.
+	Color int
 }
 
 // CrossoverInput is the data of the pass@k crossover chart (Yue et al. 2025, arXiv 2504.13837,
@@ -111,6 +116,7 @@ func passkCurves(in []CurveSeries, vmin, vmax float64) ([]curve, float64, error)
 			return nil, 0, err
 		}
 		kmax = math.Max(kmax, cv.xs[len(cv.xs)-1])
+		cv.dashed, cv.color = s.Dashed, s.Color
 		cs = append(cs, cv)
 	}
 	return cs, kmax, nil

@@ -15,6 +15,8 @@ type curve struct {
 	xs     []float64
 	ys     []float64
 	lo, hi []float64 // nil when there is no band
+	dashed bool
+	color  int // 1-based palette index; 0 = by position
 }
 
 // curveSpec describes a line chart of curves with optional 95% bands: what Crossover,
@@ -65,6 +67,13 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 	var legend []string
 	for i, cv := range sp.curves {
 		col := color(i)
+		if cv.color > 0 {
+			col = color(cv.color - 1)
+		}
+		lineType := "solid"
+		if cv.dashed {
+			lineType = "dashed"
+		}
 		legend = append(legend, cv.name)
 		data := make([][]float64, len(cv.xs))
 		for j := range cv.xs {
@@ -76,7 +85,7 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 		main := charts.SingleSeries{
 			Name: cv.name, Type: "line", Id: fmt.Sprintf("curve%d", i), Data: data,
 			Symbol: "circle", SymbolSize: 5, ShowSymbol: opts.Bool(len(cv.xs) <= 40), Color: col,
-			LineStyle: &opts.LineStyle{Width: 2, Color: col},
+			LineStyle: &opts.LineStyle{Width: 2, Color: col, Type: lineType},
 		}
 		extra := map[string]any{"z": 3}
 		if i == 0 && sp.vLine != nil {
