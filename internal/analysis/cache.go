@@ -241,7 +241,7 @@ type storedReport struct {
 
 // reportEncoding changes whenever Report's fields change meaning, so that
 // older stored reports are computed again.
-const reportEncoding = 1
+const reportEncoding = 2 // 2: CoT-pass@k, perplexity, answer diversity, support
 
 var (
 	zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))

@@ -240,6 +240,22 @@ func supportReport(rep *Report, models [][]passk.Count, kept []store.Problem, gu
 	return out, nil
 }
 
+// SupportAt computes the support figures at threshold eps in [0, 1] from the
+// report's per-problem counts (Report.Support holds them at ε = 0). The
+// report is not changed: it may be shared.
+func (rep *Report) SupportAt(eps float64) (*SupportReport, error) {
+	models := make([][]passk.Count, len(rep.Models))
+	kept := make([]store.Problem, len(rep.Rows))
+	guesses := make([]*Guess, len(rep.Rows))
+	for j, row := range rep.Rows {
+		kept[j], guesses[j] = store.Problem{ID: row.ProblemID, Key: row.Key}, row.Guess
+		for m := range models {
+			models[m] = append(models[m], row.Counts[m])
+		}
+	}
+	return supportReport(rep, models, kept, guesses, eps)
+}
+
 func finite(x float64) *float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return nil

@@ -134,16 +134,26 @@ func TestSupportReportWithFisher(t *testing.T) {
 	ps := []store.Problem{{ID: 10, Key: "p0"}, {ID: 11, Key: "p1"}}
 	counts := map[int64][]store.Count{1: {{RunID: 1, ProblemID: 10, N: 4, C: 1}, {RunID: 1, ProblemID: 11, N: 4, C: 2}},
 		2: {{RunID: 2, ProblemID: 10, N: 4, C: 2}, {RunID: 2, ProblemID: 11, N: 4, C: 0}}}
-	// ε = 0.5: p0 base 1/4 out, RL 2/4 in -> expanded; p1 base 2/4 in, RL out -> shrunk.
-	r2, err := ComputeWith(c, ps, counts, Options{SupportEps: 0.5})
+	r2, err := ComputeWith(c, ps, counts, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q := r2.Support.Pairs[0]; q.Expanded != 1 || q.Shrunk != 1 || q.Preserved != 0 || q.Retention == nil || *q.Retention != 0 {
+	// ε = 0.5: p0 base 1/4 out, RL 2/4 in -> expanded; p1 base 2/4 in, RL out -> shrunk.
+	s2, err := r2.SupportAt(0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := s2.Pairs[0]; q.Expanded != 1 || q.Shrunk != 1 || q.Preserved != 0 || q.Retention == nil || *q.Retention != 0 {
 		t.Errorf("ε = 0.5: %+v", q)
 	}
-	r3, _ := ComputeWith(c, ps, counts, Options{SupportEps: 0.1})
-	if !hasWarning(r3, "support-eps-below-resolution", "ε = 0.1 is below 1/n") {
+	if r2.Support.Eps != 0 || r2.Support.Pairs[0].Preserved != 1 || r2.Support.Pairs[0].Shrunk != 1 {
+		t.Errorf("SupportAt changed the report: %+v", r2.Support)
+	}
+	s3, _ := r2.SupportAt(0.1)
+	r3 := *r2
+	r3.Support = s3
+	r3.checkWarnings()
+	if !hasWarning(&r3, "support-eps-below-resolution", "ε = 0.1 is below 1/n") {
 		t.Errorf("warnings %+v", r3.Warnings)
 	}
 }

@@ -46,10 +46,6 @@ type Options struct {
 	// MinN leaves out the problems on which some model has fewer than MinN
 	// samples (the few short problems that cut k max; see Budget).
 	MinN int
-	// SupportEps is the threshold ε of the support figures (Report.Support):
-	// a problem is in a model's support when c/n >= ε (and c >= 1); 0 means
-	// solved at least once.
-	SupportEps float64
 }
 
 // Report variants: which problems enter the statistics.
@@ -672,7 +668,7 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 		rep.Models[i].Crossover, rep.Models[i].DeltaSE = &cr, &d
 	}
 	rep.BaseOnly = rep.Pairs[0].BaseOnly
-	support, err := supportReport(rep, models, kept, guesses, opt.SupportEps)
+	support, err := supportReport(rep, models, kept, guesses, 0)
 	if err != nil {
 		return nil, err
 	}
