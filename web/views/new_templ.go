@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/verify/code"
 )
 
 // NewForm is the "New comparison" page.
@@ -65,7 +66,7 @@ func NewComparison(f NewForm) templ.Component {
 				var templ_7745c5c3_Var3 string
 				templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(f.Error)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 23, Col: 42}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 24, Col: 42}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 				if templ_7745c5c3_Err != nil {
@@ -101,7 +102,7 @@ func NewComparison(f NewForm) templ.Component {
 					var templ_7745c5c3_Var4 string
 					templ_7745c5c3_Var4, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(d.ID)).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 40, Col: 40}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 41, Col: 40}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var4)
 					if templ_7745c5c3_Err != nil {
@@ -114,7 +115,7 @@ func NewComparison(f NewForm) templ.Component {
 					var templ_7745c5c3_Var5 string
 					templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(DatasetLabel(d))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 40, Col: 60}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 41, Col: 60}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 					if templ_7745c5c3_Err != nil {
@@ -137,13 +138,62 @@ func NewComparison(f NewForm) templ.Component {
 			var templ_7745c5c3_Var6 string
 			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(f.MaxMiB))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 57, Col: 121}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 58, Col: 121}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, " MiB per file.</p><div id=\"models\"><div class=\"model-row\"><input type=\"hidden\" name=\"model_role\" value=\"base\"> <span class=\"role\">Base model</span> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"Qwen2.5-7B\"></label> <label>Samples <input type=\"file\" name=\"model_file\" required></label></div><div class=\"model-row\"><label class=\"role\"><select name=\"model_role\"><option value=\"rl\">RL model</option> <option value=\"checkpoint\">RL checkpoint</option> <option value=\"distilled\">Distilled model</option></select></label> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"SimpleRL-Zoo\"></label> <label>Step <input type=\"number\" name=\"model_step\" min=\"0\" class=\"step\"></label> <label>Samples <input type=\"file\" name=\"model_file\" required></label></div></div><button type=\"button\" id=\"add-model\" class=\"button\">Add another model</button></fieldset><fieldset><legend>Verification</legend> <label class=\"check\"><input type=\"checkbox\" name=\"reverify\" value=\"1\"> Ignore the files' own verdicts and verify every sample with Reach's verifier</label></fieldset><button type=\"submit\" class=\"button primary\">Upload and import</button> <span class=\"hint\" id=\"upload-status\"></span></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, " MiB per file.</p><div id=\"models\"><div class=\"model-row\"><input type=\"hidden\" name=\"model_role\" value=\"base\"> <span class=\"role\">Base model</span> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"Qwen2.5-7B\"></label> <label>Samples <input type=\"file\" name=\"model_file\" required></label></div><div class=\"model-row\"><label class=\"role\"><select name=\"model_role\"><option value=\"rl\">RL model</option> <option value=\"checkpoint\">RL checkpoint</option> <option value=\"distilled\">Distilled model</option></select></label> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"SimpleRL-Zoo\"></label> <label>Step <input type=\"number\" name=\"model_step\" min=\"0\" class=\"step\"></label> <label>Samples <input type=\"file\" name=\"model_file\" required></label></div></div><button type=\"button\" id=\"add-model\" class=\"button\">Add another model</button></fieldset><fieldset><legend>Verification</legend> <label class=\"check\"><input type=\"checkbox\" name=\"reverify\" value=\"1\"> Ignore the files' own verdicts and verify every sample with Reach's verifier</label> <label>Code harness <select name=\"code_harness\" id=\"code-harness\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			for _, h := range code.Harnesses {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<option value=\"")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var7 string
+				templ_7745c5c3_Var7, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.Name).Resolve(ctx)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 89, Col: 29}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var7)
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "\" title=\"")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var8 string
+				templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.Description).Resolve(ctx)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 89, Col: 53}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "\">")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var9 string
+				templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(h.Name)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 89, Col: 64}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "</option>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "</select> <span class=\"hint\">code datasets only: how each completion becomes the program that runs against the tests</span></label></fieldset><button type=\"submit\" class=\"button primary\">Upload and import</button> <span class=\"hint\" id=\"upload-status\"></span></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
