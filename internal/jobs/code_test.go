@@ -5,8 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http/httptest"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -17,7 +18,6 @@ import (
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
-	"github.com/reach-lab/reach/internal/replay"
 	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/testdb"
@@ -355,23 +355,32 @@ func writeCompletions(t *testing.T, dir string, tasks int) string {
 	return path
 }
 
-// Sampling HumanEval from an OpenAI-compatible endpoint (the replay server
-// serving recorded completions) grades each completion inline in its
-// SampleJob, in the sandbox, as math sampling does.
+// Sampling HumanEval from OpenAI-compatible endpoints (`reach
+// replay-server` serving recorded completions) grades each completion
+// inline in its SampleJob, in the sandbox, as math sampling does.
 func TestSamplingGradesCodeInline(t *testing.T) {
 	e := startCode(t, codeVerifier(t))
 	ctx := context.Background()
 	const tasks = 4
 	file := writeCompletions(t, t.TempDir(), tasks)
-	recs, err := replay.Load(ctx, file, examplesData("humaneval.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Two `reach replay-server` processes serve the completions.
+	bin := buildReach(t)
 	var urls []string
 	for range 2 {
-		srv := httptest.NewServer(replay.New(recs, replay.Options{Latency: time.Millisecond}))
-		t.Cleanup(srv.Close)
-		urls = append(urls, srv.URL+"/v1")
+		addr := freeAddr(t)
+		cmd := exec.Command(bin, "replay-server", "--samples", file, "--dataset", examplesData("humaneval.jsonl"), "--addr", addr)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		for i := 0; i < 200; i++ {
+			if c, err := net.Dial("tcp", addr); err == nil {
+				c.Close()
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		urls = append(urls, "http://"+addr+"/v1")
 	}
 	box, _ := secret.New(testSecret)
 	cfg := jobs.DefaultSamplingConfig()
