@@ -225,41 +225,55 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 	if cfg, err := jobs.ParseSamplingConfig(c.Sampling); err == nil && c.Sampling != nil {
 		v.SampledN = cfg.N
 	}
-	if v.Grading, err = s.gradingView(r.Context(), c); err != nil {
+	// How the comparison was graded counts samples (a scan of every one at
+	// a million): once per report version, which every re-grading moves.
+	g, err := e.Memo("grading", func() (any, error) { return s.gradingView(r.Context(), c) })
+	if err != nil {
 		return v, err
 	}
+	v.Grading = g.(views.GradingView)
+	v.Grading.Policy = c.GradingPolicy
+	// One pass over the rows (12,500 at most scales), indices only: the
+	// report's rows are shared, and only one page of them is copied.
 	subjects, levels := map[string]bool{}, map[string]bool{}
-	rows := rep.Rows // regions against the first other model
-	if f.Pair != 1 {
-		rows = slices.Clone(rep.Rows)
-		for i := range rows {
-			rows[i].Region = regionOf(rows[i].Counts[0], rows[i].Counts[f.Pair])
+	region := func(i int) string { // against the pair the table shows
+		if f.Pair == 1 {
+			return rep.Rows[i].Region
 		}
+		return regionOf(rep.Rows[i].Counts[0], rep.Rows[i].Counts[f.Pair])
 	}
-	v.Review = reviewSummary(rows, reviews)
-	for _, rv := range reviews {
-		if slices.Contains(gradingErrors, rv.Verdict) {
-			v.GradingErrors++
+	var baseOnly []analysis.ProblemRow
+	var buckets [4][]int // matching rows by region, base-only first
+	for i := range rep.Rows {
+		row, reg := &rep.Rows[i], region(i)
+		if reg == "base-only" {
+			r := *row
+			r.Region = reg
+			baseOnly = append(baseOnly, r)
 		}
-	}
-	for _, row := range rows {
-		v.Regions[row.Region]++
+		v.Regions[reg]++
 		if row.Subject != "" {
 			subjects[row.Subject] = true
 		}
 		if row.Level != "" {
 			levels[row.Level] = true
 		}
-		if (f.Region != "" && row.Region != f.Region) || (f.Subject != "" && row.Subject != f.Subject) ||
+		if (f.Region != "" && reg != f.Region) || (f.Subject != "" && row.Subject != f.Subject) ||
 			(f.Level != "" && row.Level != f.Level) {
 			continue
 		}
-		v.Rows = append(v.Rows, row)
+		buckets[regionOrder[reg]] = append(buckets[regionOrder[reg]], i)
 	}
-	slices.SortStableFunc(v.Rows, func(a, b analysis.ProblemRow) int { return regionOrder[a.Region] - regionOrder[b.Region] })
+	v.Review = reviewSummary(baseOnly, reviews)
+	for _, rv := range reviews {
+		if slices.Contains(gradingErrors, rv.Verdict) {
+			v.GradingErrors++
+		}
+	}
+	order := slices.Concat(buckets[:]...)
 	// One page of the table: the page stays small at 12,500 problems.
-	v.Matching = len(v.Rows)
-	v.Pages = max(1, (len(v.Rows)+views.ProblemsPerPage-1)/views.ProblemsPerPage)
+	v.Matching = len(order)
+	v.Pages = max(1, (len(order)+views.ProblemsPerPage-1)/views.ProblemsPerPage)
 	if p, err := strconv.Atoi(q.Get("page")); err == nil && p >= 1 {
 		f.Page = min(p, v.Pages)
 		v.Filter.Page = f.Page
@@ -268,7 +282,11 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 		v.Filter.Page = 1
 	}
 	lo := (v.Filter.Page - 1) * views.ProblemsPerPage
-	v.Rows = v.Rows[lo:min(lo+views.ProblemsPerPage, len(v.Rows))]
+	for _, i := range order[lo:min(lo+views.ProblemsPerPage, len(order))] {
+		r := rep.Rows[i]
+		r.Region = region(i)
+		v.Rows = append(v.Rows, r)
+	}
 	for s := range subjects {
 		v.Subjects = append(v.Subjects, s)
 	}
@@ -439,17 +457,15 @@ func (s *Server) sampleTextPage(w http.ResponseWriter, r *http.Request) {
 
 // problemModels reads each model's counts and first samples on a problem.
 func (s *Server) problemModels(r *http.Request, c store.Comparison, pid int64, limit int) ([]views.ProblemModel, error) {
-	counts, err := s.st.CountsForComparison(r.Context(), c.ID)
+	counts, err := s.st.ProblemCounts(r.Context(), c.ID, pid)
 	if err != nil {
 		return nil, err
 	}
 	var out []views.ProblemModel
 	for _, run := range c.Runs {
 		pm := views.ProblemModel{Run: run}
-		for _, x := range counts[run.ID] {
-			if x.ProblemID == pid {
-				pm.N, pm.C = x.N, x.C
-			}
+		if x, ok := counts[run.ID]; ok {
+			pm.N, pm.C = x.N, x.C
 		}
 		if run.HasTexts {
 			if pm.Samples, err = s.st.SamplesForProblem(r.Context(), run.ID, pid, limit); err != nil {

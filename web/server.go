@@ -222,11 +222,13 @@ func staticHandler() http.Handler {
 }
 
 // compress gzips text responses for clients that accept it (pages are
-// several hundred KB of HTML), with klauspost/compress's faster gzip.
+// a hundred KB or more of HTML), with klauspost/compress's gzip at its
+// fastest level: measured on the comparison page at 12,500 problems, 6.4
+// instead of 8.1 ms of CPU per page than level 5, for 14% more bytes.
 // Responses that carry their own Content-Encoding (downloads compressed
 // once per report, see body) pass through.
 func compress() func(http.Handler) http.Handler {
-	c := middleware.NewCompressor(5, "text/html", "text/css", "text/plain", "text/csv", "text/javascript",
+	c := middleware.NewCompressor(1, "text/html", "text/css", "text/plain", "text/csv", "text/javascript",
 		"application/javascript", "application/json", "image/svg+xml")
 	c.SetEncoder("gzip", func(w io.Writer, level int) io.Writer {
 		gw, err := gzip.NewWriterLevel(w, level)

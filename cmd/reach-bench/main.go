@@ -37,6 +37,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/auth"
 	"github.com/reach-lab/reach/internal/benchdata"
 	"github.com/reach-lab/reach/internal/jobs"
@@ -70,6 +71,7 @@ func run() error {
 		maxTime  = flag.Duration("max-time", 60*time.Second, "longest load per page")
 		only     = flag.String("only", "", "run only the page with this name")
 		keep     = flag.Bool("keep", false, "keep the benchmark database")
+		use      = flag.String("use", "", "use this database (from an earlier -keep run) instead of generating one")
 		cpuprof  = flag.String("cpuprofile", "", "write a CPU profile of the page load to this file")
 		dump     = flag.String("dump", "", "write each page's body (uncompressed) into this directory")
 	)
@@ -78,14 +80,18 @@ func run() error {
 		return fmt.Errorf("-clients must be in 1..200 and -requests in 1..100000")
 	}
 	ctx := context.Background()
-	dbURL, drop, err := createDatabase(ctx, *adminURL)
-	if err != nil {
-		return err
-	}
-	if !*keep {
-		defer drop()
-	} else {
-		fmt.Println("database kept:", dbURL)
+	dbURL := *use
+	if dbURL == "" {
+		u, drop, err := createDatabase(ctx, *adminURL)
+		if err != nil {
+			return err
+		}
+		dbURL = u
+		if !*keep {
+			defer drop()
+		} else {
+			fmt.Println("database kept (reuse it with -use):", dbURL)
+		}
 	}
 	st, err := store.Open(ctx, dbURL)
 	if err != nil {
@@ -96,21 +102,42 @@ func run() error {
 		return err
 	}
 	fmt.Printf("machine: %d cores, %s\n", runtime.NumCPU(), runtime.Version())
-	fmt.Printf("generating %d models × %d problems × n = %d (%s)…\n", *models, *problems, *n, map[bool]string{true: "with texts", false: "counts only"}[*texts])
-	id, tm, err := benchdata.Create(ctx, st, benchdata.Spec{Models: *models, N: *n, Problems: *problems, Texts: *texts, Seed: 1, ShortProblems: *short}, os.Stdout)
-	if err != nil {
+	var id int64
+	if *use != "" {
+		// The comparison an earlier -keep run generated.
+		if err := st.Pool().QueryRow(ctx, `SELECT id FROM comparisons WHERE status = 'ready' ORDER BY id DESC LIMIT 1`).Scan(&id); err != nil {
+			return fmt.Errorf("no ready comparison in %s: %w", dbURL, err)
+		}
+		fmt.Printf("using comparison %d of %s\n", id, dbURL)
+	} else {
+		fmt.Printf("generating %d models × %d problems × n = %d (%s)…\n", *models, *problems, *n, map[bool]string{true: "with texts", false: "counts only"}[*texts])
+		var tm benchdata.Timing
+		id, tm, err = benchdata.Create(ctx, st, benchdata.Spec{Models: *models, N: *n, Problems: *problems, Texts: *texts, Seed: 1, ShortProblems: *short}, os.Stdout)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("data: %d samples written in %.1fs", tm.Samples, tm.Insert.Seconds())
+		if *texts {
+			fmt.Printf(", aggregated in %.1fs, quality figures (truncated, fallback, no answer, distinct texts) in %.1fs", tm.Aggregate.Seconds(), tm.Quality.Seconds())
+		}
+		fmt.Println()
+	}
+	start := time.Now()
+	if _, err := st.Pool().Exec(ctx, `DELETE FROM comparison_stats WHERE comparison_id = $1`, id); err != nil {
 		return err
 	}
-	fmt.Printf("data: %d samples written in %.1fs", tm.Samples, tm.Insert.Seconds())
-	if *texts {
-		fmt.Printf(", aggregated in %.1fs, quality figures (truncated, fallback, no answer, distinct texts) in %.1fs", tm.Aggregate.Seconds(), tm.Quality.Seconds())
-	}
-	fmt.Println()
-	start := time.Now()
 	if err := jobs.ComputeStats(ctx, st, id, 0); err != nil {
 		return err
 	}
-	fmt.Printf("statistics job (bootstrap 2,000 draws and maj@k, every variant): %.2fs\n", time.Since(start).Seconds())
+	fmt.Printf("statistics job (bootstrap 2,000 draws and maj@k, every variant, and the report): %.2fs\n", time.Since(start).Seconds())
+
+	// The first page view after a change finds the report computed by the
+	// statistics job; this is what computing it costs.
+	start = time.Now()
+	if _, err := analysis.Build(ctx, st, id); err != nil {
+		return err
+	}
+	fmt.Printf("report computed from counts and statistics: %.0fms\n", float64(time.Since(start).Microseconds())/1000)
 
 	cookie, token, err := signIn(ctx, st)
 	if err != nil {
@@ -311,9 +338,11 @@ func signIn(ctx context.Context, st *store.Store) (cookie, token string, err err
 	if err != nil {
 		return "", "", err
 	}
-	u, err := st.CreateUser(ctx, "bench@reach.test", hash, true, false)
+	u, err := st.UserByEmail(ctx, "bench@reach.test") // a database reused with -use has it
 	if err != nil {
-		return "", "", err
+		if u, err = st.CreateUser(ctx, "bench@reach.test", hash, true, false); err != nil {
+			return "", "", err
+		}
 	}
 	cookie, sh, err := auth.NewToken(auth.PrefixSession)
 	if err != nil {

@@ -139,3 +139,23 @@ func (s *Store) SetRunReadyIfSettled(ctx context.Context, runID int64) error {
 	}
 	return nil
 }
+
+// ProblemCounts returns each run's counts on one problem of a comparison,
+// keyed by run id (runs without counts for it are absent).
+func (s *Store) ProblemCounts(ctx context.Context, comparisonID, problemID int64) (map[int64]Count, error) {
+	rows, err := s.db.Query(ctx, `SELECT rc.run_id, rc.n, rc.c FROM run_counts rc JOIN runs r ON r.id = rc.run_id
+		WHERE r.comparison_id = $1 AND rc.problem_id = $2`, comparisonID, problemID)
+	if err != nil {
+		return nil, fmt.Errorf("counts of problem %d in comparison %d: %w", problemID, comparisonID, err)
+	}
+	defer rows.Close()
+	out := map[int64]Count{}
+	for rows.Next() {
+		c := Count{ProblemID: problemID}
+		if err := rows.Scan(&c.RunID, &c.N, &c.C); err != nil {
+			return nil, fmt.Errorf("counts of problem %d in comparison %d: %w", problemID, comparisonID, err)
+		}
+		out[c.RunID] = c
+	}
+	return out, rows.Err()
+}

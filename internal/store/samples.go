@@ -193,8 +193,11 @@ func (s *Store) SamplesForProblem(ctx context.Context, runID, problemID int64, l
 			s.file_correct, s.file_extracted, s.status, s.extracted, s.rule, s.reason, s.verdict_source, s.detail,
 			s.override_from, COALESCE(u.email, ''), s.override_at, s.override_note,
 			CASE WHEN octet_length(s.completion) > $4 THEN char_length(s.completion) ELSE 0 END
-		FROM samples s LEFT JOIN users u ON u.id = s.override_by WHERE s.run_id = $1 AND s.problem_id = $2
-		ORDER BY (s.status = 'correct') DESC, s.sample_index LIMIT $3`, runID, problemID, limit, CompletionShown)
+		FROM (SELECT sample_index, status = 'correct' AS ok FROM samples WHERE run_id = $1 AND problem_id = $2
+				ORDER BY (status = 'correct') DESC, sample_index LIMIT $3) pick
+			JOIN samples s ON s.run_id = $1 AND s.problem_id = $2 AND s.sample_index = pick.sample_index
+			LEFT JOIN users u ON u.id = s.override_by
+		ORDER BY pick.ok DESC, s.sample_index`, runID, problemID, limit, CompletionShown)
 	if err != nil {
 		return nil, fmt.Errorf("samples of run %d problem %d: %w", runID, problemID, err)
 	}
