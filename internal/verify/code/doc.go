@@ -58,7 +58,8 @@
 //   - A root that is a read-only tmpfs holding only the interpreter: the
 //     python3 binary, its standard library, its extension modules and the
 //     shared libraries these need (found from their ELF headers at start-up),
-//     mounted read-only; a minimal /dev (null, zero, random, urandom, tty);
+//     mounted read-only; a minimal, read-only /dev (null, zero, full,
+//     random, urandom, tty, pts);
 //     no /proc, no /etc, no /home, no other program (not even /bin/sh), and
 //     none of Reach's files. /sandbox/main.py is the program (read-only).
 //     The working directory /tmp is an empty tmpfs of 64 MiB, gone with the

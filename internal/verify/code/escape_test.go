@@ -34,6 +34,9 @@ type escape struct {
 	// stops it (a CPU-bound one is stopped by its CPU time, which on a
 	// loaded machine can take longer than the wall-clock limit).
 	sleeps bool
+	// check, if set, looks at the verdict for an effect inside the
+	// sandbox that must stay bounded.
+	check func(t *testing.T, vd verify.Verdict)
 }
 
 var escapes = []escape{
@@ -119,6 +122,31 @@ i = 0
 while True:
     open("/tmp/f%d" % i, "w").write("z" * 100000); i += 1
 `},
+	{name: "fill memory through every writable directory", code: `
+import os
+total = 0
+for d in ("/dev/shm", "/dev", "/tmp", "/sandbox", "/"):
+    for i in range(64):
+        try:
+            with open("%s/fill%d" % (d, i), "wb") as f:
+                for _ in range(16):
+                    f.write(b"z" * (1 << 20)); total += 1 << 20
+        except OSError:
+            break
+raise RuntimeError("wrote %d bytes" % total)
+`, check: func(t *testing.T, vd verify.Verdict) {
+		i := strings.Index(vd.Reason, "wrote ")
+		var n int64
+		if i < 0 {
+			t.Fatalf("reason %q", vd.Reason)
+		}
+		if _, err := fmt.Sscanf(vd.Reason[i:], "wrote %d bytes", &n); err != nil {
+			t.Fatalf("reason %q: %v", vd.Reason, err)
+		}
+		if n > DefaultLimits.TmpSize+DefaultLimits.FileSize {
+			t.Errorf("the sandbox held %d MiB of files, over its %d MiB tmpfs", n>>20, DefaultLimits.TmpSize>>20)
+		}
+	}},
 	{name: "file descriptor exhaustion", code: `
 fs = []
 while True:
@@ -359,8 +387,14 @@ func (h *hostEnv) expand(code string) string {
 	return r.Replace(code)
 }
 
-// sandboxProcesses lists host processes that run a sandboxed program (their
-// command line names /sandbox/main.py, as every bootstrap's does).
+// escapeUIDBase is the escape test's own sandbox uids (when it runs as
+// root): processes of other tests' sandboxes running at the same time are
+// not taken for escapes.
+var escapeUIDBase = 0x70000000 + 0x100000 + os.Getpid()%4096*64
+
+// sandboxProcesses lists host processes that run a sandboxed program of
+// this test (their command line names /sandbox/main.py, as every
+// bootstrap's does; as root, their uid is one of the test's sandbox uids).
 func sandboxProcesses() []string {
 	var out []string
 	ents, _ := os.ReadDir("/proc")
@@ -369,9 +403,20 @@ func sandboxProcesses() []string {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(b), "/sandbox/main.py") {
-			out = append(out, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " ")[:60])
+		if err != nil || !strings.Contains(string(b), "/sandbox/main.py") {
+			continue
 		}
+		if os.Geteuid() == 0 {
+			fi, err := os.Stat(filepath.Join("/proc", e.Name()))
+			if err != nil {
+				continue
+			}
+			uid := int(fi.Sys().(*syscall.Stat_t).Uid)
+			if uid < escapeUIDBase || uid >= escapeUIDBase+64 {
+				continue
+			}
+		}
+		out = append(out, e.Name()+": "+strings.ReplaceAll(string(b), "\x00", " ")[:60])
 	}
 	return out
 }
@@ -456,7 +501,11 @@ func TestEscapesContained(t *testing.T) {
 	if len(escapes) < 30 {
 		t.Fatalf("the corpus has %d escapes; keep at least 30", len(escapes))
 	}
-	sb := testSandbox(t)
+	testSandbox(t) // fails the test where the sandbox cannot run
+	sb := NewSandbox(context.Background(), Config{UIDBase: escapeUIDBase})
+	if sb.Err() != nil {
+		t.Fatal(sb.Err())
+	}
 	v := New(sb)
 	h := newHostEnv(t)
 	if ps := sandboxProcesses(); len(ps) > 0 {
@@ -481,6 +530,9 @@ func TestEscapesContained(t *testing.T) {
 				}
 				if limit := map[bool]time.Duration{true: sleepMax, false: anyMax}[e.sleeps]; el > limit {
 					t.Errorf("the run took %s, limit %s", el, limit)
+				}
+				if e.check != nil {
+					e.check(t, vd)
 				}
 				if l := h.leaks(vd.Reason, vd.Detail); len(l) > 0 {
 					t.Errorf("leaked %v:\n%s", l, vd.Detail)

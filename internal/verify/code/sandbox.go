@@ -444,7 +444,9 @@ func (s *Sandbox) args(job Job, lim Limits, slot int) []string {
 		a = append(a, "--setenv", "LD_LIBRARY_PATH", s.libPath)
 	}
 	a = append(a, s.root...)
-	a = append(a, "--dev", "/dev",
+	// --dev is a tmpfs without a size limit: read-only, so that no sample
+	// fills memory through /dev/shm (device nodes still work).
+	a = append(a, "--dev", "/dev", "--remount-ro", "/dev",
 		"--size", strconv.FormatInt(lim.TmpSize, 10), "--tmpfs", "/tmp",
 		"--dir", "/sandbox",
 		"--ro-bind-data", "4", "/sandbox/main.py",
