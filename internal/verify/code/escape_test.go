@@ -390,7 +390,7 @@ func (h *hostEnv) expand(code string) string {
 // escapeUIDBase is the escape test's own sandbox uids (when it runs as
 // root): processes of other tests' sandboxes running at the same time are
 // not taken for escapes.
-var escapeUIDBase = 0x70000000 + 0x100000 + os.Getpid()%4096*64
+var escapeUIDBase = 0x78000000 + os.Getpid()%65536*64
 
 // sandboxProcesses lists host processes that run a sandboxed program of
 // this test (their command line names /sandbox/main.py, as every

@@ -101,7 +101,8 @@ type Config struct {
 	Limits Limits
 	// UIDBase: when Reach runs as root, sandbox slot i runs as uid and gid
 	// UIDBase+i, so that no sandbox is root outside and each has its own
-	// process count. Default 0x70000000.
+	// process count. Default 0x70000000 + (pid mod 65536) x 64: unused uids,
+	// a range per process.
 	UIDBase int
 }
 
@@ -232,7 +233,10 @@ func (s *Sandbox) setup(ctx context.Context, cfg Config, par int) error {
 	if os.Geteuid() == 0 {
 		s.uidBase = cfg.UIDBase
 		if s.uidBase <= 0 {
-			s.uidBase = 0x70000000
+			// A range of its own per process (serve and worker on one host,
+			// parallel test binaries), so that their sandboxes' process
+			// counts stay apart.
+			s.uidBase = 0x70000000 + os.Getpid()%65536*max(64, par)
 		}
 	} else {
 		// Not root: every sandbox runs as Reach's own uid, and RLIMIT_NPROC
