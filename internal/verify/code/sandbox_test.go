@@ -95,13 +95,9 @@ func TestTimeLimitFromDataset(t *testing.T) {
 	v := New(testSandbox(t))
 	p := stdioProblem()
 	p.Fields["time_limit"] = "1 second"
-	start := time.Now()
 	vd := v.Verify(context.Background(), p, "while True: pass\n")
 	if vd.Status != verify.Incorrect || !strings.Contains(vd.Reason, "over 1s of CPU time") && !strings.Contains(vd.Reason, "after 3s (wall clock") {
-		t.Fatalf("got %s %q", vd.Status, vd.Reason)
-	}
-	if el := time.Since(start); el > 3*time.Second+2*time.Second {
-		t.Errorf("a 1 s limit took %s", el)
+		t.Fatalf("got %s %q; want the problem's 1 s limit", vd.Status, vd.Reason)
 	}
 }
 
