@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -416,7 +417,18 @@ func (s *Sandbox) Run(ctx context.Context, job Job) Result {
 	// keep this goroutine on one thread until the sandbox is gone.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	return s.run(ctx, job, lim, slot)
+	res := s.run(ctx, job, lim, slot)
+	if s.uidBase > 0 && res.SetupErr != nil && bytes.Contains(res.Stderr, []byte("Resource temporarily unavailable")) {
+		// The slot's uid is at its process limit: a sandbox killed from
+		// outside (Reach's own restart, a race with bwrap) left processes
+		// that the host's init has not reaped yet. They go within seconds.
+		deadline := time.Now().Add(5 * time.Second)
+		for tasksOfUID(s.uidBase+slot) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+			time.Sleep(100 * time.Millisecond)
+		}
+		res = s.run(ctx, job, lim, slot)
+	}
+	return res
 }
 
 func (s *Sandbox) args(job Job, lim Limits, slot int) []string {
@@ -529,7 +541,8 @@ func (s *Sandbox) run(ctx context.Context, job Job, lim Limits, slot int) Result
 	progR.Close()
 	pgid := cmd.Process.Pid
 	var killOnce sync.Once
-	kill := func() { killOnce.Do(func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }) }
+	var reaped atomic.Bool
+	kill := func() { killOnce.Do(func() { stopSandbox(pgid, &reaped) }) }
 
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -622,6 +635,7 @@ func (s *Sandbox) run(ctx context.Context, job Job, lim Limits, slot int) Result
 	}()
 	wg.Wait()
 	werr := cmd.Wait()
+	reaped.Store(true)
 	close(done)
 	kill() // nothing of the group outlives the run
 	res.Wall = time.Since(start)
@@ -704,6 +718,32 @@ func readCapped(r io.Reader, limit int64, over func()) ([]byte, int64) {
 // sandboxMain returns the host pid of the program bwrap started: the child
 // of bwrap's reaper (pid 1 of the sandbox), itself bwrap's child; 0 while
 // it does not exist yet or /proc does not list children.
+// stopSandbox kills a sandbox from the inside out: first its pid
+// namespace's init (bwrap's child; the kernel then kills every process in
+// the namespace), so that bwrap reaps it and exits by itself; bwrap's
+// process group a moment later, or at once when there is no init yet.
+// Killing bwrap first would orphan its child to the host's init, which
+// may reap it only seconds later: those zombies count against the slot
+// uid's RLIMIT_NPROC, and the next run in that slot could not fork.
+// Once reaped is set, bwrap is gone and its pgid may be another's.
+func stopSandbox(pgid int, reaped *atomic.Bool) {
+	inits := childPIDs(pgid)
+	for _, pid := range inits {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if len(inits) == 0 {
+		if !reaped.Load() {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+		return
+	}
+	time.AfterFunc(time.Second, func() {
+		if !reaped.Load() {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	})
+}
+
 func sandboxMain(bwrapPID int) int {
 	for _, init := range childPIDs(bwrapPID) {
 		if kids := childPIDs(init); len(kids) > 0 {
