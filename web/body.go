@@ -44,7 +44,7 @@ func memoBody(e *analysis.Entry, key string, build func() ([]byte, error)) (body
 // compression middleware leaves a response with Content-Encoding alone).
 func (b body) write(w http.ResponseWriter, r *http.Request) {
 	w.Header().Add("Vary", "Accept-Encoding")
-	if acceptsGzip(r) {
+	if acceptsGzip(r) && b.gz != nil {
 		w.Header().Set("Content-Encoding", "gzip")
 		_, _ = w.Write(b.gz)
 		return

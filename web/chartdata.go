@@ -24,11 +24,17 @@ type chartTable struct {
 }
 
 // chartNames lists the downloadable charts of a report: crossover,
-// histogram, diff, cover and one venn-N per pair (N from 1).
+// histogram, diff, cover and one venn-N per pair (N from 1); the debate
+// charts (cot, perplexity, entropy, support) once they have data.
 func chartNames(rep *analysis.Report) []string {
 	out := []string{"crossover", "histogram", "diff", "cover"}
 	for i := range rep.Pairs {
 		out = append(out, fmt.Sprintf("venn-%d", i+1))
+	}
+	for _, name := range []string{"cot", "perplexity", "entropy", "support"} {
+		if _, err := debateTable(rep, name, 0); err == nil {
+			out = append(out, name)
+		}
 	}
 	return out
 }
@@ -129,6 +135,8 @@ func chartData(rep *analysis.Report, name string) (chartTable, error) {
 			{"other-only", p.Solved.OtherOnly, strings.Join(p.OtherOnly, " ")},
 			{"neither", p.Solved.Neither, ""},
 		}
+	case isDebateChart(name):
+		return debateTable(rep, name, 0)
 	default:
 		return t, fmt.Errorf("chart %q: %w", name, store.ErrNotFound)
 	}
@@ -161,7 +169,7 @@ func writeChartData(w http.ResponseWriter, r *http.Request, e *analysis.Entry, f
 	if !ok || (ext != "csv" && ext != "json") {
 		return fmt.Errorf("chart data %q (want NAME.csv or NAME.json): %w", file, store.ErrNotFound)
 	}
-	b, err := memoBody(e, "data/"+file, func() ([]byte, error) {
+	build := func() ([]byte, error) {
 		t, err := chartData(e.Report, name)
 		if err != nil {
 			return nil, err
@@ -169,9 +177,37 @@ func writeChartData(w http.ResponseWriter, r *http.Request, e *analysis.Entry, f
 		var buf bytes.Buffer
 		err = encodeChartTable(&buf, t, ext)
 		return buf.Bytes(), err
-	})
-	if err != nil {
-		return err
+	}
+	var b body
+	var err error
+	if name == "support" {
+		// Support at the ε of the query (?eps): drawn per request unless it
+		// is the report's own (ε = 0), so that no query fills the memo.
+		eps, err := supportEps(r)
+		if err != nil {
+			return fmt.Errorf("%v: %w", err, store.ErrNotFound)
+		}
+		build = func() ([]byte, error) {
+			t, err := debateTable(e.Report, name, eps)
+			if err != nil {
+				return nil, err
+			}
+			var buf bytes.Buffer
+			err = encodeChartTable(&buf, t, ext)
+			return buf.Bytes(), err
+		}
+		if eps != 0 {
+			raw, err := build()
+			if err != nil {
+				return err
+			}
+			b = body{raw: raw}
+		}
+	}
+	if b.raw == nil {
+		if b, err = memoBody(e, "data/"+file, build); err != nil {
+			return err
+		}
 	}
 	fname := fmt.Sprintf("reach-%d-%s.%s", e.Report.ComparisonID, name, ext)
 	w.Header().Set("Content-Disposition", `attachment; filename="`+fname+`"`)

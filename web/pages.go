@@ -304,6 +304,16 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 	})
 	cs, err := memoCharts(e, c.ID, opt, f.Pair, true)
 	v.Crossover, v.Venns, v.VennPairs, v.Histogram, v.Stats = cs.crossover, cs.venns, cs.vennPairs, cs.histogram, cs.stats
+	if err != nil {
+		return v, err
+	}
+	eps, epsErr := supportEps(r)
+	if epsErr != nil {
+		v.Debate.EpsError = epsErr.Error()
+	}
+	dc, err := memoDebateCharts(e, c.ID, eps)
+	dc.EpsError = v.Debate.EpsError
+	v.Debate = dc
 	return v, err
 }
 

@@ -357,7 +357,8 @@ func (s *Server) sharedChartData(w http.ResponseWriter, r *http.Request) {
 	}
 	name, _, _ := strings.Cut(chiParam(r, "chart"), ".")
 	// Only the charts the page shows: the link's one chart, or crossover, Venns and histogram.
-	if (l.Chart != "" && !strings.HasPrefix(name, l.Chart)) || name == "diff" || name == "cover" {
+	// The debate figures are not on shared pages: their data is not shared either.
+	if (l.Chart != "" && !strings.HasPrefix(name, l.Chart)) || name == "diff" || name == "cover" || isDebateChart(name) {
 		s.render(w, r, http.StatusNotFound, views.SharedGone())
 		return
 	}
