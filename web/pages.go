@@ -314,6 +314,10 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 	dc, err := memoDebateCharts(e, c.ID, eps)
 	dc.EpsError = v.Debate.EpsError
 	v.Debate = dc
+	if err != nil {
+		return v, err
+	}
+	v.DebateSetup, err = s.debateView(r.Context(), c, v.Can.Edit)
 	return v, err
 }
 

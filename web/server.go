@@ -169,6 +169,12 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			for _, a := range []string{"start", "pause", "resume", "cancel", "extend"} {
 				edit.Post("/"+a, s.samplingAction(a))
 			}
+			read.Get("/debate", s.debateFragment)
+			edit.Post("/debate/{purpose}", s.debateSave)
+			edit.Post("/debate/{purpose}/test", s.debateTest)
+			for _, a := range []string{"start", "pause"} {
+				edit.Post("/debate/{purpose}/"+a, s.debateAction(a))
+			}
 			edit.Post("/problems/{pid}/review", s.review)
 			edit.Post("/runs/{rid}/problems/{pid}/samples/{idx}/verdict", s.overrideSample)
 			manage.Post("/delete", s.deleteComparison)

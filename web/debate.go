@@ -1,0 +1,265 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/sampling"
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/web/views"
+)
+
+// The comparison page's Debate section (issue 15): the judge endpoint
+// (CoT-pass@k) and the scoring endpoint (perplexity under the base model),
+// set up, tested, started and paused like sampling endpoints. The jobs are
+// internal/jobs' JudgeWorker and ScoreWorker; the network policy applies
+// to these endpoints as to every other (the client's dialer checks it).
+
+// maxJudgeTemplate caps a custom judge or scoring prompt template.
+const maxJudgeTemplate = 64 << 10
+
+// purposeParam reads {purpose}: judge or score, else ErrNotFound.
+func purposeParam(r *http.Request) (string, error) {
+	p := chiParam(r, "purpose")
+	if p != store.PurposeJudge && p != store.PurposeScore {
+		return "", fmt.Errorf("%q is neither judge nor score: %w", p, store.ErrNotFound)
+	}
+	return p, nil
+}
+
+// debateView reads the Debate section: each endpoint's settings (never its
+// key), state, progress over the runs and cost so far.
+func (s *Server) debateView(ctx context.Context, c store.Comparison, canEdit bool) (views.DebateView, error) {
+	v := views.DebateView{C: c, CanEdit: canEdit, Presets: sampling.PresetNames(), DefaultJudge: sampling.DefaultJudgeTemplate,
+		Ready: c.Status == store.StatusReady}
+	ps, err := s.st.ProgressForComparison(ctx, c.ID)
+	if err != nil {
+		return v, err
+	}
+	for _, purpose := range []string{store.PurposeJudge, store.PurposeScore} {
+		ev := views.DebateEndpointView{Purpose: purpose}
+		e, err := s.st.GetDebateEndpoint(ctx, c.ID, purpose)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return v, err
+		default:
+			ev.Configured, ev.E = true, e
+			ev.E.Endpoint.APIKeyEnc = nil
+			ev.HasKey = len(e.Endpoint.APIKeyEnc) > 0
+			stage := jobs.StageJudge
+			if purpose == store.PurposeScore {
+				stage = jobs.StageScore
+			}
+			for _, p := range ps {
+				if p.Stage == stage {
+					ev.Done, ev.Total = ev.Done+p.Done, ev.Total+p.Total
+				}
+			}
+			if e.Status == store.DebateRunning {
+				if ev.Active, err = jobs.ActiveDebateJobs(ctx, s.st, c.ID, purpose); err != nil {
+					return v, err
+				}
+			}
+		}
+		if purpose == store.PurposeJudge {
+			v.Judge = ev
+		} else {
+			v.Score = ev
+		}
+	}
+	return v, nil
+}
+
+// debateFragment serves the Debate section alone (the page polls it while
+// judging or scoring runs).
+func (s *Server) debateFragment(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.comparisonParam(w, r)
+	if !ok {
+		return
+	}
+	v, err := s.debateView(r.Context(), c, perms(routeRole(r)).Edit)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, views.DebateSection(v))
+}
+
+// parseDebateEndpoint reads the judge or scoring endpoint form.
+func (s *Server) parseDebateEndpoint(r *http.Request, id int64, purpose string) (store.DebateEndpoint, bool, error) {
+	get := func(k string) string { return strings.TrimSpace(r.PostForm.Get(k)) }
+	e := store.DebateEndpoint{ComparisonID: id, Purpose: purpose}
+	e.Endpoint = store.Endpoint{BaseURL: get("base_url"), Model: get("model"), Style: get("style")}
+	key := get("api_key")
+	what := "Judge"
+	if purpose == store.PurposeScore {
+		what = "Scoring model"
+		e.Endpoint.Style = string(sampling.StyleCompletions) // log-probabilities of a prompt: completions only
+	}
+	if e.Endpoint.Style == "" {
+		e.Endpoint.Style = string(sampling.StyleChat)
+	}
+	e.Template, e.TemplateText = get("template"), r.PostForm.Get("template_text")
+	if err := firstTooLong(lenCheck{what + "'s base URL", e.Endpoint.BaseURL, maxURL}, lenCheck{what + "'s served model", e.Endpoint.Model, maxModelID},
+		lenCheck{what + "'s API key", key, maxAPIKey}, lenCheck{what + "'s style", e.Endpoint.Style, maxName},
+		lenCheck{what + "'s template", e.Template, maxName}, lenCheck{what + "'s prompt template", e.TemplateText, maxJudgeTemplate}); err != nil {
+		return e, false, err
+	}
+	if e.Endpoint.BaseURL == "" || e.Endpoint.Model == "" {
+		return e, false, badForm("%s: give a base URL and the served model", what)
+	}
+	if _, err := sampling.New(sampling.Endpoint{BaseURL: e.Endpoint.BaseURL, Model: e.Endpoint.Model, Style: sampling.Style(e.Endpoint.Style)}, nil); err != nil {
+		return e, false, badForm("%s: %v", what, err)
+	}
+	num := func(k string, def, lo, hi int) (int, error) {
+		v := get(k)
+		if v == "" {
+			return def, nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return 0, badForm("%s: %s %q is not a whole number from %d to %d", what, k, v, lo, hi)
+		}
+		return n, nil
+	}
+	var err error
+	if e.Endpoint.MaxConcurrency, err = num("max_concurrency", 8, 1, 256); err != nil {
+		return e, false, err
+	}
+	if e.MaxTokens, err = num("max_tokens", 512, 16, 32768); err != nil {
+		return e, false, err
+	}
+	if e.MaxPerProblem, err = num("max_per_problem", 0, 0, 1<<20); err != nil {
+		return e, false, err
+	}
+	if purpose == store.PurposeJudge {
+		if e.Template != "custom" {
+			e.Template, e.TemplateText = "default", ""
+		} else if err := sampling.ParseJudgeTemplate(sampling.Template{Name: "custom", Text: e.TemplateText}); err != nil {
+			return e, false, badForm("Judge prompt template: %v", err)
+		}
+	} else {
+		if e.Template != "custom" {
+			e.TemplateText = ""
+		}
+		t, err := jobs.ScoreTemplate(e)
+		if err == nil {
+			_, err = sampling.Render(t, sampling.PromptData{Problem: "problem", Subject: "subject", Level: "level"})
+		}
+		if err != nil {
+			return e, false, badForm("Scoring prompt template: %v", err)
+		}
+	}
+	if key != "" {
+		if s.cfg.Secret == nil {
+			return e, false, badForm("%s: this server has no secret (REACH_SECRET) to store an API key with", what)
+		}
+		if e.Endpoint.APIKeyEnc, err = s.cfg.Secret.Seal(key); err != nil {
+			return e, false, err
+		}
+	}
+	return e, key == "" && get("clear_key") != "on", nil
+}
+
+// debateSave stores the judge or scoring endpoint's settings.
+func (s *Server) debateSave(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.comparisonParam(w, r)
+	if !ok {
+		return
+	}
+	purpose, err := purposeParam(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !s.parseForm(w, r) {
+		return
+	}
+	e, keep, err := s.parseDebateEndpoint(r, c.ID, purpose)
+	var fe formError
+	if errors.As(err, &fe) {
+		s.render(w, r, http.StatusBadRequest, views.ErrorPage(400, "Cannot save the "+purpose+" endpoint", fe.msg))
+		return
+	}
+	if err == nil {
+		err = s.st.PutDebateEndpoint(r.Context(), e, keep)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d#debate", c.ID), http.StatusSeeOther)
+}
+
+// debateTest sends one real request to the judge (the first answer-correct
+// sample's judge prompt) or the scoring endpoint (which also detects how it
+// gives log-probabilities) and shows the answer or the exact error.
+func (s *Server) debateTest(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.comparisonParam(w, r)
+	if !ok {
+		return
+	}
+	purpose, err := purposeParam(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 90*time.Second)
+	defer cancel()
+	reply, err := jobs.TestDebateEndpoint(ctx, s.st, s.cfg.Secret, c.ID, purpose)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		s.render(w, r, http.StatusOK, views.TestResult("", "Set up the "+purpose+" endpoint (or, for the judge, have an answer-correct sample) first."))
+	case err != nil && fromDatabase(err):
+		s.fail(w, r, err)
+	case err != nil:
+		s.render(w, r, http.StatusOK, views.TestResult("", err.Error()))
+	default:
+		s.render(w, r, http.StatusOK, views.TestResult(reply, ""))
+	}
+}
+
+// debateAction starts (or resumes) or pauses judging or scoring.
+func (s *Server) debateAction(action string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, ok := s.comparisonParam(w, r)
+		if !ok {
+			return
+		}
+		purpose, err := purposeParam(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		ctx := r.Context()
+		title := "Cannot " + action + " " + map[string]string{store.PurposeJudge: "judging", store.PurposeScore: "scoring"}[purpose]
+		if _, err := s.st.GetDebateEndpoint(ctx, c.ID, purpose); errors.Is(err, store.ErrNotFound) {
+			s.render(w, r, http.StatusConflict, views.ErrorPage(409, title, "Set up the "+purpose+" endpoint first."))
+			return
+		} else if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if action == "start" {
+			_, err = jobs.StartDebate(ctx, s.jobs, s.st, c.ID, purpose)
+		} else {
+			err = jobs.PauseDebate(ctx, s.jobs, s.st, c.ID, purpose)
+		}
+		if errors.Is(err, jobs.ErrWrongState) {
+			s.render(w, r, http.StatusConflict, views.ErrorPage(409, title, err.Error()))
+			return
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		http.Redirect(w, r, fmt.Sprintf("/comparisons/%d#debate", c.ID), http.StatusSeeOther)
+	}
+}
