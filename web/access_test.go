@@ -492,6 +492,9 @@ var routes = []route{
 	{name: "override verdict", need: edit, method: "POST", path: "/comparisons/{cid}/runs/{rid}/problems/{pid}/samples/0/verdict",
 		body: form(url.Values{"status": {"incorrect"}}), ok: 303, fresh: true},
 
+	{name: "label reasoning", need: edit, method: "POST", path: "/comparisons/{cid}/runs/{rid}/problems/{pid}/samples/0/reasoning",
+		body: form(url.Values{"label": {"valid"}, "note": {"checked"}}), ok: 303},
+
 	{name: "delete", need: manage, method: "POST", path: "/comparisons/{cid}/delete", body: form(nil), ok: 303, fresh: true},
 	{name: "share links", need: manage, method: "GET", path: "/comparisons/{cid}/shares", ok: 200},
 	{name: "create share", need: manage, method: "POST", path: "/comparisons/{cid}/shares", body: form(url.Values{"chart": {""}}), ok: 200},

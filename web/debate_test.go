@@ -2,7 +2,10 @@ package web_test
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -53,6 +56,69 @@ func TestDebateSupportData(t *testing.T) {
 	for _, name := range []string{"support.csv", "cot.json", "perplexity.csv", "entropy.csv"} {
 		if code, _ := get(t, srv.url+"/s/"+token+"/data/"+name); code != 404 {
 			t.Errorf("shared %s: HTTP %d, want 404", name, code)
+		}
+	}
+}
+
+// A person labels a sample's reasoning on the problem page; the note is
+// shown as text. With labels and no judge, CoT-pass@k counts the problems
+// whose answer-correct samples are all labelled: p0 (the base model's one
+// correct sample, labelled valid; the RL model has none) enters, p1 (four
+// unlabelled correct samples per model) is left out and named. RL-only
+// review verdicts are accepted, unknown ones refused.
+func TestReasoningLabelsAndRLOnlyReview(t *testing.T) {
+	srv := newServer(t)
+	admin := newAccount(t, srv.st, srv.url, "admin@reach.test", true, "")
+	cid, rid, pid := readyComparison(t, srv.st, "labels", 0, "What is 1+1?")
+	cookie := admin.Cookie.Name + "=" + admin.Cookie.Value
+	post := func(path string, v url.Values) int {
+		t.Helper()
+		req, _ := http.NewRequest("POST", srv.url+path, strings.NewReader(v.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Cookie", cookie)
+		req.Header.Set("Origin", srv.url)
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	label := fmt.Sprintf("/comparisons/%d/runs/%d/problems/%d/samples/0/reasoning", cid, rid, pid)
+	if code := post(label, url.Values{"label": {"valid"}, "note": {`<script>alert("x")</script> fine`}}); code != 303 {
+		t.Fatalf("label: HTTP %d", code)
+	}
+	if code := post(label, url.Values{"label": {"brilliant"}}); code != 400 {
+		t.Errorf("unknown label: HTTP %d, want 400", code)
+	}
+	_, page := get(t, fmt.Sprintf("%s/comparisons/%d/problems/%d", srv.url, cid, pid), "Cookie", cookie)
+	if !strings.Contains(page, `data-label="valid"`) || !strings.Contains(page, `&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; fine`) ||
+		strings.Contains(page, `<script>alert`) {
+		t.Error("problem page: want the label with its note escaped")
+	}
+	code, body := get(t, fmt.Sprintf("%s/api/v1/comparisons/%d/report", srv.url, cid), "Authorization", "Bearer "+admin.Token)
+	var rep struct {
+		CoT struct {
+			Problems   int      `json:"problems"`
+			LeftOutIDs []string `json:"problems_left_out_ids"`
+			Models     []struct {
+				Name  string `json:"name"`
+				Valid int    `json:"valid"`
+				Human int    `json:"human_labels"`
+			} `json:"models"`
+		} `json:"cot_pass_at_k"`
+	}
+	if err := json.Unmarshal([]byte(body), &rep); code != 200 || err != nil {
+		t.Fatalf("report: HTTP %d, %v", code, err)
+	}
+	if c := rep.CoT; c.Problems != 1 || strings.Join(c.LeftOutIDs, ",") != "p1" || len(c.Models) != 2 || c.Models[0].Valid != 1 || c.Models[0].Human != 1 {
+		t.Errorf("CoT-pass@k with one label: %+v", c)
+	}
+
+	review := fmt.Sprintf("/comparisons/%d/problems/%d/review", cid, pid)
+	for verdict, want := range map[string]int{"format-fix": 303, "new-solution": 303, "genuine": 303, "bogus": 400} {
+		if code := post(review, url.Values{"verdict": {verdict}}); code != want {
+			t.Errorf("review %q: HTTP %d, want %d", verdict, code, want)
 		}
 	}
 }

@@ -265,6 +265,7 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 		buckets[regionOrder[reg]] = append(buckets[regionOrder[reg]], i)
 	}
 	v.Review = reviewSummary(baseOnly, reviews)
+	v.RLReview = rlOnlySummary(rep.Rows, reviews)
 	for _, rv := range reviews {
 		if slices.Contains(gradingErrors, rv.Verdict) {
 			v.GradingErrors++
@@ -401,6 +402,7 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 		if e, err := s.reports.Get(ctx, id, analysis.Options{}); err == nil {
 			rep := e.Report
 			v.Region, v.Prev, v.Next = neighbours(rep, p.ID)
+			v.RLOnly = v.Region == "other-only"
 			if v.Region == "base-only" {
 				// Reviewing: j / k go to the next / previous base-only problem nobody reviewed yet.
 				v.Prev, v.Next = unreviewedNeighbours(rep.Rows, v.Region, p.ID, reviews)
@@ -408,6 +410,10 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 				v.ReviewSum = reviewSummary(rep.Rows, reviews)
 			}
 		}
+	}
+	if v.Judgments, v.Labels, v.Scores, err = s.st.ReasoningForProblem(ctx, id, p.ID); err != nil {
+		s.fail(w, r, err)
+		return
 	}
 	s.render(w, r, http.StatusOK, views.ProblemPage(v))
 }

@@ -56,6 +56,68 @@ func reviewSummary(rows []analysis.ProblemRow, reviews map[int64]store.Review) v
 	return sum
 }
 
+// rlOnlySummary counts the verdicts on the problems only the first other
+// model solved (rows' own regions, against the first pair).
+func rlOnlySummary(rows []analysis.ProblemRow, reviews map[int64]store.Review) views.RLOnlySummary {
+	sum := views.RLOnlySummary{Counts: map[string]int{}}
+	for _, row := range rows {
+		if row.Region != "other-only" {
+			continue
+		}
+		sum.RLOnly++
+		if rv, ok := reviews[row.ProblemID]; ok {
+			sum.Counts[rv.Verdict]++
+		} else {
+			sum.Unreviewed++
+		}
+	}
+	return sum
+}
+
+// reasoningLabel records a person's label of one sample's reasoning: POST
+// label (valid, flawed, or empty to remove it), note. It overrides the
+// judge in CoT-pass@k.
+func (s *Server) reasoningLabel(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.comparisonParam(w, r)
+	if !ok {
+		return
+	}
+	p, err := s.problemOf(r, c)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rid, err := idParam(r, "rid")
+	if err != nil || !slices.ContainsFunc(c.Runs, func(run store.Run) bool { return run.ID == rid }) {
+		s.fail(w, r, fmt.Errorf("run %s of comparison %d: %w", chiParam(r, "rid"), c.ID, store.ErrNotFound))
+		return
+	}
+	idx, err := strconv.Atoi(chiParam(r, "idx"))
+	if err != nil || idx < 0 {
+		s.fail(w, r, fmt.Errorf("sample %q: %w", chiParam(r, "idx"), store.ErrNotFound))
+		return
+	}
+	if !s.parseForm(w, r) {
+		return
+	}
+	label, note := r.PostForm.Get("label"), strings.TrimSpace(r.PostForm.Get("note"))
+	if label != "" && label != store.ReasoningValid && label != store.ReasoningFlawed {
+		s.deny(w, r, http.StatusBadRequest, "Label the reasoning valid or flawed.")
+		return
+	}
+	if err := tooLong("Note", note, maxNote); err != nil {
+		s.deny(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	err = s.st.SetReasoningLabel(r.Context(), store.ReasoningLabel{ComparisonID: c.ID, RunID: rid, ProblemID: p.ID, SampleIndex: idx,
+		Label: label, Note: note, UserID: currentUser(r).ID})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d/problems/%d#sample-%d-%d", c.ID, p.ID, rid, idx), http.StatusSeeOther)
+}
+
 // unreviewedNeighbours finds, among the rows of region in dataset order,
 // the previous and next problem around pid without a review (0 = none).
 func unreviewedNeighbours(rows []analysis.ProblemRow, region string, pid int64, reviews map[int64]store.Review) (prev, next int64) {
@@ -115,7 +177,7 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	verdict, note := r.PostForm.Get("verdict"), strings.TrimSpace(r.PostForm.Get("note"))
-	if !slices.Contains(store.ReviewVerdicts, verdict) {
+	if !store.IsReviewVerdict(verdict) {
 		s.deny(w, r, http.StatusBadRequest, fmt.Sprintf("Unknown verdict %q.", verdict))
 		return
 	}
@@ -230,10 +292,17 @@ func (s *Server) apiReviews(w http.ResponseWriter, r *http.Request) {
 		BaseOnly   int            `json:"base_only"`
 		Counts     map[string]int `json:"counts"`
 		Unreviewed int            `json:"unreviewed"`
-		Reviews    []apiReview    `json:"reviews"`
+		// The RL-only problems' verdicts (format-fix, composition,
+		// new-solution, verifier-fp, unsure), counted apart.
+		RLOnly           int            `json:"rl_only"`
+		RLOnlyCounts     map[string]int `json:"rl_only_counts"`
+		RLOnlyUnreviewed int            `json:"rl_only_unreviewed"`
+		Reviews          []apiReview    `json:"reviews"`
 	}{Reviews: []apiReview{}}
 	sum := reviewSummary(rep.Rows, reviews)
 	out.BaseOnly, out.Counts, out.Unreviewed = sum.BaseOnly, sum.Counts, sum.Unreviewed
+	rl := rlOnlySummary(rep.Rows, reviews)
+	out.RLOnly, out.RLOnlyCounts, out.RLOnlyUnreviewed = rl.RLOnly, rl.Counts, rl.Unreviewed
 	for _, row := range rep.Rows {
 		if rv, ok := reviews[row.ProblemID]; ok {
 			out.Reviews = append(out.Reviews, apiReview{ProblemID: row.Key, Region: row.Region, Verdict: rv.Verdict, Note: rv.Note,

@@ -177,6 +177,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			}
 			edit.Post("/problems/{pid}/review", s.review)
 			edit.Post("/runs/{rid}/problems/{pid}/samples/{idx}/verdict", s.overrideSample)
+			edit.Post("/runs/{rid}/problems/{pid}/samples/{idx}/reasoning", s.reasoningLabel)
 			manage.Post("/delete", s.deleteComparison)
 			manage.Get("/shares", s.sharesPage)
 			manage.Post("/shares", s.createShare)
