@@ -224,8 +224,10 @@ func (rc *runClient) errorDelta() map[string]int64 {
 	return out
 }
 
-// Work asks the run's endpoint for the chunk's missing samples in one
-// request, verifies them and stores them. A chunk that fails for good is
+// Work asks the run's endpoint for the chunk's missing samples, verifies
+// them and stores them: in one request for all of them, or, when the config
+// sets a seed, in one request per sample index with that index's SampleSeed
+// (recorded with the sample). A chunk that fails for good is
 // marked failed with the error (its problem drops out of the run's counts)
 // without stopping the others.
 func (w *SampleWorker) Work(ctx context.Context, job *river.Job[SampleArgs]) error {
@@ -289,14 +291,59 @@ func (w *SampleWorker) Work(ctx context.Context, job *river.Job[SampleArgs]) err
 		if err != nil {
 			return fail(err)
 		}
-		comps, usage, err := rc.c.Sample(ctx, prompt, cfg.Params(len(missing)))
-		if uerr := w.st.AddRunUsage(context.WithoutCancel(ctx), a.RunID, int64(usage.PromptTokens), int64(usage.CompletionTokens), 1, rc.errorDelta()); uerr != nil {
+		var (
+			comps    []sampling.Completion
+			seeds    []*int64
+			usage    sampling.Usage
+			requests int64 = 1
+		)
+		if cfg.Seed != nil {
+			requests = int64(len(missing))
+			comps, seeds, usage, err = sampleSeeded(ctx, rc.c, prompt, cfg, p.Key, missing)
+		} else {
+			comps, usage, err = rc.c.Sample(ctx, prompt, cfg.Params(len(missing)))
+			seeds = make([]*int64, len(comps))
+		}
+		if uerr := w.st.AddRunUsage(context.WithoutCancel(ctx), a.RunID, int64(usage.PromptTokens), int64(usage.CompletionTokens), requests, rc.errorDelta()); uerr != nil {
 			slog.Warn("record usage", "run", a.RunID, "err", uerr)
 		}
 		if ctx.Err() != nil {
 			// Paused or cancelled (River cancelled this job) or shutting
 			// down: the chunk stays pending for Resume or a retry.
 			return ctx.Err()
+		}
+		// Seeded samples that arrived are kept even when others of the
+		// chunk failed: a retry asks only for the rest, with the same seeds.
+		if cfg.Seed != nil || err == nil {
+			vp := verify.Problem{Reference: p.Reference, Kind: p.Kind}
+			if p.Kind == "code" {
+				vp.Fields, vp.Harness = p.Extra, run.CodeHarness
+			}
+			rows := make([]store.Sample, 0, len(comps))
+			for i, comp := range comps {
+				if i >= len(missing) {
+					break
+				}
+				if seeds[i] == nil && cfg.Seed != nil {
+					continue // this index's request failed
+				}
+				v := w.v.Verify(ctx, vp, comp.Text)
+				row := store.Sample{RunID: a.RunID, ProblemID: a.ProblemID, SampleIndex: missing[i], Seed: seeds[i],
+					Completion: comp.Text, FinishReason: comp.FinishReason, CompletionTokens: comp.CompletionTokens,
+					Status: string(v.Status), Extracted: v.Extracted, Rule: v.Rule, Reason: v.Reason, Detail: v.Detail,
+					VerdictSource: verify.SourceName(w.v, vp)}
+				if v.Status == verify.NotGraded {
+					// Kept, ungraded: the run's VerifyJob grades it or says why not.
+					row.Status, row.VerdictSource = store.SamplePending, ""
+				}
+				rows = append(rows, row)
+			}
+			if _, aerr := w.st.AddSamples(ctx, rows); aerr != nil {
+				return aerr
+			}
+			if err == nil && len(rows) < len(missing) {
+				return fmt.Errorf("server returned %d of %d completions", len(rows), len(missing)) // retried
+			}
 		}
 		if err != nil {
 			var se *sampling.Error
@@ -305,32 +352,6 @@ func (w *SampleWorker) Work(ctx context.Context, job *river.Job[SampleArgs]) err
 				return fail(err)
 			}
 			return err // River retries with backoff
-		}
-		rows := make([]store.Sample, 0, len(comps))
-		vp := verify.Problem{Reference: p.Reference, Kind: p.Kind}
-		if p.Kind == "code" {
-			vp.Fields, vp.Harness = p.Extra, run.CodeHarness
-		}
-		for i, comp := range comps {
-			if i >= len(missing) {
-				break
-			}
-			v := w.v.Verify(ctx, vp, comp.Text)
-			row := store.Sample{RunID: a.RunID, ProblemID: a.ProblemID, SampleIndex: missing[i],
-				Completion: comp.Text, FinishReason: comp.FinishReason, CompletionTokens: comp.CompletionTokens,
-				Status: string(v.Status), Extracted: v.Extracted, Rule: v.Rule, Reason: v.Reason, Detail: v.Detail,
-				VerdictSource: verify.SourceName(w.v, vp)}
-			if v.Status == verify.NotGraded {
-				// Kept, ungraded: the run's VerifyJob grades it or says why not.
-				row.Status, row.VerdictSource = store.SamplePending, ""
-			}
-			rows = append(rows, row)
-		}
-		if _, err := w.st.AddSamples(ctx, rows); err != nil {
-			return err
-		}
-		if len(rows) < len(missing) {
-			return fmt.Errorf("server returned %d of %d completions", len(rows), len(missing)) // retried
 		}
 	}
 	if err := w.st.FinishChunk(ctx, chunk, "done", "", ""); err != nil {
@@ -512,4 +533,56 @@ func CancelSampling(ctx context.Context, client *Client, st *store.Store, id int
 		_, err = client.InsertManyTx(ctx, tx.Tx(), params)
 		return err
 	})
+}
+
+// sampleSeeded asks for each missing sample index in a request of its own
+// (n = 1) with the index's SampleSeed, at most the endpoint's concurrency
+// at a time. comps and seeds are aligned with missing; seeds[i] is nil
+// where index missing[i] failed. A request for n > 1 with one seed cannot
+// be used: vLLM derives choice i's seed as seed + i, so the next chunk,
+// asked with the same seed, would repeat this one. The error is the first
+// that cannot be retried, else the first (nil when every index arrived).
+func sampleSeeded(ctx context.Context, c *sampling.Client, prompt string, cfg SamplingConfig, problemKey string, missing []int) ([]sampling.Completion, []*int64, sampling.Usage, error) {
+	comps := make([]sampling.Completion, len(missing))
+	seeds := make([]*int64, len(missing))
+	errs := make([]error, len(missing))
+	var (
+		mu    sync.Mutex
+		usage sampling.Usage
+		wg    sync.WaitGroup
+	)
+	slots := make(chan struct{}, max(1, c.Endpoint().MaxConcurrency))
+	for i, idx := range missing {
+		seed := SampleSeed(*cfg.Seed, problemKey, idx)
+		p := cfg.Params(1)
+		p.Seed = &seed
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			got, u, err := c.Sample(ctx, prompt, p)
+			mu.Lock()
+			usage.PromptTokens += u.PromptTokens
+			usage.CompletionTokens += u.CompletionTokens
+			mu.Unlock()
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			comps[i], seeds[i] = got[0], &seed
+		}()
+	}
+	wg.Wait()
+	var first error
+	for _, err := range errs {
+		var se *sampling.Error
+		switch {
+		case err == nil:
+		case errors.As(err, &se) && !se.Retryable():
+			return comps, seeds, usage, err
+		case first == nil:
+			first = err
+		}
+	}
+	return comps, seeds, usage, first
 }

@@ -30,6 +30,32 @@ func (p *problem) take(n int) []string {
 	return out
 }
 
+// takeSeeded returns n texts picked by SeededPick for a request with seed:
+// choice j is texts[SeededPick(seed, j, len(texts))]. The cursor does not
+// move, so the same seed always gets the same texts, as from a seeded
+// model server.
+func (p *problem) takeSeeded(seed int64, n int) []string {
+	out := make([]string, n)
+	for j := range out {
+		out[j] = p.texts[SeededPick(seed, j, len(p.texts))]
+	}
+	return out
+}
+
+// SeededPick is which of pool recorded completions the replay server hands
+// out as choice j of a request with seed: splitmix64(seed + j) mod pool.
+// It mirrors vLLM, where choice j of a seeded request is sampled with seed
+// seed + j: the same seed gives the same text, different seeds give
+// independent picks (so two seeds can, by chance, pick the same text, as
+// two seeds of a real model can give the same text). pool must be >= 1.
+func SeededPick(seed int64, j, pool int) int {
+	z := uint64(seed) + uint64(j) + 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return int(z % uint64(pool))
+}
+
 // index finds which problem a prompt is about: the one whose normalized
 // statement is the longest substring of the normalized prompt.
 type index struct {

@@ -73,7 +73,10 @@ type server struct {
 // requests, wrapping to the first after the last, so asking for more than were
 // recorded cycles; `n` (default 1) completions per request. Only answered
 // requests move the cursor: injected errors and requests abandoned by the
-// client during the latency take nothing. Every choice has finish_reason
+// client during the latency take nothing. A request with a "seed" takes no
+// turn: its choice j is the recorded completion SeededPick(seed, j, count)
+// picks, so the same seed gets the same texts and chunks asked with one seed
+// repeat each other, as they do on vLLM. Every choice has finish_reason
 // "stop"; max_tokens, temperature and the like are ignored. Usage counts
 // tokens as whitespace-separated words, an approximation good enough for the
 // progress page's tokens in/out.
@@ -118,8 +121,9 @@ type request struct {
 	Messages []struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
-	N      *int `json:"n"`
-	Stream bool `json:"stream"`
+	N      *int   `json:"n"`
+	Seed   *int64 `json:"seed"`
+	Stream bool   `json:"stream"`
 	// Scoring requests (see New).
 	Echo           bool `json:"echo"`
 	Logprobs       *int `json:"logprobs"`
@@ -239,7 +243,12 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request, req request, pro
 	if req.N != nil {
 		n = *req.N
 	}
-	texts := p.take(n)
+	var texts []string
+	if req.Seed != nil {
+		texts = p.takeSeeded(*req.Seed, n)
+	} else {
+		texts = p.take(n)
+	}
 	u := usage{PromptTokens: words(prompt)}
 	for _, t := range texts {
 		u.CompletionTokens += words(t)

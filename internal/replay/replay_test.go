@@ -240,3 +240,45 @@ func TestNormalize(t *testing.T) {
 		}
 	}
 }
+
+// A seeded request takes no turn of the cursor: the same seed gets the same
+// texts (choice j from seed + j, as on vLLM, so a request with seed s+1
+// repeats choices 1.. of seed s), different seeds get independent picks,
+// and unseeded requests still hand out the recording in order.
+func TestSeededRequests(t *testing.T) {
+	pool := make([]string, 1000)
+	for i := range pool {
+		pool[i] = fmt.Sprintf("t%d", i)
+	}
+	h := New(map[string][]string{"What is 1+1?": pool}, Options{})
+	ask := func(body map[string]any) []string {
+		body["model"], body["prompt"] = "m", "Q: What is 1+1?"
+		rec, resp := post(t, h, "/v1/completions", body)
+		if rec.Code != 200 {
+			t.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+		return texts(t, resp, false)
+	}
+	a := ask(map[string]any{"seed": 42, "n": 4})
+	if b := ask(map[string]any{"seed": 42, "n": 4}); fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("seed 42 gave %v, then %v", a, b)
+	}
+	if b := ask(map[string]any{"seed": 43, "n": 3}); fmt.Sprint(a[1:]) != fmt.Sprint(b) {
+		t.Errorf("seed 43 gave %v; want choices 1.. of seed 42 %v", b, a[1:])
+	}
+	for j, txt := range a {
+		if want := fmt.Sprintf("t%d", SeededPick(42, j, len(pool))); txt != want {
+			t.Errorf("choice %d: %s; want %s", j, txt, want)
+		}
+	}
+	distinct := map[string]bool{}
+	for s := range 64 {
+		distinct[ask(map[string]any{"seed": s * 1000})[0]] = true
+	}
+	if len(distinct) < 55 { // 64 picks of 1000: about 2 collisions expected
+		t.Errorf("64 seeds gave %d distinct texts of 1,000", len(distinct))
+	}
+	if got := ask(map[string]any{"n": 2}); fmt.Sprint(got) != "[t0 t1]" {
+		t.Errorf("unseeded request after seeded ones got %v; want the first recordings [t0 t1]", got)
+	}
+}

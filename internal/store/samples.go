@@ -19,9 +19,12 @@ const (
 
 // Sample is one stored completion with its verdict.
 type Sample struct {
-	RunID            int64
-	ProblemID        int64
-	SampleIndex      int
+	RunID       int64
+	ProblemID   int64
+	SampleIndex int
+	// Seed is the seed the sample was requested with (jobs.SampleSeed);
+	// nil when sampled without one or imported.
+	Seed             *int64
 	Completion       string
 	FinishReason     string
 	CompletionTokens int
@@ -192,7 +195,7 @@ func (s *Store) SamplesForProblem(ctx context.Context, runID, problemID int64, l
 	rows, err := s.db.Query(ctx, `SELECT s.run_id, s.problem_id, s.sample_index, left(s.completion, $4), s.finish_reason, s.completion_tokens,
 			s.file_correct, s.file_extracted, s.status, s.extracted, s.rule, s.reason, s.verdict_source, s.detail,
 			s.override_from, COALESCE(u.email, ''), s.override_at, s.override_note,
-			CASE WHEN octet_length(s.completion) > $4 THEN char_length(s.completion) ELSE 0 END
+			CASE WHEN octet_length(s.completion) > $4 THEN char_length(s.completion) ELSE 0 END, s.seed
 		FROM (SELECT sample_index, status = 'correct' AS ok FROM samples WHERE run_id = $1 AND problem_id = $2
 				ORDER BY (status = 'correct') DESC, sample_index LIMIT $3) pick
 			JOIN samples s ON s.run_id = $1 AND s.problem_id = $2 AND s.sample_index = pick.sample_index
@@ -208,7 +211,7 @@ func (s *Store) SamplesForProblem(ctx context.Context, runID, problemID int64, l
 		var at *time.Time
 		err := row.Scan(&x.RunID, &x.ProblemID, &x.SampleIndex, &x.Completion, &x.FinishReason, &x.CompletionTokens,
 			&x.FileCorrect, &x.FileExtracted, &x.Status, &x.Extracted, &x.Rule, &x.Reason, &x.VerdictSource, &x.Detail,
-			&from, &o.By, &at, &o.Note, &x.CompletionChars)
+			&from, &o.By, &at, &o.Note, &x.CompletionChars, &x.Seed)
 		if x.CompletionChars <= CompletionShown {
 			x.CompletionChars = 0 // many bytes, few characters: whole
 		}

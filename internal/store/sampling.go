@@ -121,10 +121,10 @@ func (s *Store) AddSamples(ctx context.Context, batch []Sample) (int64, error) {
 	b := &pgx.Batch{}
 	for _, x := range batch {
 		b.Queue(`INSERT INTO samples (run_id, problem_id, sample_index, completion, finish_reason, completion_tokens,
-				status, extracted, rule, reason, verdict_source, detail)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING`,
+				status, extracted, rule, reason, verdict_source, detail, seed)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT DO NOTHING`,
 			x.RunID, x.ProblemID, x.SampleIndex, x.Completion, x.FinishReason, x.CompletionTokens,
-			x.Status, x.Extracted, x.Rule, x.Reason, x.VerdictSource, x.Detail)
+			x.Status, x.Extracted, x.Rule, x.Reason, x.VerdictSource, x.Detail, x.Seed)
 	}
 	res := s.db.SendBatch(ctx, b)
 	defer res.Close()
