@@ -317,6 +317,22 @@ type Quality struct {
 	DistinctTextsN       int    `json:"distinct_texts_n,omitempty"`
 	DistinctTextsProblem string `json:"distinct_texts_problem,omitempty"`
 	RepeatedTextProblems *int   `json:"repeated_text_problems"`
+	// DuplicatedProblems counts the problems with at least 8 samples
+	// (completions averaging 32 bytes or more) that have at most half as
+	// many distinct texts as samples, of DuplicateChecked such problems;
+	// DuplicatedExample is the worst. Null when not computed (counts only,
+	// or figures stored before this check existed).
+	DuplicatedProblems *int               `json:"duplicated_problems"`
+	DuplicateChecked   int                `json:"duplicate_checked,omitempty"`
+	DuplicatedExample  *DuplicatedProblem `json:"duplicated_example,omitempty"`
+}
+
+// DuplicatedProblem is one problem whose samples repeat: N samples, only
+// Distinct distinct texts.
+type DuplicatedProblem struct {
+	Problem  string `json:"problem"`
+	N        int    `json:"n"`
+	Distinct int    `json:"distinct"`
 }
 
 // Point is pass@k at one k (Value in [0, 1]).
@@ -788,6 +804,13 @@ func (rep *Report) AttachQuality(runs []store.Run, qs map[int64]store.RunQuality
 		rep.Models[i].Quality = Quality{GradingPolicy: q.GradingPolicy, Samples: &q.Samples, Truncated: &q.Truncated,
 			FallbackGraded: &q.FallbackGraded, NoAnswer: &q.NoAnswer, DistinctTexts: &d, DistinctTextsN: q.DistinctMinN,
 			DistinctTextsProblem: problemKey(q.DistinctMinProblem), RepeatedTextProblems: &rp}
+		if q.DupProblems != nil && q.DupChecked != nil {
+			m := &rep.Models[i].Quality
+			m.DuplicatedProblems, m.DuplicateChecked = q.DupProblems, *q.DupChecked
+			if *q.DupProblems > 0 {
+				m.DuplicatedExample = &DuplicatedProblem{Problem: problemKey(q.DupWorstProblem), N: q.DupWorstN, Distinct: q.DupWorstDistinct}
+			}
+		}
 	}
 	rep.checkWarnings()
 }

@@ -82,6 +82,7 @@ var checks = []Check{
 	checkKMaxCut,
 	checkShortLeftOut,
 	checkUnequalBudgets,
+	checkDuplicatedSamples,
 }
 
 // checkWarnings recomputes rep.Warnings from every check.
@@ -145,6 +146,47 @@ func checkUnequalBudgets(rep *Report) []Warning {
 				plural(eb.BaseMore, "problem", "problems"), p.Base, p.Other, eb.OtherMore, favoured,
 				eb.Both, eb.BaseOnly, p.Other, eb.OtherOnly, eb.Neither,
 				p.Solved.Both, p.Solved.BaseOnly, p.Solved.OtherOnly, p.Solved.Neither),
+		})
+	}
+	return out
+}
+
+// DuplicatedShare is the share of a model's checked problems (n ≥ 8,
+// completions averaging 32 bytes or more) that must have at most half as
+// many distinct texts as samples for checkDuplicatedSamples to warn.
+//
+// Why a share and not one problem: at a low temperature an easy problem's
+// samples repeat by chance. The shipped HumanEval example (T = 0.2, n = 10)
+// has 82 of 164 such problems for Mistral-7B-Instruct and 50 for
+// Zephyr-7B-alpha, many of them ten copies of one 400-byte function. A
+// sampler that reuses a seed repeats every problem's samples, easy or not
+// (vLLM with one seed per chunk: 16 distinct texts of 32 on all of them).
+const DuplicatedShare = 0.8
+
+// checkDuplicatedSamples: exact duplicates on nearly every problem are
+// beyond what chance allows at a sampling temperature that gives diverse
+// texts. pass@k then counts the same attempt several times: its intervals
+// are too narrow and the curve at k above the distinct texts is not
+// pass@k of independent samples.
+func checkDuplicatedSamples(rep *Report) []Warning {
+	var out []Warning
+	for _, m := range rep.Models {
+		q := m.Quality
+		if q.DuplicatedProblems == nil || q.DuplicatedExample == nil || q.DuplicateChecked == 0 ||
+			float64(*q.DuplicatedProblems) < DuplicatedShare*float64(q.DuplicateChecked) {
+			continue
+		}
+		ex := q.DuplicatedExample
+		others := ""
+		if q.DuplicateChecked > 1 {
+			others = fmt.Sprintf(", and %d of its %d problems with n ≥ 8 have at most half as many distinct texts as samples",
+				*q.DuplicatedProblems, q.DuplicateChecked)
+		}
+		out = append(out, Warning{
+			Code: "duplicated-samples", Severity: SeverityCritical, Models: []string{m.Name},
+			Figures: []string{FigurePassK, FigureIntervals, FigureCrossover, FigureSolved},
+			Text: fmt.Sprintf("%s: problem %s has %d samples but only %s%s; duplicated samples inflate pass@k confidence "+
+				"and can mean the sampler reused a seed (or sampled at temperature 0).", m.Name, ex.Problem, ex.N, plural(ex.Distinct, "distinct text", "distinct texts"), others),
 		})
 	}
 	return out

@@ -174,3 +174,56 @@ func TestAttachQuality(t *testing.T) {
 		}
 	}
 }
+
+// Issue 9 case 2: a model whose samples repeat on nearly every problem
+// (a seed reused per chunk: 16 distinct texts of 32) is flagged by name
+// with the worst problem; the HumanEval example's share of repeats at
+// T = 0.2 (82 of 164) and figures stored before the check (nil) are not.
+func TestDuplicatedSamplesWarning(t *testing.T) {
+	c, ps, counts := budgetFixture([]int{32, 32, 32}, []int{3, 0, 9}, []int{32, 32, 32}, []int{20, 1, 30})
+	ip := func(v int) *int { return &v }
+	cases := []struct {
+		name     string
+		rl       store.RunQuality
+		want     bool
+		wantText string
+	}{
+		{"seed reused per chunk", store.RunQuality{RunID: 2, DupChecked: ip(3), DupProblems: ip(3), DupWorstProblem: 101, DupWorstN: 32, DupWorstDistinct: 16}, true,
+			"rl: problem b has 32 samples but only 16 distinct texts, and 3 of its 3 problems with n ≥ 8 have at most half as many distinct texts as samples; " +
+				"duplicated samples inflate pass@k confidence and can mean the sampler reused a seed (or sampled at temperature 0)."},
+		{"at the threshold (80 %)", store.RunQuality{RunID: 2, DupChecked: ip(10), DupProblems: ip(8), DupWorstProblem: 100, DupWorstN: 32, DupWorstDistinct: 1}, true,
+			"rl: problem a has 32 samples but only 1 distinct text, and 8 of its 10"},
+		{"HumanEval at T = 0.2: half the problems", store.RunQuality{RunID: 2, DupChecked: ip(164), DupProblems: ip(82), DupWorstProblem: 100, DupWorstN: 10, DupWorstDistinct: 1}, false, ""},
+		{"just under the threshold", store.RunQuality{RunID: 2, DupChecked: ip(10), DupProblems: ip(7), DupWorstProblem: 100, DupWorstN: 32, DupWorstDistinct: 1}, false, ""},
+		{"no duplicates", store.RunQuality{RunID: 2, DupChecked: ip(3), DupProblems: ip(0)}, false, ""},
+		{"short answers only: nothing checked", store.RunQuality{RunID: 2, DupChecked: ip(0), DupProblems: ip(0)}, false, ""},
+		{"figures from before the check", store.RunQuality{RunID: 2}, false, ""},
+	}
+	keys := map[int64]string{100: "a", 101: "b", 102: "c"}
+	for _, tc := range cases {
+		rep, err := Compute(c, ps, counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep.AttachQuality(c.Runs, map[int64]store.RunQuality{2: tc.rl}, func(id int64) string { return keys[id] })
+		var got *Warning
+		for i, w := range rep.Warnings {
+			if w.Code == "duplicated-samples" {
+				got = &rep.Warnings[i]
+			}
+		}
+		if (got != nil) != tc.want {
+			t.Errorf("%s: warnings %v", tc.name, codes(rep.Warnings))
+			continue
+		}
+		if got == nil {
+			continue
+		}
+		if !strings.HasPrefix(got.Text, tc.wantText) || got.Severity != SeverityCritical || len(got.Models) != 1 || got.Models[0] != "rl" {
+			t.Errorf("%s: warning %+v", tc.name, *got)
+		}
+		if ex := rep.Models[1].DuplicatedExample; ex == nil || ex.N != tc.rl.DupWorstN || ex.Distinct != tc.rl.DupWorstDistinct {
+			t.Errorf("%s: duplicated example %+v", tc.name, ex)
+		}
+	}
+}

@@ -23,12 +23,29 @@ type RunQuality struct {
 	DistinctMinN       int
 	DistinctMinProblem int64
 	RepeatedProblems   int
+	// Duplicates: DupChecked counts the problems with at least DupMinN
+	// samples whose completions average at least DupMinBytes bytes (shorter
+	// answers, "42", repeat legitimately); DupProblems those of them with
+	// at most half as many distinct texts as samples; DupWorst* the one of
+	// those with the fewest distinct texts per sample (its id, n and
+	// distinct texts). Nil when not computed (no run_duplicates row).
+	DupChecked       *int
+	DupProblems      *int
+	DupWorstProblem  int64
+	DupWorstN        int
+	DupWorstDistinct int
 	// GradingPolicy is how the run's verdicts count: "file" when they all
 	// come from its file, else the comparison's policy ("strict" or
 	// "lenient"). RunQualities fills it.
 	GradingPolicy string
 	ComputedAt    time.Time
 }
+
+// Thresholds of RunQuality's duplicate figures.
+const (
+	DupMinN     = 8  // fewer samples: too few to tell
+	DupMinBytes = 32 // completions averaging fewer bytes repeat legitimately
+)
 
 // RefreshRunQuality recomputes a run's RunQuality from its samples in one
 // scan and stores it; a run without samples gets no row (any old one is
@@ -56,6 +73,29 @@ func (s *Store) RefreshRunQuality(ctx context.Context, runID int64, fallbackRule
 	if err != nil {
 		return fmt.Errorf("quality of run %d: %w", runID, err)
 	}
+	return s.refreshRunDuplicates(ctx, runID)
+}
+
+// refreshRunDuplicates recomputes a run's row of run_duplicates (the
+// RunQuality.Dup* figures); a run without samples gets none. It is a second
+// pass over the run's samples: the table is kept apart from run_quality
+// (see migration 00008).
+func (s *Store) refreshRunDuplicates(ctx context.Context, runID int64) error {
+	if _, err := s.db.Exec(ctx, `DELETE FROM run_duplicates WHERE run_id = $1`, runID); err != nil {
+		return fmt.Errorf("duplicates of run %d: %w", runID, err)
+	}
+	_, err := s.db.Exec(ctx, `INSERT INTO run_duplicates (run_id, checked, duplicated, worst_problem, worst_n, worst_distinct)
+		SELECT $1, count(*) FILTER (WHERE checked), count(*) FILTER (WHERE checked AND 2 * distinct_texts <= n),
+			(array_agg(problem_id ORDER BY distinct_texts::float8 / n, problem_id) FILTER (WHERE checked AND 2 * distinct_texts <= n))[1],
+			(array_agg(n ORDER BY distinct_texts::float8 / n, problem_id) FILTER (WHERE checked AND 2 * distinct_texts <= n))[1],
+			(array_agg(distinct_texts ORDER BY distinct_texts::float8 / n, problem_id) FILTER (WHERE checked AND 2 * distinct_texts <= n))[1]
+		FROM (SELECT problem_id, count(*) AS n, count(*) >= $2 AND avg(octet_length(completion)) >= $3 AS checked,
+				count(DISTINCT md5(completion)) AS distinct_texts
+			FROM samples WHERE run_id = $1 GROUP BY problem_id) p
+		HAVING count(*) > 0`, runID, DupMinN, DupMinBytes)
+	if err != nil {
+		return fmt.Errorf("duplicates of run %d: %w", runID, err)
+	}
 	return nil
 }
 
@@ -64,8 +104,10 @@ func (s *Store) RefreshRunQuality(ctx context.Context, runID int64, fallbackRule
 func (s *Store) RunQualities(ctx context.Context, comparisonID int64) (map[int64]RunQuality, error) {
 	rows, err := s.db.Query(ctx, `SELECT q.run_id, q.samples, q.truncated, q.fallback_graded, q.no_answer, q.distinct_min,
 			q.distinct_min_n, COALESCE(q.distinct_min_problem, 0), q.repeated_problems, q.computed_at,
+			d.checked, d.duplicated, COALESCE(d.worst_problem, 0), COALESCE(d.worst_n, 0), COALESCE(d.worst_distinct, 0),
 			CASE WHEN r.verdict_source IN ('', 'file') THEN 'file' ELSE c.grading_policy END
 		FROM run_quality q JOIN runs r ON r.id = q.run_id JOIN comparisons c ON c.id = r.comparison_id
+			LEFT JOIN run_duplicates d ON d.run_id = q.run_id
 		WHERE r.comparison_id = $1`, comparisonID)
 	if err != nil {
 		return nil, fmt.Errorf("quality of comparison %d: %w", comparisonID, err)
@@ -75,7 +117,8 @@ func (s *Store) RunQualities(ctx context.Context, comparisonID int64) (map[int64
 	for rows.Next() {
 		var q RunQuality
 		if err := rows.Scan(&q.RunID, &q.Samples, &q.Truncated, &q.FallbackGraded, &q.NoAnswer, &q.DistinctMin,
-			&q.DistinctMinN, &q.DistinctMinProblem, &q.RepeatedProblems, &q.ComputedAt, &q.GradingPolicy); err != nil {
+			&q.DistinctMinN, &q.DistinctMinProblem, &q.RepeatedProblems, &q.ComputedAt,
+			&q.DupChecked, &q.DupProblems, &q.DupWorstProblem, &q.DupWorstN, &q.DupWorstDistinct, &q.GradingPolicy); err != nil {
 			return nil, fmt.Errorf("quality of comparison %d: %w", comparisonID, err)
 		}
 		out[q.RunID] = q
