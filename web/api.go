@@ -113,6 +113,25 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 		s.apiFail(w, r, err)
 		return
 	}
+	eps, err := supportEps(r)
+	if err != nil {
+		s.deny(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	if eps != 0 {
+		// Support at the query's ε (?eps): a copy of the shared report with
+		// that part replaced, encoded for this request only.
+		rep := *e.Report
+		if rep.Support, err = rep.SupportAt(eps); err != nil {
+			s.apiFail(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(&rep)
+		return
+	}
 	b, err := memoBody(e, "report.json", func() ([]byte, error) {
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)

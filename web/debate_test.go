@@ -45,6 +45,22 @@ func TestDebateSupportData(t *testing.T) {
 	if code, _ := get(t, base+"/data/support.json?eps=2", "Cookie", cookie); code != 404 {
 		t.Errorf("support at ε = 2: HTTP %d, want 404", code)
 	}
+	code, body := get(t, fmt.Sprintf("%s/api/v1/comparisons/%d/report?eps=0.5", srv.url, cid), "Authorization", "Bearer "+admin.Token)
+	var rep struct {
+		Support struct {
+			Eps   float64 `json:"epsilon"`
+			Pairs []struct {
+				Preserved, Shrunk, Expanded, Outside int
+			} `json:"pairs"`
+		} `json:"support"`
+	}
+	if err := json.Unmarshal([]byte(body), &rep); code != 200 || err != nil || rep.Support.Eps != 0.5 || len(rep.Support.Pairs) != 1 ||
+		rep.Support.Pairs[0].Preserved != 1 || rep.Support.Pairs[0].Outside != 1 || rep.Support.Pairs[0].Shrunk != 0 {
+		t.Errorf("report at ?eps=0.5: HTTP %d, %v, %+v", code, err, rep.Support)
+	}
+	if code, _ := get(t, fmt.Sprintf("%s/api/v1/comparisons/%d/report?eps=-1", srv.url, cid), "Authorization", "Bearer "+admin.Token); code != 400 {
+		t.Errorf("report at ?eps=-1: HTTP %d, want 400", code)
+	}
 	code, page := get(t, base+"?eps=0.5", "Cookie", cookie)
 	if code != 200 || !strings.Contains(page, "Empirical support at ε = 0.5") || !strings.Contains(page, `support.csv?eps=0.5`) {
 		t.Errorf("page at ?eps=0.5: HTTP %d, want the support figure at 0.5 with its data link", code)
