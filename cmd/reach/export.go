@@ -38,7 +38,7 @@ func runExport(ctx context.Context, args []string, stdout io.Writer) error {
 	if _, ok := export.Formats[*format]; !ok {
 		return fmt.Errorf("--format %q: want jsonl or parquet", *format)
 	}
-	st, err := store.Open(ctx, *dbURL)
+	st, err := openDatabase(ctx, *dbURL)
 	if err != nil {
 		return err
 	}

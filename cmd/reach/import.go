@@ -103,7 +103,7 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	for i := range mf.models {
 		mf.models[i].CodeHarness = *harness
 	}
-	st, err := openStore(ctx, *dbURL)
+	st, err := openStore(ctx, *dbURL, false)
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("comparison id %q is not a number", pos[0])
 	}
-	st, err := store.Open(ctx, *dbURL)
+	st, err := openDatabase(ctx, *dbURL)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/reach-lab/reach/internal/ingest"
+	"github.com/reach-lab/reach/internal/store"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -39,11 +40,12 @@ Usage:
   reach user create [--admin] EMAIL     create an account; prints a one-time password
   reach user reset-password EMAIL       a new one-time password for an account
   reach token create --user EMAIL       print a new API token (Authorization: Bearer TOKEN)
-  reach verify         run the math verifier: --cases FILE --json | --bench FILE
+  reach verify         run the math verifier (no database): --cases FILE | --bench FILE
   reach healthcheck    exit 0 when the server's /healthz answers ok (for container health checks)
   reach version        print the version
 
-Every command takes --database-url (default $DATABASE_URL, else the local server's "reach" database).
+Every command but verify takes --database-url (default $DATABASE_URL, else the local server's "reach"
+database) and prints the database it uses; only serve, worker and migrate create a missing one.
 Run "reach COMMAND -h" for a command's flags.
 `
 
@@ -167,4 +169,17 @@ func runHealthcheck(ctx context.Context, args []string) error {
 		return fmt.Errorf("%s: %s", *url, resp.Status)
 	}
 	return nil
+}
+
+// announceDatabase says on stderr which database a command uses (password
+// hidden), so that a command run with another DATABASE_URL than the
+// server's is noticed at once.
+func announceDatabase(databaseURL string) {
+	fmt.Fprintf(os.Stderr, "reach: database %s\n", store.Redact(databaseURL))
+}
+
+// openDatabase connects without migrating or creating (report, export).
+func openDatabase(ctx context.Context, databaseURL string) (*store.Store, error) {
+	announceDatabase(databaseURL)
+	return store.Open(ctx, databaseURL)
 }

@@ -75,7 +75,7 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 	if t, err := cfg.TemplateFor(); err == nil {
 		cfg.Stop = t.Stop
 	}
-	st, err := openStore(ctx, *dbURL)
+	st, err := openStore(ctx, *dbURL, false)
 	if err != nil {
 		return err
 	}

@@ -20,10 +20,17 @@ import (
 	"github.com/reach-lab/reach/web"
 )
 
-// openStore makes sure the database exists, connects and migrates.
-func openStore(ctx context.Context, databaseURL string) (*store.Store, error) {
-	if err := store.EnsureDatabase(ctx, databaseURL); err != nil {
-		return nil, err
+// openStore connects and migrates; with create (serve, worker, migrate) it
+// first makes a missing database. Other commands refuse one that does not
+// exist: a shell without the server's DATABASE_URL must not quietly get an
+// empty database of its own (and a password the server has never seen).
+// It says which database it uses on stderr.
+func openStore(ctx context.Context, databaseURL string, create bool) (*store.Store, error) {
+	announceDatabase(databaseURL)
+	if create {
+		if err := store.EnsureDatabase(ctx, databaseURL); err != nil {
+			return nil, err
+		}
 	}
 	st, err := store.Open(ctx, databaseURL)
 	if err != nil {
@@ -105,7 +112,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, *dbURL)
+	st, err := openStore(ctx, *dbURL, true)
 	if err != nil {
 		return err
 	}
@@ -191,7 +198,7 @@ func runWorker(ctx context.Context, args []string) error {
 	if *workers < 1 {
 		return errors.New("--workers must be at least 1")
 	}
-	st, err := openStore(ctx, *dbURL)
+	st, err := openStore(ctx, *dbURL, true)
 	if err != nil {
 		return err
 	}
@@ -218,7 +225,7 @@ func runMigrate(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, *dbURL)
+	st, err := openStore(ctx, *dbURL, true)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func runUser(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("usage: reach user %s [--admin] EMAIL", sub)
 	}
 	email := store.NormalizeEmail(pos[0])
-	st, err := openStore(ctx, *dbURL)
+	st, err := openStore(ctx, *dbURL, false)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func runToken(ctx context.Context, args []string, stdout io.Writer) error {
 	if *email == "" {
 		return errors.New("usage: reach token create --user EMAIL [--name NAME]")
 	}
-	st, err := openStore(ctx, *dbURL)
+	st, err := openStore(ctx, *dbURL, false)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"io"
 	"os"
 
@@ -11,9 +12,10 @@ import (
 )
 
 func runVerify(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
-	fs, _ := newFlags("verify", os.Stderr)
-	casesFile := fs.String("cases", "", "JSONL of {id, gold, pred, input}: print one verdict line per case ('-' = stdin)")
-	_ = fs.Bool("json", true, "print JSON lines (the only output format)")
+	// No database: the verifier is pure. Output is always JSON lines.
+	fs := flag.NewFlagSet("reach verify", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	casesFile := fs.String("cases", "", "JSONL of {id, gold, pred, input}: print one JSON verdict line per case ('-' = stdin)")
 	bench := fs.String("bench", "", "samples file: verify every completion and print verdicts/second")
 	if err := fs.Parse(args); err != nil {
 		return err

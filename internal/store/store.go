@@ -51,6 +51,12 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "3D000" { // invalid_catalog_name
+			return nil, fmt.Errorf("database %s does not exist: %w (reach serve, worker and migrate create it; "+
+				"other commands use the server's database: set DATABASE_URL or --database-url to the URL `reach serve` was started with)",
+				redact(databaseURL), ErrNoDatabase)
+		}
 		return nil, fmt.Errorf("connect to database %s: %w", redact(databaseURL), err)
 	}
 	return &Store{pool: pool, db: pool}, nil
@@ -121,6 +127,14 @@ func EnsureDatabase(ctx context.Context, databaseURL string) error {
 }
 
 // redact hides a password in a database URL for error messages.
+// ErrNoDatabase: Open found no database of the URL's name (Postgres
+// error 3D000). Only EnsureDatabase creates one.
+var ErrNoDatabase = errors.New("no such database")
+
+// Redact returns databaseURL with its password, if any, replaced by xxxxx:
+// the form in which a URL may be printed or logged.
+func Redact(databaseURL string) string { return redact(databaseURL) }
+
 func redact(databaseURL string) string {
 	u, err := url.Parse(databaseURL)
 	if err != nil || u.User == nil {

@@ -1,4 +1,4 @@
-// Package cases implements `reach verify --cases FILE --json` and
+// Package cases implements `reach verify --cases FILE` and
 // `reach verify --bench FILE` as functions over an io.Reader and io.Writer,
 // so the CLI only wires flags to them.
 package cases
