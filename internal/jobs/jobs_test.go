@@ -267,6 +267,16 @@ func TestBadInputRollsBack(t *testing.T) {
 			if c.DatasetID != nil {
 				t.Errorf("the failed import kept its dataset %d", *c.DatasetID)
 			}
+			// A file error is final at once: no import job was tried twice
+			// (issue 10.9: River retried them for minutes).
+			var retried int
+			if err := e.st.Pool().QueryRow(ctx, `SELECT count(*) FROM river_job
+				WHERE kind IN ('import', 'import-run') AND (args->>'comparison_id')::bigint = $1 AND attempt > 1`, id).Scan(&retried); err != nil {
+				t.Fatal(err)
+			}
+			if retried > 0 {
+				t.Errorf("%d import jobs of the bad file were retried", retried)
+			}
 		})
 	}
 	again, err := analysis.Build(ctx, e.st, good.ComparisonID)
