@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,6 +59,16 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 	conc := fs.Int("concurrency", 16, "requests in flight per endpoint")
 	perReq := fs.Int("per-request", jobs.DefaultPerRequest, "completions asked for in one request (n); 1 for servers that ignore n")
 	wait := fs.Bool("wait", false, "work the jobs in this process and wait until the comparison is ready")
+	var seed *int64
+	fs.Func("seed", "sampling seed (optional): each sample is requested with its own seed derived from this one, "+
+		"the problem and the sample index, so re-sampling gives the same texts", func(v string) error {
+		s, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("seed %q is not a whole number", v)
+		}
+		seed = &s
+		return nil
+	})
 	fs.Func("base", "base model endpoint, NAME=URL#MODEL (e.g. base=http://127.0.0.1:8000/v1#Qwen/Qwen2.5-7B)", ef.add("base"))
 	fs.Func("model", "other model endpoint, NAME=URL#MODEL (repeatable)", ef.add("rl"))
 	if err := fs.Parse(args); err != nil {
@@ -71,7 +82,7 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 		ef.models[i].Style, ef.models[i].APIKey, ef.models[i].MaxConcurrency = *style, *apiKey, *conc
 	}
 	cfg := jobs.SamplingConfig{N: *n, Temperature: *temp, TopP: *topP, TopK: *topK, MinP: *minP, MaxTokens: *maxTokens,
-		Template: *tmpl, Limit: *limit, PerRequest: *perReq}
+		Template: *tmpl, Limit: *limit, PerRequest: *perReq, Seed: seed}
 	if t, err := cfg.TemplateFor(); err == nil {
 		cfg.Stop = t.Stop
 	}
