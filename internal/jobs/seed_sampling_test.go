@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/replay"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/testdb"
 )
 
 // seedPool is how many recorded completions each problem's replay pool
@@ -300,4 +302,38 @@ func TestExamplesNotFlaggedAsDuplicated(t *testing.T) {
 			}
 		}
 	}
+}
+
+// `reach sample --seed N --wait` samples with per-sample seeds derived
+// from N: the stored config has seed N and every sample its SampleSeed
+// and the pool entry the replay server picks for it.
+func TestSampleCLISeed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildReach(t)
+	st, dbURL := testdb.New(t)
+	sft, ppo := replayPool(t)
+	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+	cmd := exec.Command(bin, "sample", "--database-url", dbURL, "--dataset", filepath.Join(dir, "data/gsm8k_subset.jsonl"),
+		"--name", "cli seeded", "--template", "gsm8k", "--n", "8", "--per-request", "4", "--limit", "3", "--seed", "77",
+		"--base", "SFT="+sft+"#sft", "--model", "PPO="+ppo+"#ppo", "--wait")
+	cmd.Env = append(os.Environ(), "REACH_SECRET="+testSecret, "REACH_LOG_LEVEL=error")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("reach sample: %v", err)
+	}
+	id, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		t.Fatalf("reach sample printed %q", out)
+	}
+	c, err := st.GetComparison(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := jobs.ParseSamplingConfig(c.Sampling)
+	if err != nil || cfg.Seed == nil || *cfg.Seed != 77 {
+		t.Fatalf("config seed %v (%v); want 77", cfg.Seed, err)
+	}
+	checkSeeded(t, "reach sample --seed 77", samplesByKey(t, st, id), 77, 3, 8)
 }
