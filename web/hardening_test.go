@@ -782,3 +782,22 @@ func TestLongCompletionsCut(t *testing.T) {
 		t.Errorf("whole text through a link without texts: HTTP %d, want 404", code)
 	}
 }
+
+// Issue 9 case 2: the problem page shows the seed a sample was requested
+// with, and nothing for a sample without one.
+func TestProblemPageShowsSampleSeed(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	cid, rid, pid := f.comparisonIn(worldA, true)
+	if _, err := f.srv.st.Pool().Exec(ctx, `UPDATE samples SET seed = 1473035070 WHERE run_id = $1 AND problem_id = $2 AND sample_index = 0`,
+		rid, pid); err != nil {
+		t.Fatal(err)
+	}
+	code, page := getAs(t, f, "viewer", fmt.Sprintf("/comparisons/%d/problems/%d", cid, pid))
+	if code != 200 || !strings.Contains(page, ">seed 1473035070</span>") {
+		t.Fatalf("problem page: HTTP %d, shows the seed: %v", code, strings.Contains(page, "1473035070"))
+	}
+	if n := strings.Count(page, `class="seed"`); n != 1 {
+		t.Errorf("%d seeds shown; want the one sample's", n)
+	}
+}
