@@ -233,6 +233,7 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 	}
 	v.Grading = g.(views.GradingView)
 	v.Grading.Policy = c.GradingPolicy
+	readTableQuery(q, len(rep.Models), &f)
 	// One pass over the rows (12,500 at most scales), indices only: the
 	// report's rows are shared, and only one page of them is copied.
 	subjects, levels := map[string]bool{}, map[string]bool{}
@@ -272,21 +273,30 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 		}
 	}
 	order := slices.Concat(buckets[:]...)
+	sortRows(rep.Rows, order, f)
+	var datasetID int64
+	if c.DatasetID != nil {
+		datasetID = *c.DatasetID
+	}
+	if order, err = s.tableRows(r.Context(), e, datasetID, reviews, f, order, &v); err != nil {
+		return v, err
+	}
 	// One page of the table: the page stays small at 12,500 problems.
 	v.Matching = len(order)
 	v.Pages = max(1, (len(order)+views.ProblemsPerPage-1)/views.ProblemsPerPage)
+	f.Page = 1
 	if p, err := strconv.Atoi(q.Get("page")); err == nil && p >= 1 {
 		f.Page = min(p, v.Pages)
-		v.Filter.Page = f.Page
 	}
-	if v.Filter.Page == 0 {
-		v.Filter.Page = 1
-	}
-	lo := (v.Filter.Page - 1) * views.ProblemsPerPage
+	v.Filter = f
+	lo := (f.Page - 1) * views.ProblemsPerPage
 	for _, i := range order[lo:min(lo+views.ProblemsPerPage, len(order))] {
 		r := rep.Rows[i]
 		r.Region = region(i)
 		v.Rows = append(v.Rows, r)
+	}
+	if v.Previews, err = s.previews(r.Context(), v.Rows); err != nil {
+		return v, err
 	}
 	for s := range subjects {
 		v.Subjects = append(v.Subjects, s)

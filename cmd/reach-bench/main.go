@@ -168,6 +168,9 @@ func run() error {
 	cp := fmt.Sprintf("/comparisons/%d", id)
 	pages := []page{
 		{name: "comparison page", path: cp},
+		{name: "table sorted", path: cp + "?sort=diff&page=40"},
+		{name: "table search", path: cp + "?q=triangle+area&sort=p"},
+		{name: "table in texts", path: cp + "?q=triangle&in=completions&region=base-only"},
 		{name: "problem page", paths: problemPaths},
 		{name: "report JSON", path: fmt.Sprintf("/api/v1/comparisons/%d/report", id)},
 		{name: "crossover.csv", path: cp + "/data/crossover.csv"},

@@ -1,0 +1,279 @@
+package web
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/web/views"
+)
+
+// completionSearchBudget bounds a search in completions: the samples of at
+// most this many (problem, model) completions are read, the table's first
+// matching problems first. 50,000 one-kilobyte completions take about a
+// second on a loaded 2-core machine.
+const completionSearchBudget = 50_000
+
+// previewChars is how much of a statement the table's one-line preview
+// reads (the cell cuts it to its width).
+const previewChars = 240
+
+// maxQuery bounds the search text and the answer filter (characters).
+const maxQuery = 200
+
+// readTableQuery reads the problem table's sort, search and sample filters
+// from the query into f; unknown values are dropped.
+func readTableQuery(q url.Values, models int, f *views.ProblemFilter) {
+	if s := q.Get("sort"); validSort(s, models) {
+		f.Sort = s
+		switch q.Get("dir") {
+		case "asc":
+			f.Desc = false
+		case "desc":
+			f.Desc = true
+		default:
+			f.Desc = views.SortDescFirst(s)
+		}
+	}
+	f.Query = clip(strings.TrimSpace(q.Get("q")), maxQuery)
+	if in := q.Get("in"); in == "completions" || in == "both" {
+		f.In = in
+	}
+	if v := q.Get("review"); v == "unreviewed" || v == "reviewed" || slices.Contains(store.ReviewVerdicts, v) {
+		f.Verdict = v
+	}
+	if v := q.Get("finish"); slices.Contains(views.FinishReasons, v) {
+		f.Finish = v
+	}
+	f.Answer = clip(strings.TrimSpace(q.Get("answer")), maxQuery)
+}
+
+// clip cuts s to at most n characters.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
+}
+
+// validSort says whether key names a sortable column: problem, subject,
+// level, c0 … c{models-1} (a model's c/n), diff (the selected model's c/n
+// minus the base model's) or p (Fisher's p-value).
+func validSort(key string, models int) bool {
+	switch key {
+	case "problem", "subject", "level", "diff", "p":
+		return true
+	}
+	if m, ok := strings.CutPrefix(key, "c"); ok {
+		i, err := strconv.Atoi(m)
+		return err == nil && i >= 0 && i < models && m == strconv.Itoa(i)
+	}
+	return false
+}
+
+func rate(c analysis.ProblemRow, m int) float64 {
+	if c.Counts[m].N == 0 {
+		return 0
+	}
+	return float64(c.Counts[m].C) / float64(c.Counts[m].N)
+}
+
+// compareLevels orders levels numerically when both are numbers.
+func compareLevels(a, b string) int {
+	ai, aerr := strconv.Atoi(strings.TrimPrefix(a, "Level "))
+	bi, berr := strconv.Atoi(strings.TrimPrefix(b, "Level "))
+	if aerr == nil && berr == nil {
+		return cmp.Compare(ai, bi)
+	}
+	return strings.Compare(a, b)
+}
+
+// sortRows orders order (indices into rows) by f's column, ties in dataset
+// order. Problems without a p-value (neither model of the pair solved
+// them, or both did) come last in both directions.
+func sortRows(rows []analysis.ProblemRow, order []int, f views.ProblemFilter) {
+	if f.Sort == "" {
+		return
+	}
+	var by func(a, b *analysis.ProblemRow) int
+	switch f.Sort {
+	case "problem":
+		by = func(a, b *analysis.ProblemRow) int { return 0 }
+	case "subject":
+		by = func(a, b *analysis.ProblemRow) int { return strings.Compare(a.Subject, b.Subject) }
+	case "level":
+		by = func(a, b *analysis.ProblemRow) int { return compareLevels(a.Level, b.Level) }
+	case "diff":
+		by = func(a, b *analysis.ProblemRow) int {
+			return cmp.Compare(rate(*a, f.Pair)-rate(*a, 0), rate(*b, f.Pair)-rate(*b, 0))
+		}
+	case "p":
+		by = func(a, b *analysis.ProblemRow) int { return cmp.Compare(a.P[f.Pair], b.P[f.Pair]) }
+	default:
+		m, _ := strconv.Atoi(f.Sort[1:])
+		by = func(a, b *analysis.ProblemRow) int { return cmp.Compare(rate(*a, m), rate(*b, m)) }
+	}
+	slices.SortStableFunc(order, func(i, j int) int {
+		a, b := &rows[i], &rows[j]
+		if f.Sort == "p" {
+			if na, nb := a.P[f.Pair] < 0, b.P[f.Pair] < 0; na != nb {
+				if na {
+					return 1
+				}
+				return -1
+			}
+		}
+		c := by(a, b)
+		if f.Desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Idx, b.Idx)
+	})
+}
+
+// facets reads which problems have samples with each finish reason and
+// extracted answer, once per report version (a scan of every sample).
+func (s *Server) facets(ctx context.Context, e *analysis.Entry) (store.SampleFacets, error) {
+	v, err := e.Memo("sample-facets", func() (any, error) {
+		var runs []int64
+		for _, m := range e.Report.Models {
+			if m.HasTexts {
+				runs = append(runs, m.RunID)
+			}
+		}
+		return s.st.SampleFacetsFor(ctx, runs)
+	})
+	if err != nil {
+		return store.SampleFacets{}, err
+	}
+	return v.(store.SampleFacets), nil
+}
+
+// tableRows applies the search and the sample filters to the table's
+// candidate rows (indices into rep.Rows, already filtered by region,
+// subject and level and in display order) and returns the matching ones.
+// A search in completions reads the samples of the first candidates up
+// to completionSearchBudget and reports in v how far it got.
+func (s *Server) tableRows(ctx context.Context, e *analysis.Entry, datasetID int64, reviews map[int64]store.Review,
+	f views.ProblemFilter, order []int, v *views.ReportView) ([]int, error) {
+	rep := e.Report
+	keep := func(pred func(i int) bool) {
+		out := order[:0:0]
+		for _, i := range order {
+			if pred(i) {
+				out = append(out, i)
+			}
+		}
+		order = out
+	}
+	if f.Verdict != "" {
+		keep(func(i int) bool {
+			rv, ok := reviews[rep.Rows[i].ProblemID]
+			switch f.Verdict {
+			case "unreviewed":
+				return !ok
+			case "reviewed":
+				return ok
+			}
+			return ok && rv.Verdict == f.Verdict
+		})
+	}
+	if f.Finish != "" || f.Answer != "" {
+		fc, err := s.facets(ctx, e)
+		if err != nil {
+			return nil, err
+		}
+		if f.Finish != "" {
+			reason := f.Finish
+			if reason == "none" {
+				reason = ""
+			}
+			set := fc.Finish[reason]
+			keep(func(i int) bool { return set[rep.Rows[i].ProblemID] })
+		}
+		if f.Answer != "" {
+			set := fc.Answers[f.Answer]
+			keep(func(i int) bool { return set[rep.Rows[i].ProblemID] })
+		}
+	}
+	if f.Query == "" {
+		return order, nil
+	}
+	inStatements := f.In == "" || f.In == "both"
+	matched := map[int64]bool{}
+	if inStatements {
+		hits, err := s.st.SearchStatements(ctx, datasetID, f.Query)
+		if err != nil {
+			return nil, err
+		}
+		lq := strings.ToLower(f.Query)
+		for _, i := range order {
+			row := &rep.Rows[i]
+			if hits[row.ProblemID] || strings.Contains(strings.ToLower(row.Key), lq) {
+				matched[row.ProblemID] = true
+			}
+		}
+	}
+	if f.In == "completions" || f.In == "both" {
+		var runs []int64
+		var texts []int
+		for m, model := range rep.Models {
+			if model.HasTexts {
+				runs = append(runs, model.RunID)
+				texts = append(texts, m)
+			}
+		}
+		var pids []int64
+		samples, searched, inStatement := 0, 0, len(matched)
+		for _, i := range order {
+			row := &rep.Rows[i]
+			if matched[row.ProblemID] {
+				continue // found in its statement already
+			}
+			n := 0
+			for _, m := range texts {
+				n += row.Counts[m].N
+			}
+			if samples+n > completionSearchBudget && searched > 0 {
+				break
+			}
+			samples += n
+			searched++
+			pids = append(pids, row.ProblemID)
+		}
+		hits, err := s.st.SearchCompletions(ctx, runs, pids, f.Query)
+		if err != nil {
+			return nil, err
+		}
+		for id := range hits {
+			matched[id] = true
+		}
+		v.Search = views.SearchInfo{Completions: true, Problems: searched, Samples: samples,
+			Unsearched: len(order) - inStatement - searched, NoTexts: len(runs) == 0, Budget: completionSearchBudget}
+	}
+	keep(func(i int) bool { return matched[rep.Rows[i].ProblemID] })
+	return order, nil
+}
+
+// previews reads the one-line statement previews of the page's rows.
+func (s *Server) previews(ctx context.Context, rows []analysis.ProblemRow) (map[int64]string, error) {
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ProblemID
+	}
+	p, err := s.st.StatementPreviews(ctx, ids, previewChars)
+	if err != nil {
+		return nil, fmt.Errorf("problem table: %w", err)
+	}
+	return p, nil
+}
