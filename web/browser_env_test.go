@@ -254,3 +254,20 @@ func brief(s string) string {
 	}
 	return s
 }
+
+// screenshot saves what the tab shows as name.png under $REACH_SCREENSHOTS
+// when that is set (for looking at pages; no test reads it).
+func (b *browser) screenshot(t *testing.T, name string) {
+	t.Helper()
+	dir := os.Getenv("REACH_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -23,7 +23,7 @@ const completionSearchBudget = 50_000
 
 // previewChars is how much of a statement the table's one-line preview
 // reads (the cell cuts it to its width).
-const previewChars = 240
+const previewChars = 160
 
 // maxQuery bounds the search text and the answer filter (characters).
 const maxQuery = 200

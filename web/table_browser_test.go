@@ -153,6 +153,8 @@ func TestBrowserProblemTablePagingSorting(t *testing.T) {
 		t.Errorf("sorted by subject: %q … %q", subs[0].Subject, subs[len(subs)-1].Subject)
 	}
 
+	eval[bool](t, b, `(document.querySelector("#problems").scrollIntoView(), true)`)
+	b.screenshot(t, "problem-table-sorted")
 	// Search the statements: a plural finds the singular (stemming).
 	want := 0
 	for _, p := range problems {

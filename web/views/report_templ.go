@@ -2610,7 +2610,28 @@ func (v ReportView) orderNote() string {
 	if v.Filter.Sort == "" {
 		return " Base-only problems first."
 	}
-	return ""
+	dir := "ascending"
+	if v.Filter.Desc {
+		dir = "descending"
+	}
+	return fmt.Sprintf(" Sorted by %s, %s.", v.sortLabel(), dir)
+}
+
+func (v ReportView) sortLabel() string {
+	switch v.Filter.Sort {
+	case "problem", "subject", "level":
+		return v.Filter.Sort
+	case "diff":
+		return "the difference in c/n"
+	case "p":
+		return "p-value"
+	}
+	var m int
+	fmt.Sscanf(v.Filter.Sort, "c%d", &m)
+	if m < len(v.R.Models) {
+		return v.R.Models[m].Name + " c/n"
+	}
+	return v.Filter.Sort
 }
 
 var _ = templruntime.GeneratedTemplate
