@@ -113,11 +113,16 @@ func debateCharts(prefix string, rep *analysis.Report, eps float64) (views.Debat
 			dc.Entropy = chart(c)
 		}
 	}
+	return dc, supportChart(&dc, prefix, rep, eps)
+}
+
+// supportChart draws the support figure at eps into dc.
+func supportChart(dc *views.DebateCharts, prefix string, rep *analysis.Report, eps float64) error {
 	sup, err := supportAt(rep, eps)
 	if err != nil {
-		return dc, fmt.Errorf("support at ε = %g: %w", eps, err)
+		return fmt.Errorf("support at ε = %g: %w", eps, err)
 	}
-	dc.Support, dc.Eps = sup, eps
+	dc.Support, dc.Eps, dc.SupportChart = sup, eps, views.Chart{}
 	if sup != nil && len(sup.Pairs) > 0 {
 		in := charts.SupportInput{Title: fmt.Sprintf("empirical support at ε = %g", eps)}
 		for _, p := range sup.Pairs {
@@ -126,11 +131,11 @@ func debateCharts(prefix string, rep *analysis.Report, eps float64) (views.Debat
 		}
 		c, err := charts.Support(prefix, in)
 		if err != nil {
-			return dc, fmt.Errorf("support: %w", err)
+			return fmt.Errorf("support: %w", err)
 		}
 		dc.SupportChart = chart(c)
 	}
-	return dc, nil
+	return nil
 }
 
 func box(s *analysis.PerplexityStats) *charts.Box {
@@ -161,19 +166,20 @@ func entropyPairs(base, other *analysis.ModelDiversity) []entropyPair {
 	return out
 }
 
-// memoDebateCharts is debateCharts once per report at ε = 0; another ε
-// (a query parameter anybody may vary) is drawn per request rather than
-// kept.
+// memoDebateCharts is debateCharts once per report at ε = 0; the support
+// figure at another ε (a query parameter anybody may vary) is drawn per
+// request rather than kept.
 func memoDebateCharts(e *analysis.Entry, id int64, eps float64) (views.DebateCharts, error) {
 	prefix := fmt.Sprintf("c%d", id)
-	if eps != 0 {
-		return debateCharts(prefix, e.Report, eps)
-	}
 	v, err := e.Memo(fmt.Sprintf("debate-charts|%d", id), func() (any, error) { return debateCharts(prefix, e.Report, 0) })
 	if err != nil {
 		return views.DebateCharts{}, err
 	}
-	return v.(views.DebateCharts), nil
+	dc := v.(views.DebateCharts) // a copy: the memo's stays at ε = 0
+	if eps != 0 {
+		err = supportChart(&dc, prefix, e.Report, eps)
+	}
+	return dc, err
 }
 
 // debateTable builds the data table of a debate chart (cot, perplexity,
