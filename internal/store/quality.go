@@ -48,53 +48,42 @@ const (
 )
 
 // RefreshRunQuality recomputes a run's RunQuality from its samples in one
-// scan and stores it; a run without samples gets no row (any old one is
-// removed). fallbackRules are the extraction rules that count as fallbacks
-// (verify.FallbackRules). Cost: one pass over the run's samples, hashing
-// every completion (see the README's measured figures).
+// scan and stores it (run_quality and run_duplicates); a run without samples
+// gets no row (any old one is removed). fallbackRules are the extraction
+// rules that count as fallbacks (verify.FallbackRules). Cost: one pass over
+// the run's samples, hashing every completion.
 func (s *Store) RefreshRunQuality(ctx context.Context, runID int64, fallbackRules []string) error {
 	if _, err := s.db.Exec(ctx, `DELETE FROM run_quality WHERE run_id = $1`, runID); err != nil {
 		return fmt.Errorf("quality of run %d: %w", runID, err)
 	}
-	_, err := s.db.Exec(ctx, `INSERT INTO run_quality (run_id, samples, truncated, fallback_graded, no_answer,
-			distinct_min, distinct_min_n, distinct_min_problem, repeated_problems)
-		SELECT $1, sum(n), sum(truncated), sum(fallback), sum(no_answer),
-			min(distinct_texts), (array_agg(n ORDER BY distinct_texts, problem_id))[1],
-			(array_agg(problem_id ORDER BY distinct_texts, problem_id))[1],
-			count(*) FILTER (WHERE distinct_texts < n)
-		FROM (SELECT problem_id, count(*) AS n,
+	if _, err := s.db.Exec(ctx, `DELETE FROM run_duplicates WHERE run_id = $1`, runID); err != nil {
+		return fmt.Errorf("quality of run %d: %w", runID, err)
+	}
+	// p is read twice, so Postgres materialises it: the samples are scanned once.
+	_, err := s.db.Exec(ctx, `WITH p AS (
+			SELECT problem_id, count(*) AS n,
 				count(*) FILTER (WHERE finish_reason = 'length') AS truncated,
 				count(*) FILTER (WHERE split_part(rule, '+', 1) = ANY($2)) AS fallback,
 				count(*) FILTER (WHERE status = 'unparseable'
 					OR (status IN ('correct', 'incorrect') AND verdict_source NOT IN ('', 'file') AND extracted = '')) AS no_answer,
-				count(DISTINCT md5(completion)) AS distinct_texts
-			FROM samples WHERE run_id = $1 GROUP BY problem_id) p
-		HAVING count(*) > 0`, runID, fallbackRules)
-	if err != nil {
-		return fmt.Errorf("quality of run %d: %w", runID, err)
-	}
-	return s.refreshRunDuplicates(ctx, runID)
-}
-
-// refreshRunDuplicates recomputes a run's row of run_duplicates (the
-// RunQuality.Dup* figures); a run without samples gets none. It is a second
-// pass over the run's samples: the table is kept apart from run_quality
-// (see migration 00008).
-func (s *Store) refreshRunDuplicates(ctx context.Context, runID int64) error {
-	if _, err := s.db.Exec(ctx, `DELETE FROM run_duplicates WHERE run_id = $1`, runID); err != nil {
-		return fmt.Errorf("duplicates of run %d: %w", runID, err)
-	}
-	_, err := s.db.Exec(ctx, `INSERT INTO run_duplicates (run_id, checked, duplicated, worst_problem, worst_n, worst_distinct)
+				count(DISTINCT md5(completion)) AS distinct_texts,
+				count(*) >= $3 AND avg(octet_length(completion)) >= $4 AS checked
+			FROM samples WHERE run_id = $1 GROUP BY problem_id),
+		q AS (INSERT INTO run_quality (run_id, samples, truncated, fallback_graded, no_answer,
+				distinct_min, distinct_min_n, distinct_min_problem, repeated_problems)
+			SELECT $1, sum(n), sum(truncated), sum(fallback), sum(no_answer),
+				min(distinct_texts), (array_agg(n ORDER BY distinct_texts, problem_id))[1],
+				(array_agg(problem_id ORDER BY distinct_texts, problem_id))[1],
+				count(*) FILTER (WHERE distinct_texts < n)
+			FROM p HAVING count(*) > 0)
+		INSERT INTO run_duplicates (run_id, checked, duplicated, worst_problem, worst_n, worst_distinct)
 		SELECT $1, count(*) FILTER (WHERE checked), count(*) FILTER (WHERE checked AND 2 * distinct_texts <= n),
 			(array_agg(problem_id ORDER BY distinct_texts::float8 / n, problem_id) FILTER (WHERE checked AND 2 * distinct_texts <= n))[1],
 			(array_agg(n ORDER BY distinct_texts::float8 / n, problem_id) FILTER (WHERE checked AND 2 * distinct_texts <= n))[1],
 			(array_agg(distinct_texts ORDER BY distinct_texts::float8 / n, problem_id) FILTER (WHERE checked AND 2 * distinct_texts <= n))[1]
-		FROM (SELECT problem_id, count(*) AS n, count(*) >= $2 AND avg(octet_length(completion)) >= $3 AS checked,
-				count(DISTINCT md5(completion)) AS distinct_texts
-			FROM samples WHERE run_id = $1 GROUP BY problem_id) p
-		HAVING count(*) > 0`, runID, DupMinN, DupMinBytes)
+		FROM p HAVING count(*) > 0`, runID, fallbackRules, DupMinN, DupMinBytes)
 	if err != nil {
-		return fmt.Errorf("duplicates of run %d: %w", runID, err)
+		return fmt.Errorf("quality of run %d: %w", runID, err)
 	}
 	return nil
 }
