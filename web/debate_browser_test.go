@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/reach-lab/reach/internal/examples"
 	"github.com/reach-lab/reach/internal/replay"
 	"github.com/reach-lab/reach/internal/store"
 )
@@ -261,4 +262,62 @@ func (b *browser) submitAndWait(t *testing.T, sel string) {
 	eval[bool](t, b, `window.__before = true`)
 	b.do(t, "click "+sel, chromedp.Click(chromedp.CSS(sel)))
 	b.waitFor(t, "the page after "+sel, `!window.__before && document.readyState === "complete" ? "yes" : ""`, 15*time.Second)
+}
+
+// The shipped examples show the debate figures their data allow: the
+// HumanEval pair (completion texts) answer diversity and support, the
+// counts-only MATH500 pair support only (diversity says why not); neither
+// has a judge or a scoring endpoint, and both say so.
+func TestBrowserExampleDebateFigures(t *testing.T) {
+	a := startApp(t)
+	b := newBrowser(t, 2*time.Minute)
+	b.signIn(t, a)
+	ctx := context.Background()
+	ids, err := examples.SeedIfEmpty(ctx, a.st, a.client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]int64{}
+	for _, id := range ids {
+		a.waitReady(t, id, 90*time.Second)
+		c, err := a.st.GetComparison(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byName[strings.SplitN(c.Name, ":", 2)[0]] = id
+	}
+	if byName["HumanEval"] == 0 || byName["MATH500"] == 0 {
+		t.Fatalf("shipped examples %v", byName)
+	}
+
+	b.open(t, fmt.Sprintf("%s/comparisons/%d", a.url, byName["HumanEval"]))
+	b.waitReport(t)
+	// Diversity comes with the statistics job, enqueued by opening the page.
+	b.waitFor(t, "HumanEval's answer-entropy chart", `(() => {
+		if (document.querySelector("#entropy-chart")) return "yes";
+		if (!window.__reloading) { window.__reloading = true; setTimeout(() => location.reload(), 1000); }
+		return "";
+	})()`, 90*time.Second)
+	b.waitLoaded(t, regexp.MustCompile(`^/comparisons/\d+$`))
+	b.waitChart(t, "#entropy-chart")
+	b.waitChart(t, "#support-chart")
+	if s := eval[string](t, b, `document.getElementById("diversity-pairs").innerText`); !strings.Contains(s, "zephyr-7b-alpha vs Mistral-7B-Instruct-v0.1") {
+		t.Errorf("HumanEval diversity summary %q", s)
+	}
+	for id, want := range map[string]string{"cot-status": "No judge is set up", "perplexity-status": "No scoring endpoint is set up"} {
+		if s := eval[string](t, b, fmt.Sprintf(`document.getElementById(%q).innerText`, id)); !strings.HasPrefix(s, want) {
+			t.Errorf("HumanEval #%s %q, want %q…", id, s, want)
+		}
+	}
+
+	b.open(t, fmt.Sprintf("%s/comparisons/%d", a.url, byName["MATH500"]))
+	b.waitReport(t)
+	b.waitChart(t, "#support-chart")
+	if n := eval[int](t, b, `document.querySelectorAll("#entropy-chart").length`); n != 0 {
+		t.Error("MATH500 (counts only) shows an answer-entropy chart")
+	}
+	if s := eval[string](t, b, `document.getElementById("diversity-status").innerText`); !strings.Contains(s, "only counts were imported") {
+		t.Errorf("MATH500 diversity status %q", s)
+	}
+	b.checkConsole(t)
 }

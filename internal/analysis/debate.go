@@ -709,11 +709,15 @@ func (rep *Report) attachDiversity(ms []*ModelDiversity, grouping string) {
 		return
 	}
 	d := &DiversityReport{Status: DebateComplete, Grouping: grouping, Models: ms, Pairs: diversityPairs(ms)}
-	any := false
+	any, texts := false, false
 	for _, m := range ms {
 		any = any || (m != nil && m.Problems > 0)
+		texts = texts || m != nil
 	}
-	if !any {
+	switch {
+	case !texts:
+		d.Status, d.Note = DebateUnavailable, "only counts were imported: answers need completion texts"
+	case !any:
 		d.Status, d.Note = DebateUnavailable, "no model's samples carry answers to group"
 	}
 	rep.Diversity = d
