@@ -392,9 +392,28 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 	if v.ShowAll {
 		limit = 4096
 	}
-	if v.Models, err = s.problemModels(r, c, p.ID, limit); err != nil {
+	if q := r.URL.Query(); q.Has("answer") {
+		a := clip(strings.TrimSpace(q.Get("answer")), maxQuery)
+		v.Answer = &a
+	}
+	if v.Models, err = s.problemModels(r, c, p.ID, limit, v.Answer); err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	if v.Answers, v.OtherAnswers, err = s.answerGroups(ctx, c, p.ID); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if v.Answer != nil { // "show more" counts the samples with that answer
+		for i := range v.Models {
+			n := 0
+			for _, g := range v.Answers {
+				if g.Answer == *v.Answer {
+					n = g.N[i]
+				}
+			}
+			v.Models[i].More = max(0, n-len(v.Models[i].Samples))
+		}
 	}
 	reviews, err := s.st.Reviews(ctx, id)
 	if err != nil {
@@ -486,7 +505,8 @@ func (s *Server) sampleTextPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // problemModels reads each model's counts and first samples on a problem.
-func (s *Server) problemModels(r *http.Request, c store.Comparison, pid int64, limit int) ([]views.ProblemModel, error) {
+// With answer set, the samples shown are those with that answer.
+func (s *Server) problemModels(r *http.Request, c store.Comparison, pid int64, limit int, answer *string) ([]views.ProblemModel, error) {
 	counts, err := s.st.ProblemCounts(r.Context(), c.ID, pid)
 	if err != nil {
 		return nil, err
@@ -498,7 +518,12 @@ func (s *Server) problemModels(r *http.Request, c store.Comparison, pid int64, l
 			pm.N, pm.C = x.N, x.C
 		}
 		if run.HasTexts {
-			if pm.Samples, err = s.st.SamplesForProblem(r.Context(), run.ID, pid, limit); err != nil {
+			if answer != nil {
+				pm.Samples, err = s.st.SamplesWithAnswer(r.Context(), run.ID, pid, *answer, limit)
+			} else {
+				pm.Samples, err = s.st.SamplesForProblem(r.Context(), run.ID, pid, limit)
+			}
+			if err != nil {
 				return nil, err
 			}
 			pm.More = pm.N - len(pm.Samples)

@@ -324,7 +324,7 @@ func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := views.ProblemView{C: c, P: p, Shared: chiParam(r, "token")}
-	if v.Models, err = s.problemModels(r, c, p.ID, samplesShown); err != nil {
+	if v.Models, err = s.problemModels(r, c, p.ID, samplesShown, nil); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -192,15 +192,26 @@ func (s *Store) ChangedVerdicts(ctx context.Context, runID int64) (int64, error)
 // correct ones first, then by sample index. Completions longer than
 // CompletionShown characters come cut, with CompletionChars set.
 func (s *Store) SamplesForProblem(ctx context.Context, runID, problemID int64, limit int) ([]Sample, error) {
+	return s.samplesFor(ctx, runID, problemID, limit, nil)
+}
+
+// SamplesWithAnswer is SamplesForProblem for the samples whose answer
+// (AnswerSQL) is answer.
+func (s *Store) SamplesWithAnswer(ctx context.Context, runID, problemID int64, answer string, limit int) ([]Sample, error) {
+	return s.samplesFor(ctx, runID, problemID, limit, &answer)
+}
+
+func (s *Store) samplesFor(ctx context.Context, runID, problemID int64, limit int, answer *string) ([]Sample, error) {
 	rows, err := s.db.Query(ctx, `SELECT s.run_id, s.problem_id, s.sample_index, left(s.completion, $4), s.finish_reason, s.completion_tokens,
 			s.file_correct, s.file_extracted, s.status, s.extracted, s.rule, s.reason, s.verdict_source, s.detail,
 			s.override_from, COALESCE(u.email, ''), s.override_at, s.override_note,
 			CASE WHEN octet_length(s.completion) > $4 THEN char_length(s.completion) ELSE 0 END, s.seed
 		FROM (SELECT sample_index, status = 'correct' AS ok FROM samples WHERE run_id = $1 AND problem_id = $2
+					AND ($5::text IS NULL OR `+AnswerSQL+` = $5)
 				ORDER BY (status = 'correct') DESC, sample_index LIMIT $3) pick
 			JOIN samples s ON s.run_id = $1 AND s.problem_id = $2 AND s.sample_index = pick.sample_index
 			LEFT JOIN users u ON u.id = s.override_by
-		ORDER BY pick.ok DESC, s.sample_index`, runID, problemID, limit, CompletionShown)
+		ORDER BY pick.ok DESC, s.sample_index`, runID, problemID, limit, CompletionShown, answer)
 	if err != nil {
 		return nil, fmt.Errorf("samples of run %d problem %d: %w", runID, problemID, err)
 	}

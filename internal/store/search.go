@@ -74,8 +74,8 @@ type SampleFacets struct {
 	// Finish maps a finish reason ("" when the file recorded none) to the
 	// problems with at least one sample that ended so.
 	Finish map[string]map[int64]bool
-	// Answers maps an extracted answer (trimmed; "" for none) to the
-	// problems with at least one sample that gave it.
+	// Answers maps an answer (AnswerSQL; "" for none) to the problems
+	// with at least one sample that gave it.
 	Answers map[string]map[int64]bool
 }
 
@@ -87,7 +87,7 @@ func (s *Store) SampleFacetsFor(ctx context.Context, runIDs []int64) (SampleFace
 	if len(runIDs) == 0 {
 		return f, nil
 	}
-	rows, err := s.db.Query(ctx, `SELECT problem_id, finish_reason, btrim(extracted) FROM samples
+	rows, err := s.db.Query(ctx, `SELECT problem_id, finish_reason, `+AnswerSQL+` FROM samples
 		WHERE run_id = ANY($1) GROUP BY 1, 2, 3`, runIDs)
 	if err != nil {
 		return f, fmt.Errorf("finish reasons and answers: %w", err)
@@ -138,6 +138,48 @@ func (s *Store) StatementPreviews(ctx context.Context, ids []int64, chars int) (
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("statement previews: %w", err)
+	}
+	return out, nil
+}
+
+// AnswerSQL is a sample's final answer as pages show and group it: the
+// one Reach's verifier extracted, else the one the uploaded file carried,
+// without surrounding white space.
+const AnswerSQL = "btrim(CASE WHEN extracted <> '' THEN extracted ELSE file_extracted END)"
+
+// Answer is the sample's final answer as AnswerSQL gives it.
+func (x Sample) Answer() string {
+	if x.Extracted != "" {
+		return strings.TrimSpace(x.Extracted)
+	}
+	return strings.TrimSpace(x.FileExtracted)
+}
+
+// AnswerCount is how many of one run's samples on a problem gave one
+// answer, and how many of those were graded correct.
+type AnswerCount struct {
+	RunID   int64
+	Answer  string // AnswerSQL; "" for none
+	N       int
+	Correct int
+}
+
+// AnswerCounts groups the samples of runIDs on one problem by answer.
+func (s *Store) AnswerCounts(ctx context.Context, runIDs []int64, problemID int64) ([]AnswerCount, error) {
+	if len(runIDs) == 0 {
+		return nil, nil
+	}
+	rows, err := s.db.Query(ctx, `SELECT run_id, `+AnswerSQL+`, count(*), count(*) FILTER (WHERE status = 'correct')
+		FROM samples WHERE run_id = ANY($1) AND problem_id = $2 GROUP BY 1, 2`, runIDs, problemID)
+	if err != nil {
+		return nil, fmt.Errorf("answers on problem %d: %w", problemID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (AnswerCount, error) {
+		var a AnswerCount
+		return a, row.Scan(&a.RunID, &a.Answer, &a.N, &a.Correct)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("answers on problem %d: %w", problemID, err)
 	}
 	return out, nil
 }
