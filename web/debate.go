@@ -24,6 +24,59 @@ import (
 // maxJudgeTemplate caps a custom judge or scoring prompt template.
 const maxJudgeTemplate = 64 << 10
 
+// failFor answers an error as JSON under /api/, as a page elsewhere.
+func (s *Server) failFor(w http.ResponseWriter, r *http.Request, err error) {
+	if isAPI(r) {
+		s.apiFail(w, r, err)
+		return
+	}
+	s.fail(w, r, err)
+}
+
+// apiDebateEndpoint is one endpoint in GET /api/v1/comparisons/{id}/debate
+// (never its API key).
+type apiDebateEndpoint struct {
+	Purpose        string           `json:"purpose"`
+	State          string           `json:"state"` // not set up | idle | running | finished | paused | failed
+	Error          string           `json:"error,omitempty"`
+	BaseURL        string           `json:"base_url,omitempty"`
+	Model          string           `json:"model,omitempty"`
+	Style          string           `json:"style,omitempty"`
+	HasAPIKey      bool             `json:"has_api_key"`
+	MaxConcurrency int              `json:"max_concurrency,omitempty"`
+	MaxTokens      int              `json:"max_tokens,omitempty"`
+	MaxPerProblem  int              `json:"max_per_problem"`
+	Template       string           `json:"template,omitempty"`
+	TemplateText   string           `json:"template_text,omitempty"`
+	Method         string           `json:"method,omitempty"`
+	MethodNote     string           `json:"method_note,omitempty"`
+	SamplesDone    int64            `json:"samples_done"`
+	SamplesTotal   int64            `json:"samples_total"`
+	TokensIn       int64            `json:"tokens_in"`
+	TokensOut      int64            `json:"tokens_out"`
+	Requests       int64            `json:"requests"`
+	Errors         map[string]int64 `json:"failed_attempts,omitempty"`
+}
+
+func apiDebate(e views.DebateEndpointView) apiDebateEndpoint {
+	x := e.E
+	return apiDebateEndpoint{Purpose: e.Purpose, State: e.State(), Error: x.Error, BaseURL: x.Endpoint.BaseURL, Model: x.Endpoint.Model,
+		Style: x.Endpoint.Style, HasAPIKey: e.HasKey, MaxConcurrency: x.Endpoint.MaxConcurrency, MaxTokens: x.MaxTokens,
+		MaxPerProblem: x.MaxPerProblem, Template: x.Template, TemplateText: x.TemplateText, Method: x.Method, MethodNote: x.MethodNote,
+		SamplesDone: e.Done, SamplesTotal: e.Total, TokensIn: x.Usage.TokensIn, TokensOut: x.Usage.TokensOut, Requests: x.Usage.Requests,
+		Errors: x.Usage.Errors}
+}
+
+// writeDebate answers the API with both endpoints' state.
+func (s *Server) writeDebate(w http.ResponseWriter, r *http.Request, c store.Comparison, status int) {
+	v, err := s.debateView(r.Context(), c, false)
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	writeJSON(w, status, map[string]apiDebateEndpoint{store.PurposeJudge: apiDebate(v.Judge), store.PurposeScore: apiDebate(v.Score)})
+}
+
 // purposeParam reads {purpose}: judge or score, else ErrNotFound.
 func purposeParam(r *http.Request) (string, error) {
 	p := chiParam(r, "purpose")
@@ -82,6 +135,10 @@ func (s *Server) debateView(ctx context.Context, c store.Comparison, canEdit boo
 func (s *Server) debateFragment(w http.ResponseWriter, r *http.Request) {
 	c, ok := s.comparisonParam(w, r)
 	if !ok {
+		return
+	}
+	if isAPI(r) {
+		s.writeDebate(w, r, c, http.StatusOK)
 		return
 	}
 	v, err := s.debateView(r.Context(), c, perms(routeRole(r)).Edit)
@@ -176,7 +233,7 @@ func (s *Server) debateSave(w http.ResponseWriter, r *http.Request) {
 	}
 	purpose, err := purposeParam(r)
 	if err != nil {
-		s.fail(w, r, err)
+		s.failFor(w, r, err)
 		return
 	}
 	if !s.parseForm(w, r) {
@@ -184,7 +241,7 @@ func (s *Server) debateSave(w http.ResponseWriter, r *http.Request) {
 	}
 	e, keep, err := s.parseDebateEndpoint(r, c.ID, purpose)
 	var fe formError
-	if errors.As(err, &fe) {
+	if errors.As(err, &fe) && !isAPI(r) {
 		s.render(w, r, http.StatusBadRequest, views.ErrorPage(400, "Cannot save the "+purpose+" endpoint", fe.msg))
 		return
 	}
@@ -192,7 +249,11 @@ func (s *Server) debateSave(w http.ResponseWriter, r *http.Request) {
 		err = s.st.PutDebateEndpoint(r.Context(), e, keep)
 	}
 	if err != nil {
-		s.fail(w, r, err)
+		s.failFor(w, r, err)
+		return
+	}
+	if isAPI(r) {
+		s.writeDebate(w, r, c, http.StatusOK)
 		return
 	}
 	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d#debate", c.ID), http.StatusSeeOther)
@@ -208,12 +269,26 @@ func (s *Server) debateTest(w http.ResponseWriter, r *http.Request) {
 	}
 	purpose, err := purposeParam(r)
 	if err != nil {
-		s.fail(w, r, err)
+		s.failFor(w, r, err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 90*time.Second)
 	defer cancel()
 	reply, err := jobs.TestDebateEndpoint(ctx, s.st, s.cfg.Secret, c.ID, purpose)
+	if isAPI(r) {
+		// {"ok", "message"}: the judge's or the server's answer, or the error.
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "message": "set up the " + purpose + " endpoint (or, for the judge, have an answer-correct sample) first"})
+		case err != nil && fromDatabase(err):
+			s.apiFail(w, r, err)
+		case err != nil:
+			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "message": err.Error()})
+		default:
+			writeJSON(w, http.StatusOK, map[string]any{"ok": true, "message": reply})
+		}
+		return
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		s.render(w, r, http.StatusOK, views.TestResult("", "Set up the "+purpose+" endpoint (or, for the judge, have an answer-correct sample) first."))
@@ -235,16 +310,23 @@ func (s *Server) debateAction(action string) http.HandlerFunc {
 		}
 		purpose, err := purposeParam(r)
 		if err != nil {
-			s.fail(w, r, err)
+			s.failFor(w, r, err)
 			return
 		}
 		ctx := r.Context()
 		title := "Cannot " + action + " " + map[string]string{store.PurposeJudge: "judging", store.PurposeScore: "scoring"}[purpose]
+		conflict := func(msg string) {
+			if isAPI(r) {
+				writeJSON(w, http.StatusConflict, apiError{msg})
+				return
+			}
+			s.render(w, r, http.StatusConflict, views.ErrorPage(409, title, msg))
+		}
 		if _, err := s.st.GetDebateEndpoint(ctx, c.ID, purpose); errors.Is(err, store.ErrNotFound) {
-			s.render(w, r, http.StatusConflict, views.ErrorPage(409, title, "Set up the "+purpose+" endpoint first."))
+			conflict("Set up the " + purpose + " endpoint first.")
 			return
 		} else if err != nil {
-			s.fail(w, r, err)
+			s.failFor(w, r, err)
 			return
 		}
 		if action == "start" {
@@ -253,11 +335,15 @@ func (s *Server) debateAction(action string) http.HandlerFunc {
 			err = jobs.PauseDebate(ctx, s.jobs, s.st, c.ID, purpose)
 		}
 		if errors.Is(err, jobs.ErrWrongState) {
-			s.render(w, r, http.StatusConflict, views.ErrorPage(409, title, err.Error()))
+			conflict(err.Error())
 			return
 		}
 		if err != nil {
-			s.fail(w, r, err)
+			s.failFor(w, r, err)
+			return
+		}
+		if isAPI(r) {
+			s.writeDebate(w, r, c, http.StatusAccepted)
 			return
 		}
 		http.Redirect(w, r, fmt.Sprintf("/comparisons/%d#debate", c.ID), http.StatusSeeOther)

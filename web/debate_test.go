@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/reach-lab/reach/internal/replay"
+	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/web"
 )
 
 // The support figure at the ε of the query, on readyComparison's counts:
@@ -141,4 +145,72 @@ func TestReasoningLabelsAndRLOnlyReview(t *testing.T) {
 			t.Errorf("review %q: HTTP %d, want %d", verdict, code, want)
 		}
 	}
+}
+
+// The judge through the API: set up (form fields, as the page sends them),
+// test against a replay judge, start (no workers run here: the jobs wait),
+// read the state and pause. The API key is stored, never given back.
+func TestDebateAPI(t *testing.T) {
+	srv := newServerWith(t, web.Config{Secret: testBox(t)})
+	admin := newAccount(t, srv.st, srv.url, "admin@reach.test", true, "")
+	cid, _, _ := readyComparison(t, srv.st, "api", 0, "What is 1+1?")
+	judge := httptest.NewServer(replay.New(nil, replay.Options{Judge: []replay.JudgeLabel{{Completion: "The answer is 2.", Verdict: "valid", Reason: "checks out"}}}))
+	t.Cleanup(judge.Close)
+	base := fmt.Sprintf("%s/api/v1/comparisons/%d/debate", srv.url, cid)
+	call := func(method, path string, v url.Values) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(v.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Authorization", "Bearer "+admin.Token)
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out := map[string]any{}
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	state := func(out map[string]any, purpose string) string {
+		e, _ := out[purpose].(map[string]any)
+		s, _ := e["state"].(string)
+		return s
+	}
+	if code, out := call("POST", "/judge", url.Values{"base_url": {"not a url"}, "model": {"judge"}}); code != 400 || out["error"] == nil {
+		t.Errorf("bad base URL: HTTP %d %v, want 400 with the error", code, out)
+	}
+	code, out := call("POST", "/judge", url.Values{"base_url": {judge.URL + "/v1"}, "model": {"judge"}, "api_key": {"sk-secret-42"},
+		"max_per_problem": {"2"}})
+	if code != 200 || state(out, "judge") != "idle" || state(out, "score") != "not set up" {
+		t.Fatalf("set up: HTTP %d %v", code, out)
+	}
+	if j := out["judge"].(map[string]any); j["has_api_key"] != true || j["max_per_problem"] != 2.0 || strings.Contains(fmt.Sprint(out), "sk-secret-42") {
+		t.Errorf("judge settings %v: want the key stored and not shown", j)
+	}
+	if code, out := call("POST", "/judge/test", nil); code != 200 || out["ok"] != true || !strings.Contains(fmt.Sprint(out["message"]), "The judge answered VALID") {
+		t.Errorf("test: HTTP %d %v", code, out)
+	}
+	// Window 2: base p0 #0 and p1 #0 #1, RL p1 #0 #1 are answer-correct: 5 samples.
+	if code, out := call("POST", "/judge/start", nil); code != 202 || state(out, "judge") != "running" ||
+		out["judge"].(map[string]any)["samples_total"] != 5.0 {
+		t.Errorf("start: HTTP %d %v", code, out)
+	}
+	if code, out := call("POST", "/judge/pause", nil); code != 202 || state(out, "judge") != "paused" {
+		t.Errorf("pause: HTTP %d %v", code, out)
+	}
+	if code, out := call("POST", "/score/start", nil); code != 409 || !strings.Contains(fmt.Sprint(out["error"]), "Set up the score endpoint first") {
+		t.Errorf("start scoring without an endpoint: HTTP %d %v", code, out)
+	}
+	if code, _ := call("GET", "", nil); code != 200 {
+		t.Errorf("GET: HTTP %d", code)
+	}
+}
+
+func testBox(t *testing.T) *secret.Box {
+	t.Helper()
+	b, err := secret.New("reach-web-test-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

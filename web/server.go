@@ -195,6 +195,12 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			for _, a := range []string{"reverify", "restore-verdicts", "policy", "retry", "cancel-import"} {
 				r.With(s.needComparison(auth.Edit)).Post("/comparisons/{id}/"+a, s.gradingAction(a))
 			}
+			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/debate", s.debateFragment)
+			r.With(s.needComparison(auth.Edit)).Post("/comparisons/{id}/debate/{purpose}", s.debateSave)
+			r.With(s.needComparison(auth.Edit)).Post("/comparisons/{id}/debate/{purpose}/test", s.debateTest)
+			for _, a := range []string{"start", "pause"} {
+				r.With(s.needComparison(auth.Edit)).Post("/comparisons/{id}/debate/{purpose}/"+a, s.debateAction(a))
+			}
 			r.Delete("/shares/{sid}", s.apiRevokeShare)
 		})
 	})

@@ -1232,8 +1232,9 @@ func (e DebateEndpointView) title() string {
 	return "Scoring model (perplexity)"
 }
 
-// state is what the endpoint is doing, in words.
-func (e DebateEndpointView) state() string {
+// State is what the endpoint is doing, in words: not set up, idle,
+// running, finished, paused or failed.
+func (e DebateEndpointView) State() string {
 	switch {
 	case !e.Configured:
 		return "not set up"
@@ -1253,7 +1254,7 @@ func (e DebateEndpointView) percent() int {
 }
 
 func (v DebateView) polling() bool {
-	return v.Judge.state() == "running" || v.Score.state() == "running"
+	return v.Judge.State() == "running" || v.Score.State() == "running"
 }
 
 func (e DebateEndpointView) url(id int64, action string) string {
@@ -1304,7 +1305,7 @@ func DebateSection(v DebateView) templ.Component {
 			var templ_7745c5c3_Var62 string
 			templ_7745c5c3_Var62, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprintf("/comparisons/%d/debate", v.C.ID)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 368, Col: 57}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 369, Col: 57}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var62)
 			if templ_7745c5c3_Err != nil {
@@ -1359,7 +1360,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 		var templ_7745c5c3_Var64 string
 		templ_7745c5c3_Var64, templ_7745c5c3_Err = templruntime.NewAttributeExpression("debate-" + e.Purpose).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 388, Col: 56}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 389, Col: 56}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var64)
 		if templ_7745c5c3_Err != nil {
@@ -1372,7 +1373,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 		var templ_7745c5c3_Var65 string
 		templ_7745c5c3_Var65, templ_7745c5c3_Err = templ.JoinStringErrs(e.title())
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 389, Col: 17}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 390, Col: 17}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var65))
 		if templ_7745c5c3_Err != nil {
@@ -1390,7 +1391,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var66 = []any{"status", "status-" + e.state()}
+			var templ_7745c5c3_Var66 = []any{"status", "status-" + e.State()}
 			templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var66...)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1411,7 +1412,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var68 string
 			templ_7745c5c3_Var68, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Purpose + "-state").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 391, Col: 84}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 392, Col: 84}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var68)
 			if templ_7745c5c3_Err != nil {
@@ -1436,9 +1437,9 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var69 string
-		templ_7745c5c3_Var69, templ_7745c5c3_Err = templ.JoinStringErrs(e.state())
+		templ_7745c5c3_Var69, templ_7745c5c3_Err = templ.JoinStringErrs(e.State())
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 391, Col: 98}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 392, Col: 98}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var69))
 		if templ_7745c5c3_Err != nil {
@@ -1456,7 +1457,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var70 string
 			templ_7745c5c3_Var70, templ_7745c5c3_Err = templ.JoinStringErrs(e.E.Endpoint.Model)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 393, Col: 27}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 394, Col: 27}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var70))
 			if templ_7745c5c3_Err != nil {
@@ -1469,7 +1470,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var71 string
 			templ_7745c5c3_Var71, templ_7745c5c3_Err = templ.JoinStringErrs(e.E.Endpoint.BaseURL)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 393, Col: 61}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 394, Col: 61}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var71))
 			if templ_7745c5c3_Err != nil {
@@ -1493,7 +1494,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var72 string
 				templ_7745c5c3_Var72, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Purpose + "-error").Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 398, Col: 65}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 399, Col: 65}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var72)
 				if templ_7745c5c3_Err != nil {
@@ -1506,7 +1507,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var73 string
 				templ_7745c5c3_Var73, templ_7745c5c3_Err = templ.JoinStringErrs(e.E.Error)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 398, Col: 79}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 399, Col: 79}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var73))
 				if templ_7745c5c3_Err != nil {
@@ -1529,7 +1530,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var74 string
 				templ_7745c5c3_Var74, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Purpose + "-method").Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 401, Col: 47}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 402, Col: 47}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var74)
 				if templ_7745c5c3_Err != nil {
@@ -1542,7 +1543,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var75 string
 				templ_7745c5c3_Var75, templ_7745c5c3_Err = templ.JoinStringErrs(e.E.MethodNote)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 401, Col: 85}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 402, Col: 85}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var75))
 				if templ_7745c5c3_Err != nil {
@@ -1565,7 +1566,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var76 string
 				templ_7745c5c3_Var76, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(e.percent())).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 405, Col: 56}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 406, Col: 56}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var76)
 				if templ_7745c5c3_Err != nil {
@@ -1578,7 +1579,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var77 string
 				templ_7745c5c3_Var77, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Purpose + "-progress").Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 406, Col: 39}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 407, Col: 39}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var77)
 				if templ_7745c5c3_Err != nil {
@@ -1591,7 +1592,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var78 string
 				templ_7745c5c3_Var78, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(e.Done))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 406, Col: 62}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 407, Col: 62}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var78))
 				if templ_7745c5c3_Err != nil {
@@ -1604,7 +1605,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var79 string
 				templ_7745c5c3_Var79, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(e.Total))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 406, Col: 89}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 407, Col: 89}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var79))
 				if templ_7745c5c3_Err != nil {
@@ -1622,7 +1623,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 					var templ_7745c5c3_Var80 string
 					templ_7745c5c3_Var80, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(e.E.MaxPerProblem))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 408, Col: 64}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 409, Col: 64}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var80))
 					if templ_7745c5c3_Err != nil {
@@ -1645,7 +1646,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var81 string
 			templ_7745c5c3_Var81, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Purpose + "-cost").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 412, Col: 44}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 413, Col: 44}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var81)
 			if templ_7745c5c3_Err != nil {
@@ -1658,7 +1659,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var82 string
 			templ_7745c5c3_Var82, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(e.E.Usage.TokensIn))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 413, Col: 49}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 414, Col: 49}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var82))
 			if templ_7745c5c3_Err != nil {
@@ -1671,7 +1672,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var83 string
 			templ_7745c5c3_Var83, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(e.E.Usage.TokensOut))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 413, Col: 100}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 414, Col: 100}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var83))
 			if templ_7745c5c3_Err != nil {
@@ -1684,7 +1685,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var84 string
 			templ_7745c5c3_Var84, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(e.E.Usage.Requests))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 414, Col: 36}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 415, Col: 36}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var84))
 			if templ_7745c5c3_Err != nil {
@@ -1702,7 +1703,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var85 string
 				templ_7745c5c3_Var85, templ_7745c5c3_Err = templ.JoinStringErrs(errorKinds(e.E.Usage.Errors))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 416, Col: 55}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 417, Col: 55}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var85))
 				if templ_7745c5c3_Err != nil {
@@ -1727,7 +1728,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var86 string
 				templ_7745c5c3_Var86, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.url(v.C.ID, "test")).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 423, Col: 73}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 424, Col: 73}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var86)
 				if templ_7745c5c3_Err != nil {
@@ -1740,7 +1741,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var87 string
 				templ_7745c5c3_Var87, templ_7745c5c3_Err = templruntime.NewAttributeExpression("#" + e.Purpose + "-test").Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 423, Col: 113}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 424, Col: 113}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var87)
 				if templ_7745c5c3_Err != nil {
@@ -1753,7 +1754,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var88 string
 				templ_7745c5c3_Var88, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Purpose + "-test-button").Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 423, Col: 167}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 424, Col: 167}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var88)
 				if templ_7745c5c3_Err != nil {
@@ -1763,7 +1764,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if v.Ready && e.state() != "running" {
+				if v.Ready && e.State() != "running" {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 159, "<form method=\"post\" action=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
@@ -1771,7 +1772,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 					var templ_7745c5c3_Var89 string
 					templ_7745c5c3_Var89, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(e.url(v.C.ID, "start"))).ResolveURL(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 425, Col: 72}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 426, Col: 72}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var89)
 					if templ_7745c5c3_Err != nil {
@@ -1784,7 +1785,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 					var templ_7745c5c3_Var90 string
 					templ_7745c5c3_Var90, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Purpose + "-start").Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 426, Col: 54}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 427, Col: 54}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var90)
 					if templ_7745c5c3_Err != nil {
@@ -1814,7 +1815,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if e.state() == "running" {
+				if e.State() == "running" {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 166, "<form method=\"post\" action=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
@@ -1822,7 +1823,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 					var templ_7745c5c3_Var91 string
 					templ_7745c5c3_Var91, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(e.url(v.C.ID, "pause"))).ResolveURL(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 436, Col: 72}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 437, Col: 72}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var91)
 					if templ_7745c5c3_Err != nil {
@@ -1835,7 +1836,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 					var templ_7745c5c3_Var92 string
 					templ_7745c5c3_Var92, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Purpose + "-pause").Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 437, Col: 54}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 438, Col: 54}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var92)
 					if templ_7745c5c3_Err != nil {
@@ -1854,7 +1855,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var93 string
 			templ_7745c5c3_Var93, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Purpose + "-test").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 442, Col: 52}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 443, Col: 52}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var93)
 			if templ_7745c5c3_Err != nil {
@@ -1877,7 +1878,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var94 string
 			templ_7745c5c3_Var94, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(e.url(v.C.ID, ""))).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 445, Col: 65}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 446, Col: 65}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var94)
 			if templ_7745c5c3_Err != nil {
@@ -1890,7 +1891,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var95 string
 			templ_7745c5c3_Var95, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Purpose + "-form").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 445, Col: 108}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 446, Col: 108}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var95)
 			if templ_7745c5c3_Err != nil {
@@ -1903,7 +1904,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var96 string
 			templ_7745c5c3_Var96, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.E.Endpoint.BaseURL).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 446, Col: 81}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 447, Col: 81}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var96)
 			if templ_7745c5c3_Err != nil {
@@ -1916,7 +1917,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var97 string
 			templ_7745c5c3_Var97, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.E.Endpoint.Model).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 447, Col: 80}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 448, Col: 80}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var97)
 			if templ_7745c5c3_Err != nil {
@@ -1970,7 +1971,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var98 string
 				templ_7745c5c3_Var98, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(max(e.E.MaxTokens, 512*boolInt(!e.Configured)))).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 467, Col: 149}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 468, Col: 149}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var98)
 				if templ_7745c5c3_Err != nil {
@@ -2003,7 +2004,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var99 string
 				templ_7745c5c3_Var99, templ_7745c5c3_Err = templ.JoinStringErrs(e.E.TemplateText)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 475, Col: 182}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 476, Col: 182}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var99))
 				if templ_7745c5c3_Err != nil {
@@ -2016,7 +2017,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var100 string
 				templ_7745c5c3_Var100, templ_7745c5c3_Err = templ.JoinStringErrs(v.DefaultJudge)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 476, Col: 108}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 477, Col: 108}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var100))
 				if templ_7745c5c3_Err != nil {
@@ -2039,7 +2040,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 					var templ_7745c5c3_Var101 string
 					templ_7745c5c3_Var101, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 482, Col: 26}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 483, Col: 26}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var101)
 					if templ_7745c5c3_Err != nil {
@@ -2062,7 +2063,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 					var templ_7745c5c3_Var102 string
 					templ_7745c5c3_Var102, templ_7745c5c3_Err = templ.JoinStringErrs(p)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 482, Col: 109}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 483, Col: 109}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var102))
 					if templ_7745c5c3_Err != nil {
@@ -2090,7 +2091,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var103 string
 				templ_7745c5c3_Var103, templ_7745c5c3_Err = templ.JoinStringErrs(e.E.TemplateText)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 487, Col: 131}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 488, Col: 131}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var103))
 				if templ_7745c5c3_Err != nil {
@@ -2108,7 +2109,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var104 string
 			templ_7745c5c3_Var104, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(max(e.E.Endpoint.MaxConcurrency, 8*boolInt(!e.Configured)))).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 489, Col: 172}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 490, Col: 172}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var104)
 			if templ_7745c5c3_Err != nil {
@@ -2121,7 +2122,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var105 string
 			templ_7745c5c3_Var105, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(e.E.MaxPerProblem)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 490, Col: 158}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 491, Col: 158}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var105)
 			if templ_7745c5c3_Err != nil {
@@ -2134,7 +2135,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var106 string
 			templ_7745c5c3_Var106, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Purpose + "-save").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 491, Col: 51}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 492, Col: 51}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var106)
 			if templ_7745c5c3_Err != nil {
