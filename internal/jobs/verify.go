@@ -254,6 +254,14 @@ func (w *AggregateWorker) Work(ctx context.Context, job *river.Job[AggregateArgs
 		}
 		return river.JobCancel(errors.New(msg))
 	}
+	// The report's warnings read the samples' quality figures (truncated,
+	// fallback-graded, no answer, distinct texts, duplicates): recompute them
+	// before the run is marked ready, or the last run's job could call the
+	// comparison ready while this run's figures are still being written,
+	// and a report built then would miss their warnings.
+	if err := w.st.RefreshRunQuality(ctx, runID, verify.FallbackRules); err != nil {
+		return err
+	}
 	err = w.st.WithTx(ctx, func(tx *store.Store) error {
 		if err := tx.AggregateRun(ctx, runID); err != nil {
 			return err
@@ -264,11 +272,6 @@ func (w *AggregateWorker) Work(ctx context.Context, job *river.Job[AggregateArgs
 		return tx.SetRunReadyIfSettled(ctx, runID)
 	})
 	if err != nil {
-		return err
-	}
-	// The report's warnings read the samples' quality figures (truncated,
-	// fallback-graded, no answer, distinct texts): recompute them with the counts.
-	if err := w.st.RefreshRunQuality(ctx, runID, verify.FallbackRules); err != nil {
 		return err
 	}
 	_ = w.st.SetProgress(ctx, store.Progress{RunID: runID, Stage: "aggregate", Done: 1, Total: 1, Status: "done", Detail: "counts n, c per problem"})
