@@ -273,7 +273,29 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 		}
 	}
 	order := slices.Concat(buckets[:]...)
-	sortRows(rep.Rows, order, f)
+	if f.Sort != "" {
+		// Every row sorted once per report version and column (the
+		// report's rows are shared and never change), then filtered.
+		key := fmt.Sprintf("order:%s:%v:%d", f.Sort, f.Desc, f.Pair)
+		all, _ := e.Memo(key, func() (any, error) {
+			o := make([]int, len(rep.Rows))
+			for i := range o {
+				o[i] = i
+			}
+			sortRows(rep.Rows, o, f)
+			return o, nil
+		})
+		in := make([]bool, len(rep.Rows))
+		for _, i := range order {
+			in[i] = true
+		}
+		order = order[:0]
+		for _, i := range all.([]int) {
+			if in[i] {
+				order = append(order, i)
+			}
+		}
+	}
 	var datasetID int64
 	if c.DatasetID != nil {
 		datasetID = *c.DatasetID
