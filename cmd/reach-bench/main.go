@@ -7,6 +7,10 @@
 //
 //	reach-bench [-models 2] [-n 1024] [-problems 500] [-texts] [-clients 20] [-requests 400] [-max-time 60s]
 //
+// `reach-bench import` measures `reach import` of a generated MATH500 pair
+// with real completion texts next to a raw COPY of the same bytes (see
+// runImportBench; `make bench-import`).
+//
 // The database (reach_bench_<random>) is created on the server of
 // -database-url and dropped at the end unless -keep. Loopback only; every
 // load is bounded in requests and time.
@@ -46,6 +50,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "import" {
+		if err := runImportBench(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "reach-bench import:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "reach-bench:", err)
 		os.Exit(1)

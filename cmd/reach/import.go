@@ -87,6 +87,9 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Func("step", "training step of the --model just before (marks it a checkpoint)", mf.step)
 	fs.Func("map", "field mapping of the model just before, e.g. completion=text,correct=ok,problem_id=qid,list=rollouts; paths at any depth (response.body.choices, a.0.b); keys problem_id id_kind list completion correct threshold extracted sample_index finish_reason tokens question prompt reference", mf.mapping)
 	acceptGuess := fs.Bool("accept-guess", false, "read files in an unrecognised layout with the guessed field mapping (printed) instead of refusing them")
+	upload := fs.Bool("upload", false, "store the files in Postgres first and leave their import to any `reach serve` or `reach worker` (as a browser upload does; "+
+		"the stored copy is deleted once imported). Without it this process reads the samples files from its disk and stores only the samples, "+
+		"so it stays until they are read")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -108,7 +111,11 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	client, stop, err := cliJobs(ctx, st, nil, *wait)
+	queue := ""
+	if !*upload {
+		queue = jobs.NewLocalQueue()
+	}
+	client, stop, err := cliJobs(ctx, st, nil, *wait, queue)
 	if err != nil {
 		return err
 	}
@@ -119,13 +126,28 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	id, mapped, err := intake.Create(ctx, st, client, intake.Spec{Name: *name, SourceNote: *note,
-		Dataset: intake.LocalFile(*dataset), Models: mf.models, Reverify: *reverify, ProjectID: projectID, AcceptGuess: *acceptGuess})
+	spec := intake.Spec{Name: *name, SourceNote: *note,
+		Dataset: intake.LocalFile(*dataset), Models: mf.models, Reverify: *reverify, ProjectID: projectID, AcceptGuess: *acceptGuess}
+	var (
+		id     int64
+		mapped intake.Mapped
+	)
+	if *upload {
+		id, mapped, err = intake.Create(ctx, st, client, spec)
+	} else {
+		id, mapped, err = intake.CreateLocal(ctx, st, client, spec, queue)
+	}
 	if err != nil {
 		return err
 	}
 	for model, m := range mapped {
 		fmt.Fprintf(os.Stderr, "model %q: unrecognised layout, read with the guessed field mapping --map '%s'\n", model, intake.FormatMapping(m))
+	}
+	if !*upload {
+		// The files are on this machine: stay until they are read.
+		if err := intake.WaitImported(ctx, st, id); err != nil {
+			return err
+		}
 	}
 	if *wait {
 		if err := waitReady(ctx, st, id); err != nil {

@@ -31,7 +31,7 @@ Usage:
   reach worker         River workers only, for more machines on the same Postgres
   reach migrate        apply database migrations and exit
   reach import         create a comparison from files: --dataset FILE --base NAME=FILE --model NAME=FILE ... --name NAME
-                       [--project NAME] [--wait]
+                       [--project NAME] [--wait] [--upload]
   reach sample         create a comparison sampled from OpenAI-compatible endpoints:
                        --dataset FILE --base NAME=URL#MODEL --model NAME=URL#MODEL ... --n N --name NAME [--wait]
   reach replay-server  an OpenAI-compatible server that replays a samples file (tests and demos)

@@ -95,7 +95,7 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	client, stop, err := cliJobs(ctx, st, box, *wait)
+	client, stop, err := cliJobs(ctx, st, box, *wait, "")
 	if err != nil {
 		return err
 	}

@@ -50,12 +50,12 @@ func openStore(ctx context.Context, databaseURL string, create bool) (*store.Sto
 	return st, nil
 }
 
-func newJobs(st *store.Store, workers int, box *secret.Box) (*jobs.Client, error) {
+func newJobs(st *store.Store, workers int, box *secret.Box, localQueue string) (*jobs.Client, error) {
 	// Both are for tests of killed workers; the defaults suit real runs.
 	timeout, _ := time.ParseDuration(os.Getenv("REACH_JOB_TIMEOUT"))
 	rescue, _ := time.ParseDuration(os.Getenv("REACH_RESCUE_AFTER"))
 	return jobs.NewClient(st, jobs.Config{Workers: workers, SamplingWorkers: samplingWorkers(), Verifier: newVerifier(),
-		Secret: box, Logger: slog.Default(), JobTimeout: timeout, RescueAfter: rescue, Lease: leaseFromEnv()})
+		Secret: box, Logger: slog.Default(), JobTimeout: timeout, RescueAfter: rescue, Lease: leaseFromEnv(), LocalQueue: localQueue})
 }
 
 // leaseFromEnv reads REACH_LEASE_DELAY, REACH_LEASE_RENEW, REACH_LEASE_TTL
@@ -68,17 +68,18 @@ func leaseFromEnv() jobs.LeaseConfig {
 
 // cliJobs returns a River client for a CLI command: with wait it works the
 // jobs in this process (stop it with the returned func), otherwise it only
-// enqueues them for a running serve or worker.
-func cliJobs(ctx context.Context, st *store.Store, box *secret.Box, wait bool) (*jobs.Client, func(), error) {
+// enqueues them for a running serve or worker. With localQueue set it works
+// that queue in any case (the imports of this machine's files).
+func cliJobs(ctx context.Context, st *store.Store, box *secret.Box, wait bool, localQueue string) (*jobs.Client, func(), error) {
 	workers := 0
 	if wait {
 		workers = defaultWorkers()
 	}
-	client, err := newJobs(st, workers, box)
+	client, err := newJobs(st, workers, box, localQueue)
 	if err != nil {
 		return nil, nil, err
 	}
-	if !wait {
+	if !wait && localQueue == "" {
 		return client, func() {}, nil
 	}
 	if err := client.Start(ctx); err != nil {
@@ -121,7 +122,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	client, err := newJobs(st, *workers, box)
+	client, err := newJobs(st, *workers, box, "")
 	if err != nil {
 		return err
 	}
@@ -207,7 +208,7 @@ func runWorker(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	client, err := newJobs(st, *workers, box)
+	client, err := newJobs(st, *workers, box, "")
 	if err != nil {
 		return err
 	}

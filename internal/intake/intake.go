@@ -1,6 +1,8 @@
 // Package intake creates a comparison from local files (the CLI's
-// `reach import` and the shipped example): it stores each file as an upload,
-// sniffs its format and enqueues the same ImportJob the browser form does.
+// `reach import` and the shipped example). Create stores each file as an
+// upload, sniffs its format and enqueues the same ImportJob the browser
+// form does; CreateLocal leaves the samples files where they are and has
+// the calling process import them straight from its disk.
 package intake
 
 import (
@@ -12,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/reach-lab/reach/internal/ingest"
 	"github.com/reach-lab/reach/internal/jobs"
@@ -25,11 +28,12 @@ import (
 type File struct {
 	Name string // shown to the user, e.g. "test.jsonl"
 	Open func() (io.ReadCloser, error)
+	Path string // on this machine's disk ("" when not a local file)
 }
 
 // LocalFile opens a file on disk.
 func LocalFile(path string) File {
-	return File{Name: filepath.Base(path), Open: func() (io.ReadCloser, error) { return os.Open(path) }}
+	return File{Name: filepath.Base(path), Path: path, Open: func() (io.ReadCloser, error) { return os.Open(path) }}
 }
 
 // Model is one model's samples file.
@@ -123,43 +127,17 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 	}
 	mapped := Mapped{}
 	for i, m := range spec.Models {
-		role := m.Role
-		if role == "" {
-			role = "rl"
-			if i == 0 {
-				role = "base"
-			}
-		}
 		id, err := save(m.File)
 		if err != nil {
 			cleanup()
 			return 0, nil, err
 		}
-		ex, err := ingest.Examine(st.OpenUpload(ctx, id), m.File.Name)
-		format, mapping := ex.Format, ex.Mapping
-		if m.Mapping != nil {
-			format, mapping, err = ingest.FormatMapped, m.Mapping, nil
-		}
+		run, err := describe(i, m, st.OpenUpload(ctx, id), spec.AcceptGuess, mapped)
 		if err != nil {
 			cleanup()
-			return 0, nil, fmt.Errorf("model %q: %w", m.Name, err)
+			return 0, nil, err
 		}
-		if format == ingest.FormatMapped && m.Mapping == nil && !spec.AcceptGuess {
-			cleanup()
-			return 0, nil, &GuessError{Model: m.Name, File: m.File.Name, Guess: *mapping}
-		}
-		if !code.ValidHarness(m.CodeHarness) {
-			cleanup()
-			return 0, nil, fmt.Errorf("model %q: unknown code harness %q (use %s)", m.Name, m.CodeHarness, code.HarnessNames())
-		}
-		run := store.NewRun{ModelName: m.Name, Role: role, Step: m.Step, UploadID: id, SourceFile: m.File.Name, Format: string(format),
-			CodeHarness: m.CodeHarness}
-		if format == ingest.FormatMapped && mapping != nil {
-			run.Mapping = mapping
-			if m.Mapping == nil {
-				mapped[m.Name] = *mapping
-			}
-		}
+		run.UploadID = id
 		nc.Runs = append(nc.Runs, run)
 	}
 	var cid int64
@@ -175,6 +153,160 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 		return 0, nil, err
 	}
 	return cid, mapped, nil
+}
+
+// describe examines model i's file (read from r) and returns its run:
+// role, format and mapping. A file in an unrecognised layout without a
+// mapping is refused (a *GuessError) unless acceptGuess; a guessed mapping
+// it uses is added to mapped.
+func describe(i int, m Model, r io.Reader, acceptGuess bool, mapped Mapped) (store.NewRun, error) {
+	role := m.Role
+	if role == "" {
+		role = "rl"
+		if i == 0 {
+			role = "base"
+		}
+	}
+	ex, err := ingest.Examine(r, m.File.Name)
+	format, mapping := ex.Format, ex.Mapping
+	if m.Mapping != nil {
+		format, mapping, err = ingest.FormatMapped, m.Mapping, nil
+	}
+	if err != nil {
+		return store.NewRun{}, fmt.Errorf("model %q: %w", m.Name, err)
+	}
+	if format == ingest.FormatMapped && m.Mapping == nil && !acceptGuess {
+		return store.NewRun{}, &GuessError{Model: m.Name, File: m.File.Name, Guess: *mapping}
+	}
+	if !code.ValidHarness(m.CodeHarness) {
+		return store.NewRun{}, fmt.Errorf("model %q: unknown code harness %q (use %s)", m.Name, m.CodeHarness, code.HarnessNames())
+	}
+	run := store.NewRun{ModelName: m.Name, Role: role, Step: m.Step, SourceFile: m.File.Name, Format: string(format),
+		CodeHarness: m.CodeHarness}
+	if format == ingest.FormatMapped && mapping != nil {
+		run.Mapping = mapping
+		if m.Mapping == nil {
+			mapped[m.Name] = *mapping
+		}
+	}
+	return run, nil
+}
+
+// CreateLocal creates the comparison from files on this machine without
+// storing them: the dataset is loaded here and now, and each samples file
+// is imported straight from its path by an ImportLocalArgs job in queue,
+// which client must work (jobs.Config.LocalQueue, jobs.NewLocalQueue) until
+// the import is done; WaitImported waits for that. Progress, errors (file,
+// line, field) and the all-or-nothing rule are those of an uploaded file's
+// import. Every model's File must have a Path. Layouts are examined and
+// refused as by Create. On error before the comparison exists nothing is
+// kept; a bad samples file fails the comparison with its reason.
+func CreateLocal(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec, queue string) (int64, Mapped, error) {
+	if spec.Name == "" {
+		return 0, nil, errors.New("the comparison needs a name")
+	}
+	if len(spec.Models) < 2 {
+		return 0, nil, fmt.Errorf("a comparison needs a base model and at least one other model (got %d)", len(spec.Models))
+	}
+	nc := store.NewComparison{Name: spec.Name, SourceNote: spec.SourceNote, Reverify: spec.Reverify, DatasetID: spec.DatasetID,
+		ProjectID: spec.ProjectID}
+	mapped := Mapped{}
+	var paths []string
+	for i, m := range spec.Models {
+		if m.File.Path == "" {
+			return 0, nil, fmt.Errorf("model %q: %s is not a local file", m.Name, m.File.Name)
+		}
+		abs, err := filepath.Abs(m.File.Path)
+		if err != nil {
+			return 0, nil, fmt.Errorf("model %q: %w", m.Name, err)
+		}
+		f, err := os.Open(abs)
+		if err != nil {
+			return 0, nil, fmt.Errorf("model %q: %w", m.Name, err)
+		}
+		run, err := describe(i, m, f, spec.AcceptGuess, mapped)
+		f.Close()
+		if err != nil {
+			return 0, nil, err
+		}
+		nc.Runs = append(nc.Runs, run)
+		paths = append(paths, abs)
+	}
+	var cid int64
+	err := st.WithTx(ctx, func(tx *store.Store) error {
+		var datasetID int64
+		if spec.DatasetID == 0 {
+			if spec.Dataset.Open == nil {
+				return errors.New("no dataset given")
+			}
+			r, err := spec.Dataset.Open()
+			if err != nil {
+				return fmt.Errorf("open %s: %w", spec.Dataset.Name, err)
+			}
+			datasetID, err = jobs.ImportDataset(ctx, tx, spec.Dataset.Name, r)
+			r.Close()
+			if err != nil {
+				return err
+			}
+		}
+		var err error
+		if cid, err = tx.CreateComparison(ctx, nc); err != nil {
+			return err
+		}
+		if datasetID != 0 {
+			if err := tx.SetComparisonDataset(ctx, cid, datasetID); err != nil {
+				return err
+			}
+		}
+		c, err := tx.GetComparison(ctx, cid)
+		if err != nil {
+			return err
+		}
+		byRun := map[int64]string{}
+		for i, r := range c.Runs {
+			byRun[r.ID] = paths[i]
+		}
+		return jobs.StartLocalImport(ctx, client, tx, cid, queue, byRun)
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return cid, mapped, nil
+}
+
+// WaitImported waits until no run of the comparison is importing any more
+// (its local files are read), or the comparison failed (its error). When
+// ctx ends first, the import is given up: the comparison fails saying so
+// and nothing of it is kept.
+func WaitImported(ctx context.Context, st *store.Store, id int64) error {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		c, err := st.GetComparison(ctx, id)
+		if err != nil && ctx.Err() == nil {
+			return err
+		}
+		if err == nil {
+			if c.Status == store.StatusFailed {
+				return fmt.Errorf("comparison %d failed: %s", id, c.Error)
+			}
+			done := true
+			for _, r := range c.Runs {
+				if r.Status == store.StatusPending || r.Status == store.StatusImporting {
+					done = false
+				}
+			}
+			if done {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			jobs.FailLocalImport(ctx, st, id, errors.New("`reach import` was interrupted before its files were read; nothing of them was kept: run the import again"))
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }
 
 // ParseModelFlag splits a NAME=FILE command-line value.

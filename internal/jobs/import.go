@@ -157,7 +157,14 @@ func importDataset(ctx context.Context, tx *store.Store, uploadID int64) (int64,
 	if err != nil {
 		return 0, err
 	}
-	dsID, err := tx.CreateDataset(ctx, up.Filename, up.Filename)
+	return ImportDataset(ctx, tx, up.Filename, tx.OpenUpload(ctx, uploadID))
+}
+
+// ImportDataset reads a dataset file (JSONL, named name) from r into a new
+// dataset inside tx and returns its id. A bad line is an *ingest.Error
+// naming file, line and field; a file without problems is an error too.
+func ImportDataset(ctx context.Context, tx *store.Store, name string, r io.Reader) (int64, error) {
+	dsID, err := tx.CreateDataset(ctx, name, name)
 	if err != nil {
 		return 0, err
 	}
@@ -170,7 +177,7 @@ func importDataset(ctx context.Context, tx *store.Store, uploadID int64) (int64,
 		batch = batch[:0]
 		return err
 	}
-	err = ingest.ReadDataset(tx.OpenUpload(ctx, uploadID), up.Filename, func(p ingest.Problem) error {
+	err = ingest.ReadDataset(r, name, func(p ingest.Problem) error {
 		key := p.Key
 		if key == "" {
 			key = strconv.Itoa(p.Index)
@@ -196,7 +203,7 @@ func importDataset(ctx context.Context, tx *store.Store, uploadID int64) (int64,
 		return 0, err
 	}
 	if d.ProblemCount == 0 {
-		return 0, fmt.Errorf("%s: no problems in the dataset file: %w", up.Filename, errBadInput)
+		return 0, fmt.Errorf("%s: no problems in the dataset file: %w", name, errBadInput)
 	}
 	return dsID, nil
 }
@@ -234,13 +241,53 @@ func (w *ImportRunWorker) Timeout(*river.Job[ImportRunArgs]) time.Duration { ret
 // comparison failed meanwhile.
 var errImportAborted = errors.New("the comparison's import failed")
 
-// Work imports the file in one transaction: a bad line anywhere rolls the
-// run back and fails the comparison with an error naming file, line and
-// field. A killed worker's transaction dies with its connection, so the
-// job that resumes it starts from a clean run.
+// Work imports the uploaded file in one transaction: a bad line anywhere
+// rolls the run back and fails the comparison with an error naming file,
+// line and field. A killed worker's transaction dies with its connection,
+// so the job that resumes it starts from a clean run.
 func (w *ImportRunWorker) Work(ctx context.Context, job *river.Job[ImportRunArgs]) error {
 	a := job.Args
-	c, err := w.st.GetComparison(ctx, a.ComparisonID)
+	return importJob(ctx, w.st, w.v, job.Attempt >= job.MaxAttempts, a.ComparisonID, a.RunID, func(ctx context.Context, r store.Run) (source, error) {
+		if r.UploadID == nil {
+			return source{}, fmt.Errorf("model %q has no samples file: %w", r.ModelName, errBadInput)
+		}
+		return uploadSource(ctx, w.st, *r.UploadID)
+	})
+}
+
+// source is a samples file to import: an upload stored in Postgres, or a
+// file on the disk of the `reach import` process that works the job.
+type source struct {
+	name  string
+	size  int64
+	local bool // a local file: nothing to delete, no Retry without the process
+	open  func() (io.ReadCloser, error)
+	head  func(n int) ([]byte, error) // the first n bytes (or fewer), to sniff the format
+	// drop, when set, deletes the stored file inside the import's
+	// transaction once the import succeeded.
+	drop func(ctx context.Context, tx *store.Store) error
+}
+
+// uploadSource reads an upload through the pool, not the import's
+// transaction: the transaction's connection is busy with COPY while the
+// parser reads the next chunk.
+func uploadSource(ctx context.Context, st *store.Store, id int64) (source, error) {
+	up, err := st.GetUpload(ctx, id)
+	if err != nil {
+		return source{}, err
+	}
+	return source{name: up.Filename, size: up.Size,
+		open: func() (io.ReadCloser, error) { return io.NopCloser(st.OpenUpload(ctx, id)), nil },
+		head: func(n int) ([]byte, error) { return st.UploadHead(ctx, id, n) },
+		drop: func(ctx context.Context, tx *store.Store) error { return tx.DeleteUpload(ctx, id) }}, nil
+}
+
+// importJob is the work of an import job of one run: the file from src
+// is imported in one transaction, and on a bad file (or on the last
+// attempt) the comparison fails with nothing of its runs kept.
+func importJob(ctx context.Context, st *store.Store, v verify.Verifier, lastAttempt bool, comparisonID, runID int64,
+	src func(context.Context, store.Run) (source, error)) error {
+	c, err := st.GetComparison(ctx, comparisonID)
 	if errors.Is(err, store.ErrNotFound) {
 		return river.JobCancel(err)
 	}
@@ -249,12 +296,12 @@ func (w *ImportRunWorker) Work(ctx context.Context, job *river.Job[ImportRunArgs
 	}
 	var run *store.Run
 	for i := range c.Runs {
-		if c.Runs[i].ID == a.RunID {
+		if c.Runs[i].ID == runID {
 			run = &c.Runs[i]
 		}
 	}
 	if run == nil {
-		return river.JobCancel(fmt.Errorf("run %d is not in comparison %d", a.RunID, a.ComparisonID))
+		return river.JobCancel(fmt.Errorf("run %d is not in comparison %d", runID, comparisonID))
 	}
 	if c.Status == store.StatusFailed || (run.Status != store.StatusPending && run.Status != store.StatusImporting) {
 		return nil // the comparison failed, or an earlier attempt imported the run
@@ -264,35 +311,44 @@ func (w *ImportRunWorker) Work(ctx context.Context, job *river.Job[ImportRunArgs
 	}
 	start := time.Now()
 	var sum pipelineStats
-	err = w.st.WithTx(ctx, func(tx *store.Store) error {
-		var err error
-		sum, err = w.importRun(ctx, tx, c, *run)
-		return err
-	})
+	file, err := src(ctx, *run)
+	if err == nil {
+		err = st.WithTx(ctx, func(tx *store.Store) error {
+			var err error
+			sum, err = importRun(ctx, st, tx, v, c, *run, file)
+			return err
+		})
+	}
 	if errors.Is(err, errImportAborted) {
 		return nil
 	}
 	if err != nil {
 		// Another file of the comparison failed first (and its failure may
 		// have deleted this file): that error is the one to show.
-		if now, gerr := w.st.GetComparison(ctx, c.ID); gerr == nil && now.Status == store.StatusFailed {
+		if now, gerr := st.GetComparison(ctx, c.ID); gerr == nil && now.Status == store.StatusFailed {
 			return river.JobCancel(fmt.Errorf("stopped: %w", errImportAborted))
 		}
-		if !transient(err) || job.Attempt >= job.MaxAttempts {
-			failImport(ctx, w.st, c.ID, run.ID, err, !transient(err))
+		if file.local && ctx.Err() != nil {
+			// The process that reads the file is stopping: no other
+			// process can read it, so the import ends here.
+			failImport(ctx, st, c.ID, run.ID, fmt.Errorf("the `reach import` process reading %s stopped before the import finished; nothing of it was kept: run the import again", file.name), true)
+			return river.JobCancel(err)
+		}
+		if !transient(err) || lastAttempt {
+			failImport(ctx, st, c.ID, run.ID, err, !transient(err) || file.local)
 			return river.JobCancel(err)
 		}
 		return err
 	}
 	slog.Info("imported samples", "comparison", c.ID, "model", run.ModelName, "samples", sum.samples, "problems", sum.counts,
 		"verified", sum.verified, "duration", time.Since(start).Round(time.Millisecond))
-	if err := w.st.FinishImportIfDone(ctx, c.ID); err != nil {
+	if err := st.FinishImportIfDone(ctx, c.ID); err != nil {
 		return err
 	}
-	if err := w.st.MarkComparisonReadyIfDone(ctx, c.ID); err != nil {
+	if err := st.MarkComparisonReadyIfDone(ctx, c.ID); err != nil {
 		return err
 	}
-	return startStatsIfReady(ctx, w.st, c.ID)
+	return startStatsIfReady(ctx, st, c.ID)
 }
 
 // Batch limits: rows and completion bytes per COPY, so memory stays flat
@@ -376,18 +432,15 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// importRun imports one run's upload inside tx and enqueues the job that
-// follows it (verification or aggregation).
-func (w *ImportRunWorker) importRun(ctx context.Context, tx *store.Store, c store.Comparison, r store.Run) (pipelineStats, error) {
+// importRun imports one run's file inside tx and enqueues the job that
+// follows it (verification or aggregation); st (outside tx) records the
+// progress as it goes, so that the progress page sees it.
+func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c store.Comparison, r store.Run, up source) (pipelineStats, error) {
 	var sum pipelineStats
-	up, err := tx.GetUpload(ctx, *r.UploadID)
-	if err != nil {
-		return sum, err
-	}
 	if err := tx.ClearRun(ctx, r.ID); err != nil {
 		return sum, err
 	}
-	format, mapping, err := runFormat(ctx, tx, r, up)
+	format, mapping, err := runFormat(r, up)
 	if err != nil {
 		return sum, err
 	}
@@ -397,9 +450,14 @@ func (w *ImportRunWorker) importRun(ctx context.Context, tx *store.Store, c stor
 	}
 	ix := newProblemIndex(problems)
 
-	prog := store.Progress{RunID: r.ID, Stage: "import", Total: up.Size, Unit: "bytes", Status: "running"}
-	_ = w.st.SetProgress(ctx, prog)
-	cr := &countingReader{r: tx.OpenUpload(ctx, *r.UploadID)}
+	prog := store.Progress{RunID: r.ID, Stage: "import", Total: up.size, Unit: "bytes", Status: "running"}
+	_ = st.SetProgress(ctx, prog)
+	f, err := up.open()
+	if err != nil {
+		return sum, fmt.Errorf("open %s: %w", up.name, err)
+	}
+	defer f.Close()
+	cr := &countingReader{r: f}
 	var lastTick time.Time
 	tick := func(unit string, n int64) {
 		if time.Since(lastTick) < 500*time.Millisecond {
@@ -408,17 +466,17 @@ func (w *ImportRunWorker) importRun(ctx context.Context, tx *store.Store, c stor
 		lastTick = time.Now()
 		prog.Done = cr.n.Load()
 		prog.Detail = fmt.Sprintf("%d %s", n, unit)
-		_ = w.st.SetProgress(ctx, prog)
+		_ = st.SetProgress(ctx, prog)
 	}
 
-	p := samplePipeline{v: w.v, ix: ix, mt: ix.matcher(up.Filename), reverify: c.Reverify, runID: r.ID, file: up.Filename}
+	p := samplePipeline{v: v, ix: ix, mt: ix.matcher(up.name), reverify: c.Reverify, runID: r.ID, file: up.name}
 	p.mt.GuardCompletions(format == ingest.FormatMapped) // a known layout's completion field is right by construction
 	var (
 		meta  *ingest.RunMeta
 		warns importWarnings
 	)
 	read := func(onSample func(ingest.Sample) error, onCount func(ingest.Count) error) error {
-		err := ingest.Read(cr, up.Filename, format, mapping, ingest.Options{OnSample: onSample, OnCount: onCount,
+		err := ingest.Read(cr, up.name, format, mapping, ingest.Options{OnSample: onSample, OnCount: onCount,
 			OnMeta:    func(m ingest.RunMeta) error { meta = &m; return nil },
 			OnWarning: warns.add})
 		if err != nil {
@@ -448,10 +506,10 @@ func (w *ImportRunWorker) importRun(ctx context.Context, tx *store.Store, c stor
 		return sum, err
 	}
 	if sum.samples == 0 && sum.counts == 0 {
-		return sum, &ingest.Error{File: up.Filename, Line: 1, Msg: "no samples in the file"}
+		return sum, &ingest.Error{File: up.name, Line: 1, Msg: "no samples in the file"}
 	}
 	if sum.samples > 0 && sum.counts > 0 {
-		return sum, &ingest.Error{File: up.Filename, Msg: "the file mixes samples and per-problem counts"}
+		return sum, &ingest.Error{File: up.name, Msg: "the file mixes samples and per-problem counts"}
 	}
 	// Serialise with failImport, which locks the comparison before the
 	// runs (so must this, before it writes its run's row): a comparison
@@ -461,8 +519,10 @@ func (w *ImportRunWorker) importRun(ctx context.Context, tx *store.Store, c stor
 	} else if st == store.StatusFailed {
 		return sum, errImportAborted
 	}
-	if err := tx.DeleteUpload(ctx, *r.UploadID); err != nil {
-		return sum, err
+	if up.drop != nil {
+		if err := up.drop(ctx, tx); err != nil {
+			return sum, err
+		}
 	}
 	if meta != nil || warns.Count > 0 {
 		var w any
@@ -474,7 +534,7 @@ func (w *ImportRunWorker) importRun(ctx context.Context, tx *store.Store, c stor
 		}
 	}
 
-	prog.Done, prog.Status = up.Size, "done"
+	prog.Done, prog.Status = up.size, "done"
 	if sum.counts > 0 {
 		prog.Detail = fmt.Sprintf("%d problems (counts only)", sum.counts)
 		if err := tx.SetProgress(ctx, prog); err != nil {
@@ -491,7 +551,7 @@ func (w *ImportRunWorker) importRun(ctx context.Context, tx *store.Store, c stor
 	}
 	if sum.verified > 0 {
 		if err := tx.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "verify", Done: sum.verified, Total: sum.verified, Unit: "samples",
-			Status: "done", Detail: fmt.Sprintf("%d samples verified by %s during the import", sum.verified, w.v.Name())}); err != nil {
+			Status: "done", Detail: fmt.Sprintf("%d samples verified by %s during the import", sum.verified, v.Name())}); err != nil {
 			return sum, err
 		}
 	}
@@ -530,7 +590,7 @@ func (w *ImportRunWorker) importRun(ctx context.Context, tx *store.Store, c stor
 
 // runFormat returns the format and mapping of a run's file: the confirmed
 // ones stored on the run, else what Sniff guesses from the file's head.
-func runFormat(ctx context.Context, tx *store.Store, r store.Run, up store.Upload) (ingest.Format, *ingest.Mapping, error) {
+func runFormat(r store.Run, up source) (ingest.Format, *ingest.Mapping, error) {
 	if r.Format != "" {
 		var m *ingest.Mapping
 		if len(r.Mapping) > 0 && string(r.Mapping) != "null" {
@@ -541,9 +601,9 @@ func runFormat(ctx context.Context, tx *store.Store, r store.Run, up store.Uploa
 		}
 		return ingest.Format(r.Format), m, nil
 	}
-	head, err := tx.UploadHead(ctx, *r.UploadID, ingest.SniffBytes)
+	head, err := up.head(ingest.SniffBytes)
 	if err != nil {
 		return "", nil, err
 	}
-	return ingest.Sniff(head, up.Filename)
+	return ingest.Sniff(head, up.name)
 }

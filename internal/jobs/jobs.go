@@ -55,6 +55,10 @@ type Config struct {
 	// Lease sets how fast the work of a dead worker is resumed; zero
 	// values take the defaults (about a minute).
 	Lease LeaseConfig
+	// LocalQueue, when set, is a queue (NewLocalQueue) this client works
+	// besides the others, even with Workers = 0: the imports of files on
+	// this machine by `reach import` (StartLocalImport).
+	LocalQueue string
 }
 
 // NewClient builds a River client on the store's pool with Reach's workers
@@ -63,6 +67,7 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &ImportWorker{st: st})
 	river.AddWorker(workers, &ImportRunWorker{st: st, v: cfg.Verifier})
+	river.AddWorker(workers, &ImportLocalWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &VerifyWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &AggregateWorker{st: st})
 	river.AddWorker(workers, &ReverifyWorker{st: st, v: cfg.Verifier})
@@ -88,6 +93,14 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 			sw = 32
 		}
 		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}, SamplingQueue: {MaxWorkers: sw}}
+	}
+	if cfg.LocalQueue != "" {
+		if rc.Queues == nil {
+			rc.Queues = map[string]river.QueueConfig{}
+		}
+		// Every file of one import at once: each is parsed on its own
+		// core while the verifier's goroutines share all of them.
+		rc.Queues[cfg.LocalQueue] = river.QueueConfig{MaxWorkers: 16}
 	}
 	c, err := river.NewClient(riverpgxv5.New(st.Pool()), rc)
 	if err != nil {

@@ -160,6 +160,22 @@ func (w *ReapWorker) Work(ctx context.Context, job *river.Job[ReapArgs]) error {
 }
 
 func (w *ReapWorker) resume(ctx context.Context, client *Client, j store.LostJob) error {
+	if j.Kind == (ImportLocalArgs{}).Kind() {
+		// The file is on the lost process's disk: no other worker can
+		// read it, so the comparison fails and says why.
+		var a ImportLocalArgs
+		_ = json.Unmarshal(j.Args, &a)
+		if _, err := client.JobCancel(ctx, j.ID); err != nil {
+			return fmt.Errorf("cancel lost job %d: %w", j.ID, err)
+		}
+		if err := w.st.DropLease(ctx, j.ID); err != nil {
+			return err
+		}
+		failImport(ctx, w.st, a.ComparisonID, a.RunID, fmt.Errorf("the `reach import` process reading %s (%s) stopped before the import finished; nothing of it was kept: run the import again",
+			a.Path, cmp.Or(j.Holder, a.Holder)), true)
+		slog.Warn("failed the import of a lost reach import process", "job", j.ID, "holder", j.Holder, "comparison", a.ComparisonID)
+		return nil
+	}
 	return w.st.WithTx(ctx, func(tx *store.Store) error {
 		if _, err := client.JobCancelTx(ctx, tx.Tx(), j.ID); err != nil {
 			return fmt.Errorf("cancel lost job %d: %w", j.ID, err)

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/benchdata"
+	"github.com/reach-lab/reach/internal/store"
+)
+
+// step is one measured step of a repetition.
+type step struct {
+	wall time.Duration
+	wal  int64 // bytes of WAL written (cluster-wide LSN difference)
+	rss  int64 // peak RSS of the process, bytes (0: not a child process)
+}
+
+// runImportBench is `reach-bench import`: it generates a MATH500 base/RL
+// pair with real completion texts (internal/benchdata.WriteFiles) and, per
+// repetition in a fresh database, COPYs the same bytes raw into a text
+// column and then runs `reach import --wait` on the pair (and with -upload
+// also `reach import --upload --wait`, the path of uploaded files), printing
+// wall time, speed relative to COPY, WAL written and peak RSS; medians over
+// -reps.
+func runImportBench(args []string) error {
+	fs := flag.NewFlagSet("reach-bench import", flag.ContinueOnError)
+	adminURL := fs.String("database-url", envOr("REACH_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
+		"Postgres server (admin database, superuser for CHECKPOINT) to create each repetition's database on")
+	n := fs.Int("n", 1024, "samples per problem of the base model")
+	rlN := fs.Int("rl-n", 0, "samples per problem of the RL model (default: -n)")
+	dir := fs.String("dir", "", "directory of the generated files (default /tmp/reach-bench-import-n<N>[-rl<RLN>]); reused when it holds the same spec")
+	data := fs.String("data", "../shared/data", "the shipped data (MATH500 and the real Qwen3-4B-Base completions)")
+	reach := fs.String("reach", "bin/reach", "the reach binary to run")
+	reps := fs.Int("reps", 1, "repetitions (medians are printed)")
+	upload := fs.Bool("upload", false, "also run `reach import --upload --wait` (files stored in Postgres first, as from the browser)")
+	genOnly := fs.Bool("generate-only", false, "only generate the files")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *rlN == 0 {
+		*rlN = *n
+	}
+	if *reps < 1 {
+		return fmt.Errorf("-reps must be >= 1")
+	}
+	if *dir == "" {
+		*dir = fmt.Sprintf("/tmp/reach-bench-import-n%d", *n)
+		if *rlN != *n {
+			*dir += fmt.Sprintf("-rl%d", *rlN)
+		}
+	}
+	start := time.Now()
+	files, err := benchdata.WriteFiles(*dir, *data, benchdata.FileSpec{N: *n, RLN: *rlN, Seed: 1})
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	how := fmt.Sprintf("generated in %.1fs", time.Since(start).Seconds())
+	if files.Reused {
+		how = "reused"
+	}
+	fmt.Printf("machine: %d cores, %s; load average %s\n", runtime.NumCPU(), runtime.Version(), loadAvg())
+	fmt.Printf("files in %s (%s): base.jsonl %s (%d samples), rl.jsonl %s (%d samples), input %s\n", files.Dir, how,
+		mb(files.BaseSize), files.BaseSamples, mb(files.RLSize), files.RLSamples, mb(files.Input()))
+	if *genOnly {
+		return nil
+	}
+	if _, err := os.Stat(*reach); err != nil {
+		return fmt.Errorf("the reach binary (-reach): %w", err)
+	}
+	ctx := context.Background()
+	names := []string{"raw COPY into a text column", "reach import --wait"}
+	if *upload {
+		names = append(names, "reach import --upload --wait")
+	}
+	results := make([][]step, len(names))
+	for rep := range *reps {
+		fmt.Printf("\nrepetition %d/%d\n", rep+1, *reps)
+		got, err := importRep(ctx, *adminURL, *reach, files, *upload)
+		if err != nil {
+			return err
+		}
+		for i, s := range got {
+			results[i] = append(results[i], s)
+			fmt.Printf("  %-30s %8.1fs  WAL %s", names[i], s.wall.Seconds(), mb(s.wal))
+			if s.rss > 0 {
+				fmt.Printf("  peak RSS %s", mb(s.rss))
+			}
+			fmt.Println()
+		}
+	}
+	fmt.Printf("\nmedians of %d repetition(s); input %s (%d + %d samples); load average %s\n", *reps, mb(files.Input()),
+		files.BaseSamples, files.RLSamples, loadAvg())
+	fmt.Printf("%-30s %9s %9s %11s %9s %10s\n", "step", "wall", "vs COPY", "WAL", "WAL/input", "peak RSS")
+	copyWall := median(results[0], func(s step) float64 { return s.wall.Seconds() })
+	for i, name := range names {
+		wall := median(results[i], func(s step) float64 { return s.wall.Seconds() })
+		wal := median(results[i], func(s step) float64 { return float64(s.wal) })
+		rss := median(results[i], func(s step) float64 { return float64(s.rss) })
+		r := "-"
+		if rss > 0 {
+			r = mb(int64(rss))
+		}
+		fmt.Printf("%-30s %8.1fs %8.0f%% %11s %8.2fx %10s\n", name, wall, 100*copyWall/wall, mb(int64(wal)), wal/float64(files.Input()), r)
+	}
+	fmt.Println("(vs COPY = COPY's wall time / the step's: the step's speed as a share of raw COPY's; WAL is the cluster's, other sessions included)")
+	return nil
+}
+
+// importRep runs one repetition in a new database and drops it.
+func importRep(ctx context.Context, adminURL, reach string, files benchdata.Files, upload bool) ([]step, error) {
+	dbURL, drop, err := createDatabase(ctx, adminURL)
+	if err != nil {
+		return nil, err
+	}
+	defer drop()
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := st.Pool().Exec(ctx, `CREATE TABLE bench_raw (line text)`); err != nil {
+		return nil, err
+	}
+	var out []step
+
+	// Raw COPY: the files' bytes, one row per line, over one connection.
+	// CSV with delimiter and quote bytes that never occur in JSON text
+	// stores each line unchanged (text format would unescape backslashes).
+	s, err := measure(ctx, st, func() (int64, error) {
+		conn, err := st.Pool().Acquire(ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer conn.Release()
+		for _, path := range []string{files.Base, files.RL} {
+			f, err := os.Open(path)
+			if err != nil {
+				return 0, err
+			}
+			_, err = conn.Conn().PgConn().CopyFrom(ctx, f, `COPY bench_raw (line) FROM STDIN WITH (FORMAT csv, DELIMITER E'\x01', QUOTE E'\x02')`)
+			f.Close()
+			if err != nil {
+				return 0, fmt.Errorf("COPY %s: %w", path, err)
+			}
+		}
+		return 0, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var rows int64
+	if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM bench_raw`).Scan(&rows); err != nil {
+		return nil, err
+	}
+	if rows != files.BaseSamples+files.RLSamples {
+		return nil, fmt.Errorf("raw COPY stored %d rows, want %d", rows, files.BaseSamples+files.RLSamples)
+	}
+	if _, err := st.Pool().Exec(ctx, `DROP TABLE bench_raw`); err != nil {
+		return nil, err
+	}
+	out = append(out, s)
+
+	modes := [][]string{nil}
+	if upload {
+		modes = append(modes, []string{"--upload"})
+	}
+	var figures []string
+	for _, extra := range modes {
+		var id int64
+		s, err := measure(ctx, st, func() (int64, error) {
+			args := append([]string{"import", "--database-url", dbURL, "--wait", "--name", "benchmark " + strings.Join(extra, " "),
+				"--dataset", files.Dataset, "--base", "base=" + files.Base, "--model", "rl=" + files.RL}, extra...)
+			cmd := exec.CommandContext(ctx, reach, args...)
+			var stdout bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
+			if err := cmd.Run(); err != nil {
+				return 0, fmt.Errorf("%s %s: %w", reach, strings.Join(args, " "), err)
+			}
+			if id, err = strconv.ParseInt(strings.TrimSpace(stdout.String()), 10, 64); err != nil {
+				return 0, fmt.Errorf("reach import printed %q, not a comparison id", stdout.String())
+			}
+			ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+			if ru == nil {
+				return 0, nil
+			}
+			return ru.Maxrss << 10, nil // kB on Linux
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+		rep, err := analysis.Build(ctx, st, id)
+		if err != nil {
+			return nil, err
+		}
+		var f []string
+		for _, m := range rep.Models {
+			f = append(f, fmt.Sprintf("%s pass@1 %.4f%% pass@%d %.4f%%", m.Name, 100*m.Pass1, rep.KMax, 100*m.PassAtK[rep.KMax-1].Value))
+		}
+		fig := strings.Join(f, ", ")
+		fmt.Printf("  comparison %d (reach import %s): %d problems; %s\n", id, strings.Join(extra, " "), rep.Problems, fig)
+		figures = append(figures, fig)
+	}
+	if len(figures) == 2 && figures[0] != figures[1] {
+		return nil, fmt.Errorf("the two import paths disagree: %q vs %q", figures[0], figures[1])
+	}
+	return out, nil
+}
+
+// measure runs f after a CHECKPOINT (so each step starts from the same WAL
+// state) and returns its wall time, the WAL written meanwhile and the peak
+// RSS f reports.
+func measure(ctx context.Context, st *store.Store, f func() (int64, error)) (step, error) {
+	var s step
+	if _, err := st.Pool().Exec(ctx, `CHECKPOINT`); err != nil {
+		return s, fmt.Errorf("CHECKPOINT (the benchmark needs a superuser): %w", err)
+	}
+	lsn := func() (string, error) {
+		var l string
+		err := st.Pool().QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&l)
+		return l, err
+	}
+	l0, err := lsn()
+	if err != nil {
+		return s, err
+	}
+	start := time.Now()
+	rss, err := f()
+	s.wall = time.Since(start)
+	if err != nil {
+		return s, err
+	}
+	l1, err := lsn()
+	if err != nil {
+		return s, err
+	}
+	if err := st.Pool().QueryRow(ctx, `SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::bigint`, l1, l0).Scan(&s.wal); err != nil {
+		return s, err
+	}
+	s.rss = rss
+	return s, nil
+}
+
+func median[T any](xs []T, f func(T) float64) float64 {
+	v := make([]float64, len(xs))
+	for i, x := range xs {
+		v[i] = f(x)
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func mb(b int64) string { return fmt.Sprintf("%.1f MB", float64(b)/1e6) }
