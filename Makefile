@@ -7,7 +7,7 @@ BIN     ?= bin/reach
 ADDR    ?= $(or $(REACH_ADDR),:8080)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: run build test check generate postgres sandbox bench clean
+.PHONY: run build test check generate postgres sandbox bench bench-import clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/reach
@@ -54,6 +54,14 @@ generate:
 
 bench:
 	$(GO) test -run XXX -bench . -benchmem ./internal/...
+
+## bench-import: generate a MATH500 base/RL pair with real completion texts (2 × 500 × 1,024 samples, about 2.9 GB,
+## in /tmp, kept for the next run) and time raw COPY of its bytes against `reach import --wait`: wall, WAL, peak RSS.
+## More flags with BENCH_IMPORT="-reps 3 -upload" (reach-bench import -h lists them). Takes minutes.
+BENCH_IMPORT ?=
+bench-import: build postgres
+	$(GO) build -o bin/reach-bench ./cmd/reach-bench
+	bin/reach-bench import -reach $(BIN) $(BENCH_IMPORT)
 
 clean:
 	rm -rf bin

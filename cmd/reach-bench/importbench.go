@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"slices"
 	"strconv"
@@ -78,7 +79,10 @@ func runImportBench(args []string) error {
 	if _, err := os.Stat(*reach); err != nil {
 		return fmt.Errorf("the reach binary (-reach): %w", err)
 	}
-	ctx := context.Background()
+	// Interrupted, the running step stops (its child process is killed)
+	// and the repetition's database is dropped.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	names := []string{"raw COPY into a text column", "reach import --wait"}
 	if *upload {
 		names = append(names, "reach import --upload --wait")

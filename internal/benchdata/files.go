@@ -113,7 +113,10 @@ func WriteFiles(dir, data string, spec FileSpec) (Files, error) {
 	if spec.N < 1 || spec.RLN < 1 {
 		return f, fmt.Errorf("benchdata: n = %d, RL n = %d: need >= 1", spec.N, spec.RLN)
 	}
-	want, _ := json.Marshal(spec)
+	want, _ := json.Marshal(struct {
+		FileSpec
+		Layout int // bumped when the generator's output changes
+	}{spec, 2})
 	marker := filepath.Join(dir, "spec.json")
 	if got, err := os.ReadFile(marker); err == nil && string(got) == string(want) {
 		if err := f.stat(); err == nil {
@@ -187,7 +190,12 @@ func (f *Files) stat() error {
 
 // writeSamples writes one model's file: n samples of each problem, c of
 // them correct with c ~ Binomial(n, rate), the correct ones at random
-// positions. It returns the number of samples written.
+// indices. Lines go round the problems (sample 0 of every problem, then
+// sample 1, ...), so that any stretch of the file holds many problems'
+// texts, as a file written in sampling rounds does: the few real texts of
+// one problem never sit side by side, where a compressor would find them
+// repeated and make storing the file look cheaper than with real samples.
+// It returns the number of samples written.
 func writeSamples(path string, ps []problem, texts [][]realText, rate []float64, n int, r *rand.Rand) (int64, error) {
 	out, err := os.Create(path)
 	if err != nil {
@@ -195,44 +203,51 @@ func writeSamples(path string, ps []problem, texts [][]realText, rate []float64,
 	}
 	w := bufio.NewWriterSize(out, 1<<20)
 	q := func(s string) []byte { b, _ := json.Marshal(s); return b }
-	var written int64
+	// Each problem's candidate lines, JSON-encoded once: its real texts by
+	// verdict, and an added-line variant when a verdict has none.
+	type cand struct {
+		text, finish []byte
+		tokens       int
+	}
+	type state struct {
+		key       []byte
+		good, bad []cand
+		left      int // correct samples still to place
+	}
+	st := make([]state, len(ps))
 	for i, p := range ps {
-		// Each problem's candidate lines, JSON-encoded once: its real texts
-		// by verdict, and the added-line variants when a verdict has none.
-		var good, bad [][]byte
-		var goodTok, badTok []int
-		var goodFin, badFin [][]byte
+		s := &st[i]
+		s.key = q(p.key)
 		add := func(text, finish string, correct bool) {
+			c := cand{q(text), q(finish), len(text) / 4}
 			if correct {
-				good, goodTok, goodFin = append(good, q(text)), append(goodTok, len(text)/4), append(goodFin, q(finish))
+				s.good = append(s.good, c)
 			} else {
-				bad, badTok, badFin = append(bad, q(text)), append(badTok, len(text)/4), append(badFin, q(finish))
+				s.bad = append(s.bad, c)
 			}
 		}
 		for _, t := range texts[i] {
 			add(t.text, t.finish, t.correct)
 		}
-		if len(good) == 0 {
-			t := texts[i][0]
-			add(t.text+"\n\nThe final answer is $\\boxed{"+p.answer+"}$.", "stop", true)
+		if len(s.good) == 0 {
+			add(texts[i][0].text+"\n\nThe final answer is $\\boxed{"+p.answer+"}$.", "stop", true)
 		}
-		if len(bad) == 0 {
-			t := texts[i][0]
-			add(t.text+"\n\nThe final answer is $\\boxed{"+p.answer+" + 1}$.", "stop", false)
+		if len(s.bad) == 0 {
+			add(texts[i][0].text+"\n\nThe final answer is $\\boxed{"+p.answer+" + 1}$.", "stop", false)
 		}
-		c := binomial(r, n, rate[i])
-		key := q(p.key)
-		left := c
-		for j := range n {
-			correct := r.IntN(n-j) < left
-			var k int
-			if correct {
-				left--
-				k = r.IntN(len(good))
-				writeLine(w, key, j, good[k], goodFin[k], goodTok[k], true)
+		s.left = binomial(r, n, rate[i])
+	}
+	var written int64
+	for j := range n {
+		for i := range st {
+			s := &st[i]
+			if r.IntN(n-j) < s.left {
+				s.left--
+				c := s.good[r.IntN(len(s.good))]
+				writeLine(w, s.key, j, c.text, c.finish, c.tokens, true)
 			} else {
-				k = r.IntN(len(bad))
-				writeLine(w, key, j, bad[k], badFin[k], badTok[k], false)
+				c := s.bad[r.IntN(len(s.bad))]
+				writeLine(w, s.key, j, c.text, c.finish, c.tokens, false)
 			}
 			written++
 		}

@@ -459,14 +459,22 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 	defer f.Close()
 	cr := &countingReader{r: f}
 	var lastTick time.Time
-	tick := func(unit string, n int64) {
+	// tick records the progress (at most twice a second) and stops the
+	// import when another file of the comparison failed meanwhile: its
+	// failure waits for this transaction to end before it deletes the
+	// comparison's dataset, so this one must not read on to the end.
+	tick := func(unit string, n int64) error {
 		if time.Since(lastTick) < 500*time.Millisecond {
-			return
+			return nil
 		}
 		lastTick = time.Now()
 		prog.Done = cr.n.Load()
 		prog.Detail = fmt.Sprintf("%d %s", n, unit)
 		_ = st.SetProgress(ctx, prog)
+		if now, err := st.ComparisonStatus(ctx, c.ID); err == nil && now == store.StatusFailed {
+			return errImportAborted
+		}
+		return nil
 	}
 
 	p := samplePipeline{v: v, ix: ix, mt: ix.matcher(up.name), reverify: c.Reverify, runID: r.ID, file: up.name}
@@ -491,14 +499,18 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 				return err
 			}
 			written += int64(len(b.samples))
-			tick("samples", written)
+			if err := tick("samples", written); err != nil {
+				return err
+			}
 		}
 		if len(b.counts) > 0 {
 			if err := tx.InsertCounts(ctx, b.counts); err != nil {
 				return err
 			}
 			written += int64(len(b.counts))
-			tick("problems", written)
+			if err := tick("problems", written); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

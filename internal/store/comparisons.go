@@ -464,6 +464,19 @@ func (s *Store) LockComparisonStatus(ctx context.Context, id int64) (string, err
 	return st, nil
 }
 
+// ComparisonStatus returns a comparison's status alone (a cheap poll).
+func (s *Store) ComparisonStatus(ctx context.Context, id int64) (string, error) {
+	var st string
+	err := s.db.QueryRow(ctx, `SELECT status FROM comparisons WHERE id = $1`, id).Scan(&st)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("comparison %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("status of comparison %d: %w", id, err)
+	}
+	return st, nil
+}
+
 // FinishImportIfDone moves an importing comparison on to verifying once
 // none of its runs is still importing.
 func (s *Store) FinishImportIfDone(ctx context.Context, id int64) error {
@@ -481,8 +494,16 @@ func (s *Store) FinishImportIfDone(ctx context.Context, id int64) error {
 // run's when runID is 0), and every sample and count they stored is
 // deleted. With dropFiles the uploaded files go too; otherwise they stay
 // for RetryImport.
+//
+// The dataset the comparison's own file created is deleted in a second
+// transaction, after the failure is committed: deleting its problems
+// waits for the other files' imports still in flight (their samples
+// reference the problems), which must first see the comparison failed
+// (they check under its lock) and roll back; in one transaction the two
+// would wait for each other.
 func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg string, dropFiles bool) error {
-	return s.WithTx(ctx, func(tx *Store) error {
+	dropDataset := false
+	err := s.WithTx(ctx, func(tx *Store) error {
 		st, err := tx.LockComparisonStatus(ctx, id)
 		if err != nil {
 			return err
@@ -518,6 +539,14 @@ func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg s
 		if _, err := tx.db.Exec(ctx, `UPDATE runs SET upload_id = NULL WHERE comparison_id = $1`, id); err != nil {
 			return fmt.Errorf("forget the files of comparison %d: %w", id, err)
 		}
+		_, err = tx.db.Exec(ctx, `UPDATE comparisons SET dataset_upload_id = NULL WHERE id = $1`, id)
+		dropDataset = err == nil
+		return err
+	})
+	if err != nil || !dropDataset {
+		return err
+	}
+	return s.WithTx(ctx, func(tx *Store) error {
 		// The dataset its own upload created goes with it.
 		if _, err := tx.db.Exec(ctx, `UPDATE comparisons SET dataset_id = NULL WHERE id = $1
 				AND dataset_id IN (SELECT id FROM datasets WHERE origin_comparison_id = $1)`, id); err != nil {
@@ -527,8 +556,7 @@ func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg s
 				AND NOT EXISTS (SELECT 1 FROM comparisons c WHERE c.dataset_id = d.id)`, id); err != nil {
 			return fmt.Errorf("delete the dataset of comparison %d: %w", id, err)
 		}
-		_, err = tx.db.Exec(ctx, `UPDATE comparisons SET dataset_upload_id = NULL WHERE id = $1`, id)
-		return err
+		return nil
 	})
 }
 
