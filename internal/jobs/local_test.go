@@ -86,6 +86,16 @@ func TestLocalImportMatchesUpload(t *testing.T) {
 	if want := float64(correct) / 4000; local.Models[0].Pass1 < want-1e-9 || local.Models[0].Pass1 > want+1e-9 {
 		t.Errorf("base pass@1 %v; the file has %d of 4000 correct (%v)", local.Models[0].Pass1, correct, want)
 	}
+	// Every text's hash was computed by the importer (on its cores) and is
+	// Postgres's md5 of the stored text.
+	var badHash int
+	if err := e.st.Pool().QueryRow(context.Background(),
+		`SELECT count(*) FROM samples WHERE text_hash IS DISTINCT FROM md5(completion)::uuid`).Scan(&badHash); err != nil {
+		t.Fatal(err)
+	}
+	if badHash != 0 {
+		t.Errorf("%d samples without their text's md5", badHash)
+	}
 	// Nothing of either file is kept in Postgres.
 	var uploads int
 	if err := e.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM uploads`).Scan(&uploads); err != nil {

@@ -51,7 +51,9 @@ const (
 // scan and stores it (run_quality and run_duplicates); a run without samples
 // gets no row (any old one is removed). fallbackRules are the extraction
 // rules that count as fallbacks (verify.FallbackRules). Cost: one pass over
-// the run's samples, hashing every completion.
+// the run's samples; texts are compared by the hash stored with them at
+// import (samples.text_hash), and only a sample stored without one has its
+// completion read and hashed.
 func (s *Store) RefreshRunQuality(ctx context.Context, runID int64, fallbackRules []string) error {
 	if _, err := s.db.Exec(ctx, `DELETE FROM run_quality WHERE run_id = $1`, runID); err != nil {
 		return fmt.Errorf("quality of run %d: %w", runID, err)
@@ -66,7 +68,7 @@ func (s *Store) RefreshRunQuality(ctx context.Context, runID int64, fallbackRule
 				count(*) FILTER (WHERE split_part(rule, '+', 1) = ANY($2)) AS fallback,
 				count(*) FILTER (WHERE status = 'unparseable'
 					OR (status IN ('correct', 'incorrect') AND verdict_source NOT IN ('', 'file') AND extracted = '')) AS no_answer,
-				count(DISTINCT md5(completion)) AS distinct_texts,
+				count(DISTINCT COALESCE(text_hash, md5(completion)::uuid)) AS distinct_texts,
 				count(*) >= $3 AND avg(octet_length(completion)) >= $4 AS checked
 			FROM samples WHERE run_id = $1 GROUP BY problem_id),
 		q AS (INSERT INTO run_quality (run_id, samples, truncated, fallback_graded, no_answer,

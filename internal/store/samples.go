@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"time"
@@ -45,6 +46,9 @@ type Sample struct {
 	// SamplesForProblem cut Completion to CompletionShown characters (0 when
 	// it is whole).
 	CompletionChars int
+	// TextHash is md5(Completion) when the caller computed it (the import
+	// pipeline does, on all cores); InsertSamples computes it otherwise.
+	TextHash [16]byte
 }
 
 // CompletionShown is how many characters of a completion SamplesForProblem
@@ -61,15 +65,18 @@ type Override struct {
 }
 
 var sampleColumns = []string{"run_id", "problem_id", "sample_index", "completion", "finish_reason", "completion_tokens",
-	"file_correct", "file_extracted", "status", "extracted", "rule", "reason", "verdict_source", "detail"}
+	"file_correct", "file_extracted", "status", "extracted", "rule", "reason", "verdict_source", "detail", "text_hash"}
 
 // InsertSamples copies a batch of samples (COPY). A sample key that already
 // exists fails the whole batch: callers insert into a run they cleared.
 func (s *Store) InsertSamples(ctx context.Context, batch []Sample) error {
 	rows := make([][]any, len(batch))
 	for i, x := range batch {
+		if x.TextHash == ([16]byte{}) {
+			x.TextHash = md5.Sum([]byte(x.Completion))
+		}
 		rows[i] = []any{x.RunID, x.ProblemID, x.SampleIndex, x.Completion, x.FinishReason, x.CompletionTokens,
-			x.FileCorrect, x.FileExtracted, x.Status, x.Extracted, x.Rule, x.Reason, x.VerdictSource, x.Detail}
+			x.FileCorrect, x.FileExtracted, x.Status, x.Extracted, x.Rule, x.Reason, x.VerdictSource, x.Detail, x.TextHash}
 	}
 	if _, err := s.db.CopyFrom(ctx, pgx.Identifier{"samples"}, sampleColumns, pgx.CopyFromRows(rows)); err != nil {
 		return fmt.Errorf("insert %d samples: %w", len(batch), err)
