@@ -27,7 +27,7 @@ func CancelImport(ctx context.Context, client *Client, st *store.Store, id, user
 	if c.Status != store.StatusPending && c.Status != store.StatusImporting {
 		return fmt.Errorf("%w: the comparison is %s; only an import can be cancelled", ErrWrongState, c.Status)
 	}
-	ids, err := st.ActiveJobs(ctx, id, "import", "import-run", "verify", "aggregate")
+	ids, err := st.ActiveJobs(ctx, id, "import", "import-run", "import-local", "verify", "aggregate")
 	if err != nil {
 		return err
 	}

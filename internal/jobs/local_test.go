@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/benchdata"
@@ -154,5 +155,41 @@ func TestLocalImportBadLine(t *testing.T) {
 	}
 	if !failed {
 		t.Errorf("no failed import bar naming rl.jsonl:3 in %+v", prog)
+	}
+}
+
+// A `reach import` process that dies while reading its files (its jobs
+// stay running in its own queue, without a lease) is noticed by the reaper
+// of any other worker, which fails the comparison saying which file's
+// process stopped: no other machine can read the file.
+func TestLocalImportLostProcess(t *testing.T) {
+	files, err := benchdata.WriteFiles(t.TempDir(), sharedData(t, ""), benchdata.FileSpec{N: 1, RLN: 1, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := startWith(t, func(c *jobs.Config) {
+		c.Lease = jobs.LeaseConfig{Delay: 100 * time.Millisecond, Renew: 100 * time.Millisecond, TTL: 300 * time.Millisecond, ReapEvery: 300 * time.Millisecond}
+	})
+	ctx := context.Background()
+	// The jobs go into the queue of a process that is not there; they are
+	// marked as taken by it an hour ago, as a killed process leaves them.
+	id, _, err := intake.CreateLocal(ctx, e.st, e.client, intake.Spec{Name: "lost", Dataset: intake.LocalFile(files.Dataset),
+		Models: []intake.Model{{Name: "base", File: intake.LocalFile(files.Base)}, {Name: "rl", File: intake.LocalFile(files.RL)}}},
+		jobs.NewLocalQueue())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, err := e.st.Pool().Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() - interval '1 hour'
+		WHERE kind = 'import-local' AND (args->>'comparison_id')::bigint = $1`, id)
+	if err != nil || tag.RowsAffected() != 2 {
+		t.Fatalf("mark the jobs running: %v (%d rows)", err, tag.RowsAffected())
+	}
+	c := e.wait(t, id)
+	if c.Status != store.StatusFailed || !strings.Contains(c.Error, "stopped before the import finished") ||
+		!strings.Contains(c.Error, files.Dir) {
+		t.Fatalf("status %s, error %q; want failed naming the stopped process and the file", c.Status, c.Error)
+	}
+	if err := intake.WaitImported(ctx, e.st, id); err == nil || !strings.Contains(err.Error(), "stopped before") {
+		t.Errorf("WaitImported: %v", err)
 	}
 }
