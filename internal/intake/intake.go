@@ -303,7 +303,7 @@ func WaitImported(ctx context.Context, st *store.Store, id int64) error {
 		select {
 		case <-ctx.Done():
 			jobs.FailLocalImport(ctx, st, id, errors.New("`reach import` was interrupted before its files were read; nothing of them was kept: run the import again"))
-			return ctx.Err()
+			return fmt.Errorf("interrupted: comparison %d failed, nothing of it was kept: %w", id, ctx.Err())
 		case <-tick.C:
 		}
 	}
