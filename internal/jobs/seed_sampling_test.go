@@ -33,7 +33,7 @@ const seedPool = 512
 
 // replayPool serves the GSM8K SFT and PPO rollouts as two endpoints whose
 // pools hold seedPool distinct texts per problem.
-func replayPool(t *testing.T) (sftURL, ppoURL string) {
+func replayPool(t *testing.T, opts replay.Options) (sftURL, ppoURL string) {
 	t.Helper()
 	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
 	var urls []string
@@ -48,7 +48,7 @@ func replayPool(t *testing.T) (sftURL, ppoURL string) {
 				pools[st] = append(pools[st], fmt.Sprintf("Draw %d.\n%s", v, texts[v%len(texts)]))
 			}
 		}
-		srv := httptest.NewServer(replay.New(pools, replay.Options{}))
+		srv := httptest.NewServer(replay.New(pools, opts))
 		t.Cleanup(srv.Close)
 		urls = append(urls, srv.URL+"/v1")
 	}
@@ -147,10 +147,11 @@ func checkSeeded(t *testing.T, label string, got map[string]map[string][]drawn, 
 // keeps the samples drawn and adds new ones by the same rule. A file made
 // the way seed reuse made them (one seed per chunk: chunk 2 repeats chunk
 // 1; one seed per request: one text n times) is flagged on the page.
+// Retried requests (429 and 500 injected) get the same texts.
 func TestSeededSamplingDistinct(t *testing.T) {
 	e, box := startSampling(t)
 	ctx := context.Background()
-	sft, ppo := replayPool(t)
+	sft, ppo := replayPool(t, replay.Options{})
 	const seed, problems = 20261130, 10
 	spec := func(perRequest int) intake.SampleSpec {
 		s := sampleSpec(t, sft, ppo, 32)
@@ -197,6 +198,24 @@ func TestSeededSamplingDistinct(t *testing.T) {
 		for key := range a[model] {
 			if !slices.Equal(a[model][key], b[model][key]) {
 				t.Errorf("%s problem %s: the same seed gave other texts with 1 sample per request than with 16", model, key)
+			}
+		}
+	}
+
+	// Retried requests ask with the same seeds: with 20 % of requests
+	// answered 429 or 500, the texts are the same.
+	flakySFT, flakyPPO := replayPool(t, replay.Options{ErrorRate: 0.2, Seed: 3})
+	flaky := spec(16)
+	flaky.Models[0].BaseURL, flaky.Models[1].BaseURL = flakySFT, flakyPPO
+	retried := run(flaky)
+	if c, _ := e.st.GetComparison(ctx, retried); len(c.Runs[0].Usage.Errors) == 0 {
+		t.Error("20 % injected errors but none recorded")
+	}
+	r := samplesByKey(t, e.st, retried)
+	for model := range a {
+		for key := range a[model] {
+			if !slices.Equal(a[model][key], r[model][key]) {
+				t.Errorf("%s problem %s: the same seed gave other texts when requests were retried", model, key)
 			}
 		}
 	}
@@ -313,7 +332,7 @@ func TestSampleCLISeed(t *testing.T) {
 	}
 	bin := buildReach(t)
 	st, dbURL := testdb.New(t)
-	sft, ppo := replayPool(t)
+	sft, ppo := replayPool(t, replay.Options{})
 	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
 	cmd := exec.Command(bin, "sample", "--database-url", dbURL, "--dataset", filepath.Join(dir, "data/gsm8k_subset.jsonl"),
 		"--name", "cli seeded", "--template", "gsm8k", "--n", "8", "--per-request", "4", "--limit", "3", "--seed", "77",
