@@ -105,14 +105,27 @@
     });
   }
 
-  // Problem page: j / k move to the next / previous problem of the same set
-  // (on base-only problems: the next / previous one nobody reviewed yet).
+  // Problem page keys: j / k the next / previous problem of the list (the
+  // problem table's view it was opened from, else its solved set), J / K
+  // the next / previous unreviewed one, 1-5 the verdict buttons, ? the list
+  // of keys (Esc hides it).
   function setupKeys() {
+    var help = document.getElementById("shortcuts");
+    var toggle = function (show) { if (help) help.hidden = show === undefined ? !help.hidden : !show; };
+    var btn = document.getElementById("shortcuts-button");
+    if (btn) btn.addEventListener("click", function () { toggle(); });
+    var links = { j: "next-problem", k: "prev-problem", J: "next-unreviewed", K: "prev-unreviewed" };
     document.addEventListener("keydown", function (e) {
       if (e.target && /INPUT|TEXTAREA|SELECT/.test(e.target.tagName)) return;
       if (e.metaKey || e.ctrlKey || e.altKey) return;
-      var id = e.key === "j" ? "next-problem" : e.key === "k" ? "prev-problem" : null;
-      var a = id && document.getElementById(id);
+      if (e.key === "?") { toggle(); e.preventDefault(); return; }
+      if (e.key === "Escape") { toggle(false); return; }
+      if (/^[1-9]$/.test(e.key)) {
+        var v = document.querySelector('#review-form button[data-shortcut="' + e.key + '"]');
+        if (v) { v.click(); }
+        return;
+      }
+      var a = links[e.key] && document.getElementById(links[e.key]);
       if (a) window.location = a.href;
     });
   }

@@ -61,7 +61,7 @@ func readRollouts(t *testing.T, path string, qid int) []rollout {
 
 var (
 	mappingPath = regexp.MustCompile(`^/comparisons/(\d+)/mapping$`)
-	problemPath = regexp.MustCompile(`^/comparisons/\d+/problems/\d+$`)
+	problemPath = regexp.MustCompile(`^/comparisons/\d+/problems/\d+(\?list=[^#]*)?$`) // from the table: with its list
 )
 
 // waitReport waits until the tab shows a comparison's report (#headline),

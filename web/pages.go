@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -174,8 +175,10 @@ var vennRegions = map[string]string{charts.RegionAOnly: "base-only", charts.Regi
 // ?exclude=guessable leaves out guessable problems, ?estimator=biased adds
 // the biased estimator's curves, ?min_n=N leaves out the problems on which
 // some model has fewer than N samples (ignored unless 2 <= N <= 10^7).
-func reportOptions(r *http.Request) analysis.Options {
-	q := r.URL.Query()
+func reportOptions(r *http.Request) analysis.Options { return reportOptionsQ(r.URL.Query()) }
+
+// reportOptionsQ is reportOptions for a query q.
+func reportOptionsQ(q url.Values) analysis.Options {
 	opt := analysis.Options{ExcludeGuessable: q.Get("exclude") == "guessable", Biased: q.Get("estimator") == "biased"}
 	if n, err := strconv.Atoi(q.Get("min_n")); err == nil && n >= 2 && n <= 10_000_000 {
 		opt.MinN = n
@@ -198,17 +201,7 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 			s.log.Warn("enqueue statistics", "comparison", c.ID, "err", err)
 		}
 	}
-	f := views.ProblemFilter{Region: q.Get("region"), Subject: q.Get("subject"), Level: q.Get("level"), Pair: 1,
-		Exclude: opt.ExcludeGuessable, Biased: opt.Biased, WithoutErrors: opt.ExcludeProblems != nil, MinN: rep.MinN}
-	if p, err := strconv.Atoi(q.Get("pair")); err == nil && p >= 1 && p < len(rep.Models) {
-		f.Pair = p
-	}
-	if r, ok := vennRegions[f.Region]; ok {
-		f.Region = r
-	}
-	if _, ok := regionOrder[f.Region]; !ok {
-		f.Region = ""
-	}
+	f := tableFilter(q, rep, opt)
 	v := views.ReportView{C: c, R: rep, Filter: f, Regions: map[string]int{}, Opt: opt, Reviews: reviews,
 		Can: perms(routeRole(r))}
 	ids, _ := e.Memo("ids-by-key", func() (any, error) {
@@ -233,7 +226,6 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 	}
 	v.Grading = g.(views.GradingView)
 	v.Grading.Policy = c.GradingPolicy
-	readTableQuery(q, len(rep.Models), &f)
 	// One pass over the rows (12,500 at most scales), indices only: the
 	// report's rows are shared, and only one page of them is copied.
 	subjects, levels := map[string]bool{}, map[string]bool{}
@@ -244,7 +236,6 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 		return regionOf(rep.Rows[i].Counts[0], rep.Rows[i].Counts[f.Pair])
 	}
 	var baseOnly []analysis.ProblemRow
-	var buckets [4][]int // matching rows by region, base-only first
 	for i := range rep.Rows {
 		row, reg := &rep.Rows[i], region(i)
 		if reg == "base-only" {
@@ -259,11 +250,6 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 		if row.Level != "" {
 			levels[row.Level] = true
 		}
-		if (f.Region != "" && reg != f.Region) || (f.Subject != "" && row.Subject != f.Subject) ||
-			(f.Level != "" && row.Level != f.Level) {
-			continue
-		}
-		buckets[regionOrder[reg]] = append(buckets[regionOrder[reg]], i)
 	}
 	v.Review = reviewSummary(baseOnly, reviews)
 	v.RLReview = rlOnlySummary(rep.Rows, reviews)
@@ -272,35 +258,8 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 			v.GradingErrors++
 		}
 	}
-	order := slices.Concat(buckets[:]...)
-	if f.Sort != "" {
-		// Every row sorted once per report version and column (the
-		// report's rows are shared and never change), then filtered.
-		key := fmt.Sprintf("order:%s:%v:%d", f.Sort, f.Desc, f.Pair)
-		all, _ := e.Memo(key, func() (any, error) {
-			o := make([]int, len(rep.Rows))
-			for i := range o {
-				o[i] = i
-			}
-			sortRows(rep.Rows, o, f)
-			return o, nil
-		})
-		in := make([]bool, len(rep.Rows))
-		for _, i := range order {
-			in[i] = true
-		}
-		order = order[:0]
-		for _, i := range all.([]int) {
-			if in[i] {
-				order = append(order, i)
-			}
-		}
-	}
-	var datasetID int64
-	if c.DatasetID != nil {
-		datasetID = *c.DatasetID
-	}
-	if order, err = s.tableRows(r.Context(), e, datasetID, reviews, f, order, &v); err != nil {
+	order, err := s.tableOrder(r.Context(), e, c, reviews, f, &v.Search)
+	if err != nil {
 		return v, err
 	}
 	// One page of the table: the page stays small at 12,500 problems.
@@ -452,13 +411,20 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 	if c.Status == store.StatusReady {
 		if e, err := s.reports.Get(ctx, id, analysis.Options{}); err == nil {
 			rep := e.Report
+			// Without a list: j / k go through the problem's solved set in
+			// dataset order, J / K through its unreviewed problems.
 			v.Region, v.Prev, v.Next = neighbours(rep, p.ID)
+			v.PrevOpen, v.NextOpen = unreviewedNeighbours(rep.Rows, v.Region, p.ID, reviews)
 			v.RLOnly = v.Region == "other-only"
 			if v.Region == "base-only" {
-				// Reviewing: j / k go to the next / previous base-only problem nobody reviewed yet.
-				v.Prev, v.Next = unreviewedNeighbours(rep.Rows, v.Region, p.ID, reviews)
 				v.Reviewing = true
 				v.ReviewSum = reviewSummary(rep.Rows, reviews)
+			}
+		}
+		if q := r.URL.Query(); q.Has("list") {
+			if err := s.listNeighbours(ctx, c, p.ID, clip(q.Get("list"), 2000), reviews, &v); err != nil {
+				s.fail(w, r, err)
+				return
 			}
 		}
 	}

@@ -1,8 +1,10 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,11 +23,16 @@ var gradingErrors = []string{store.VerdictVerifierFP, store.VerdictWrongReferenc
 // reportOptionsFor is reportOptions plus ?without=grading-errors, which
 // needs the comparison's reviews.
 func (s *Server) reportOptionsFor(r *http.Request, id int64) (analysis.Options, error) {
-	opt := reportOptions(r)
-	if r.URL.Query().Get("without") != "grading-errors" {
+	return s.optionsFor(r.Context(), id, r.URL.Query())
+}
+
+// optionsFor is reportOptionsFor for a query q.
+func (s *Server) optionsFor(ctx context.Context, id int64, q url.Values) (analysis.Options, error) {
+	opt := reportOptionsQ(q)
+	if q.Get("without") != "grading-errors" {
 		return opt, nil
 	}
-	reviews, err := s.st.Reviews(r.Context(), id)
+	reviews, err := s.st.Reviews(ctx, id)
 	if err != nil {
 		return opt, err
 	}
@@ -190,7 +197,11 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d/problems/%d#review", id, p.ID), http.StatusSeeOther)
+	back := fmt.Sprintf("/comparisons/%d/problems/%d", id, p.ID)
+	if r.PostForm.Has("list") { // the list the reviewer moves through
+		back += "?list=" + url.QueryEscape(clip(r.PostForm.Get("list"), 2000))
+	}
+	http.Redirect(w, r, back+"#review", http.StatusSeeOther)
 }
 
 // overrideSample changes one sample's verdict: POST status (correct or

@@ -105,7 +105,7 @@ func sortRows(rows []analysis.ProblemRow, order []int, f views.ProblemFilter) {
 	var by func(a, b *analysis.ProblemRow) int
 	switch f.Sort {
 	case "problem":
-		by = func(a, b *analysis.ProblemRow) int { return 0 }
+		by = func(a, b *analysis.ProblemRow) int { return cmp.Compare(a.Idx, b.Idx) }
 	case "subject":
 		by = func(a, b *analysis.ProblemRow) int { return strings.Compare(a.Subject, b.Subject) }
 	case "level":
@@ -163,9 +163,9 @@ func (s *Server) facets(ctx context.Context, e *analysis.Entry) (store.SampleFac
 // candidate rows (indices into rep.Rows, already filtered by region,
 // subject and level and in display order) and returns the matching ones.
 // A search in completions reads the samples of the first candidates up
-// to completionSearchBudget and reports in v how far it got.
+// to completionSearchBudget and reports in search how far it got.
 func (s *Server) tableRows(ctx context.Context, e *analysis.Entry, datasetID int64, reviews map[int64]store.Review,
-	f views.ProblemFilter, order []int, v *views.ReportView) ([]int, error) {
+	f views.ProblemFilter, order []int, search *views.SearchInfo) ([]int, error) {
 	rep := e.Report
 	keep := func(pred func(i int) bool) {
 		out := order[:0:0]
@@ -258,7 +258,7 @@ func (s *Server) tableRows(ctx context.Context, e *analysis.Entry, datasetID int
 		for id := range hits {
 			matched[id] = true
 		}
-		v.Search = views.SearchInfo{Completions: true, Problems: searched, Samples: samples,
+		*search = views.SearchInfo{Completions: true, Problems: searched, Samples: samples,
 			Unsearched: len(order) - inStatement - searched, NoTexts: len(runs) == 0, Budget: completionSearchBudget}
 	}
 	keep(func(i int) bool { return matched[rep.Rows[i].ProblemID] })
@@ -276,4 +276,125 @@ func (s *Server) previews(ctx context.Context, rows []analysis.ProblemRow) (map[
 		return nil, fmt.Errorf("problem table: %w", err)
 	}
 	return p, nil
+}
+
+// tableFilter reads the problem table's view from a query (the comparison
+// page's, or the list a problem page was opened from).
+func tableFilter(q url.Values, rep *analysis.Report, opt analysis.Options) views.ProblemFilter {
+	f := views.ProblemFilter{Region: q.Get("region"), Subject: q.Get("subject"), Level: q.Get("level"), Pair: 1,
+		Exclude: opt.ExcludeGuessable, Biased: opt.Biased, WithoutErrors: opt.ExcludeProblems != nil, MinN: rep.MinN}
+	if p, err := strconv.Atoi(q.Get("pair")); err == nil && p >= 1 && p < len(rep.Models) {
+		f.Pair = p
+	}
+	if r, ok := vennRegions[f.Region]; ok {
+		f.Region = r
+	}
+	if _, ok := regionOrder[f.Region]; !ok {
+		f.Region = ""
+	}
+	readTableQuery(q, len(rep.Models), &f)
+	return f
+}
+
+// rowRegion is row i's solved-set region against model pair.
+func rowRegion(rep *analysis.Report, pair, i int) string {
+	if pair == 1 {
+		return rep.Rows[i].Region
+	}
+	return regionOf(rep.Rows[i].Counts[0], rep.Rows[i].Counts[pair])
+}
+
+// tableOrder returns the rows (indices into the report's rows) of the
+// table's view f, in its order: base-only first by region unless sorted.
+func (s *Server) tableOrder(ctx context.Context, e *analysis.Entry, c store.Comparison, reviews map[int64]store.Review,
+	f views.ProblemFilter, search *views.SearchInfo) ([]int, error) {
+	rep := e.Report
+	keep := func(i int) bool {
+		row := &rep.Rows[i]
+		return (f.Region == "" || rowRegion(rep, f.Pair, i) == f.Region) && (f.Subject == "" || row.Subject == f.Subject) &&
+			(f.Level == "" || row.Level == f.Level)
+	}
+	var order []int
+	if f.Sort == "" {
+		var buckets [4][]int // matching rows by region, base-only first
+		for i := range rep.Rows {
+			if keep(i) {
+				reg := rowRegion(rep, f.Pair, i)
+				buckets[regionOrder[reg]] = append(buckets[regionOrder[reg]], i)
+			}
+		}
+		order = slices.Concat(buckets[:]...)
+	} else {
+		// Every row sorted once per report version and column (the
+		// report's rows are shared and never change), then filtered.
+		key := fmt.Sprintf("order:%s:%v:%d", f.Sort, f.Desc, f.Pair)
+		all, _ := e.Memo(key, func() (any, error) {
+			o := make([]int, len(rep.Rows))
+			for i := range o {
+				o[i] = i
+			}
+			sortRows(rep.Rows, o, f)
+			return o, nil
+		})
+		for _, i := range all.([]int) {
+			if keep(i) {
+				order = append(order, i)
+			}
+		}
+	}
+	var datasetID int64
+	if c.DatasetID != nil {
+		datasetID = *c.DatasetID
+	}
+	return s.tableRows(ctx, e, datasetID, reviews, f, order, search)
+}
+
+// listNeighbours places problem pid in the problem table's view list (the
+// table's query, as its links pass it): j / k go to the list's next /
+// previous problem, J / K to its next / previous unreviewed one. A problem
+// the list does not hold keeps its solved-set neighbours.
+func (s *Server) listNeighbours(ctx context.Context, c store.Comparison, pid int64, list string, reviews map[int64]store.Review, v *views.ProblemView) error {
+	q, err := url.ParseQuery(list)
+	if err != nil {
+		return nil // a mangled list: the solved set's neighbours
+	}
+	opt, err := s.optionsFor(ctx, c.ID, q)
+	if err != nil {
+		return err
+	}
+	e, err := s.reports.Get(ctx, c.ID, opt)
+	if err != nil {
+		return err
+	}
+	rep := e.Report
+	order, err := s.tableOrder(ctx, e, c, reviews, tableFilter(q, rep, opt), &views.SearchInfo{})
+	if err != nil {
+		return err
+	}
+	at := slices.IndexFunc(order, func(i int) bool { return rep.Rows[i].ProblemID == pid })
+	if at < 0 {
+		return nil
+	}
+	v.List, v.InList, v.ListPos, v.ListLen = list, true, at+1, len(order)
+	v.Prev, v.Next, v.PrevOpen, v.NextOpen = 0, 0, 0, 0
+	if at > 0 {
+		v.Prev = rep.Rows[order[at-1]].ProblemID
+	}
+	if at+1 < len(order) {
+		v.Next = rep.Rows[order[at+1]].ProblemID
+	}
+	open := func(i int) bool { _, done := reviews[rep.Rows[i].ProblemID]; return !done }
+	for j := at - 1; j >= 0; j-- {
+		if open(order[j]) {
+			v.PrevOpen = rep.Rows[order[j]].ProblemID
+			break
+		}
+	}
+	for j := at + 1; j < len(order); j++ {
+		if open(order[j]) {
+			v.NextOpen = rep.Rows[order[j]].ProblemID
+			break
+		}
+	}
+	return nil
 }

@@ -178,12 +178,12 @@ func TestBrowserReviewAndOverride(t *testing.T) {
 	}
 	b.do(t, "write a note", chromedp.SendKeys(chromedp.CSS(`#review-form textarea[name=note]`), "one lucky sample of four"))
 	verdict("lucky")
-	if n := eval[int](t, b, `document.querySelectorAll("#prev-problem").length`); n != 0 {
+	if n := eval[int](t, b, `document.querySelectorAll("#prev-unreviewed").length`); n != 0 {
 		t.Error("t2 offers a previous unreviewed problem, but t1 is reviewed")
 	}
-	press("j", "Problem t2")
+	press("J", "Problem t2")
 	if k := problemKey(); k != "Problem t3" {
-		t.Fatalf("j from t2 went to %q, want Problem t3 (the next unreviewed)", k)
+		t.Fatalf("J from t2 went to %q, want Problem t3 (the next unreviewed)", k)
 	}
 	if s := eval[string](t, b, `document.querySelector("#review-progress").textContent`); !strings.HasPrefix(s, "3 base-only: 1 genuine, 1 lucky, 1 unreviewed") {
 		t.Errorf("review progress %q", s)
