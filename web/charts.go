@@ -110,7 +110,7 @@ func reportCharts(id int64, rep *analysis.Report, opt analysis.Options, pair int
 		}
 		vin := charts.VennInput{
 			A: p.Base, B: p.Other, Both: p.Solved.Both, AOnly: p.Solved.BaseOnly, BOnly: p.Solved.OtherOnly,
-			Neither: p.Solved.Neither, Total: rep.Problems,
+			Neither: p.Solved.Neither, Total: rep.Problems, BColor: i + 2, // pair i is model i+1
 		}
 		if links {
 			vin.RegionURL = fmt.Sprintf("/comparisons/%d?pair=%d&region={region}%s#problems", id, i+1, variantQuery(opt))
@@ -167,7 +167,8 @@ func statsCharts(prefix string, rep *analysis.Report) (views.StatsCharts, error)
 	var sc views.StatsCharts
 	din := charts.DiffInput{Title: "pass@k(model) − pass@k(base)"}
 	for _, p := range rep.Pairs {
-		s := charts.CurveSeries{Name: p.Other + " − " + p.Base}
+		// Each difference curve in the colour of its model (pair i is model i+1).
+		s := charts.CurveSeries{Name: p.Other + " − " + p.Base, Color: modelIndex(rep, p.Other) + 1}
 		for _, k := range analysis.ChartKs(len(p.Diff)) {
 			d := p.Diff[k-1]
 			s.Ks, s.Values = append(s.Ks, d.K), append(s.Values, d.Value)
@@ -200,8 +201,8 @@ func statsCharts(prefix string, rep *analysis.Report) (views.StatsCharts, error)
 	}
 	sc.Cover = chart(cover)
 
-	majIn := charts.CrossoverInput{Title: "maj@k and pass@k"}
-	for _, m := range rep.Models {
+	majIn := charts.CrossoverInput{Title: "maj@k (dashed) and pass@k"}
+	for i, m := range rep.Models {
 		if m.MajAtK == nil {
 			continue
 		}
@@ -209,7 +210,11 @@ func statsCharts(prefix string, rep *analysis.Report) (views.StatsCharts, error)
 		for _, p := range m.MajAtK {
 			at = append(at, m.PassAtK[p.K-1])
 		}
-		majIn.Series = append(majIn.Series, pointsSeries(m.Name+" pass@k", at, nil), pointsSeries(m.Name+" maj@k", m.MajAtK, nil))
+		// Both curves in the model's colour, maj@k dashed: position in this
+		// chart's series list would give base maj@k the RL model's colour.
+		pk, mj := pointsSeries(m.Name+" pass@k", at, nil), pointsSeries(m.Name+" maj@k", m.MajAtK, nil)
+		pk.Color, mj.Color, mj.Dashed = i+1, i+1, true
+		majIn.Series = append(majIn.Series, pk, mj)
 	}
 	if len(majIn.Series) > 0 {
 		maj, err := charts.Crossover(prefix+"_maj", majIn)
@@ -262,7 +267,9 @@ func statsCharts(prefix string, rep *analysis.Report) (views.StatsCharts, error)
 	for i, b := range rep.Breakdowns {
 		gin := charts.CrossoverInput{Title: b.Group, Options: charts.Options{Height: 240}}
 		for _, m := range b.Models {
-			gin.Series = append(gin.Series, pointsSeries(m.Name, m.PassAtK, nil))
+			gs := pointsSeries(m.Name, m.PassAtK, nil)
+			gs.Color = modelIndex(rep, m.Name) + 1
+			gin.Series = append(gin.Series, gs)
 		}
 		if b.Crossover.Found && b.Crossover.K > 1 {
 			gin.CrossoverK, gin.CrossoverLabel = b.Crossover.K, b.Crossover.Label

@@ -33,6 +33,9 @@ type VennInput struct {
 	// "b-only" or "neither" (e.g. "/comparisons/7/problems?pair=2&region={region}"). Only
 	// relative, http and https URLs are accepted.
 	RegionURL string
+	// BColor is B's 1-based palette index (its model's position + 1, so
+	// that a model keeps its colour on every chart); 0 for the second colour.
+	BColor int
 	Options
 }
 
@@ -81,6 +84,9 @@ func Venn(id string, in VennInput) (Snippet, error) {
 	}
 	g := vennLayoutPx(in.Both, in.AOnly, in.BOnly, float64(height))
 	colA, colB := color(0), color(1)
+	if in.BColor > 0 {
+		colB = color(in.BColor - 1)
+	}
 	region := func(name, tip string) map[string]any {
 		el := map[string]any{"name": tip}
 		if links != nil {
