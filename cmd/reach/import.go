@@ -256,9 +256,17 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		return enc.Encode(rep)
 	}
 	fmt.Fprintf(stdout, "%s — %s, %d problems, k up to %d\n", rep.Name, rep.Dataset, rep.Problems, rep.KMax)
+	for _, w := range rep.Warnings {
+		// The same warnings the page shows at its top, before any figure.
+		fmt.Fprintf(stdout, "  %s: %s\n", strings.ToUpper(w.Severity), w.Text)
+	}
 	for _, m := range rep.Models {
-		fmt.Fprintf(stdout, "  %-30s pass@1 %6.2f%%  pass@%d %6.2f%%  solved %d\n", m.Name, 100*m.Pass1, rep.KMax,
-			100*m.PassAtK[rep.KMax-1].Value, m.Solved)
+		if rep.KMax > 1 {
+			fmt.Fprintf(stdout, "  %-30s pass@1 %6.2f%%  pass@%d %6.2f%%  solved %d\n", m.Name, 100*m.Pass1, rep.KMax,
+				100*m.PassAtK[rep.KMax-1].Value, m.Solved)
+		} else {
+			fmt.Fprintf(stdout, "  %-30s pass@1 %6.2f%%  solved %d\n", m.Name, 100*m.Pass1, m.Solved)
+		}
 	}
 	for _, p := range rep.Pairs {
 		fmt.Fprintf(stdout, "  %s vs %s: %s; ΔSE %+.2f pts; both %d, base-only %d, other-only %d, neither %d\n",

@@ -83,6 +83,9 @@ var checks = []Check{
 	checkShortLeftOut,
 	checkUnequalBudgets,
 	checkDuplicatedSamples,
+	checkFewProblems,
+	checkOneSample,
+	checkVerdictsDiffer,
 }
 
 // checkWarnings recomputes rep.Warnings from every check.

@@ -435,3 +435,45 @@ func TestSamplingGradesCodeInline(t *testing.T) {
 		}
 	}
 }
+
+// A labelled HumanEval pair re-verified at upload (intake Reverify, the
+// upload form's tick-box) with the wrong harness: the code samples are
+// graded by the VerifyJob, which records how many of Reach's verdicts
+// differ from the file's labels, and the report warns by model (a new
+// user saw 32 % become 0 % with no word on the page).
+func TestReverifyAtUploadCountsDifferences(t *testing.T) {
+	v := codeVerifier(t)
+	e := startCode(t, v)
+	dir := t.TempDir()
+	a, _ := subsetFile(t, dir, "mistral-7b-instruct.jsonl", 3, true)
+	b, _ := subsetFile(t, dir, "zephyr-7b-alpha.jsonl", 3, true)
+	rep := e.importReady(t, intake.Spec{Name: "wrong harness at upload", Dataset: intake.LocalFile(examplesData("humaneval.jsonl")), Reverify: true,
+		Models: []intake.Model{{Name: "A", File: intake.LocalFile(a), CodeHarness: code.HarnessHumanEval},
+			{Name: "B", File: intake.LocalFile(b), CodeHarness: code.HarnessHumanEval}}})
+	c, err := e.st.GetComparison(context.Background(), rep.ComparisonID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range c.Runs {
+		stored, err := e.st.ChangedVerdicts(context.Background(), r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.VerdictsChanged == nil || *r.VerdictsChanged != stored || stored == 0 {
+			t.Errorf("run %s: verdicts changed %v, the samples say %d", r.ModelName, r.VerdictsChanged, stored)
+		}
+	}
+	full, err := analysis.Build(context.Background(), e.st, rep.ComparisonID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flagged := 0
+	for _, w := range full.Warnings {
+		if w.Code == "verdicts-differ-from-file" {
+			flagged++
+		}
+	}
+	if flagged == 0 {
+		t.Errorf("no verdicts-differ-from-file warning; warnings %+v", full.Warnings)
+	}
+}

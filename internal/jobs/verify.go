@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -103,7 +104,28 @@ func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) err
 				return failNotGraded(ctx, w.st, job.Args.ComparisonID, runID, pend, err.Error())
 			}
 		}
-		bySource, n, reason, err := w.grade(ctx, probs, batch)
+		// Code runs at a few samples a second per core: a batch takes
+		// minutes, so the bar moves while it is graded, not only after.
+		var inBatch atomic.Int64
+		stop, ticked := make(chan struct{}), make(chan struct{})
+		go func(p store.Progress, before int64) {
+			defer close(ticked)
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+			for {
+				select {
+				case <-tick.C:
+					p.Done = before + inBatch.Load()
+					p.Detail = fmt.Sprintf("%d of %d samples, %.1f/s", p.Done, need, float64(p.Done)/time.Since(start).Seconds())
+					_ = w.st.SetProgress(ctx, p)
+				case <-stop:
+					return
+				}
+			}
+		}(prog, done)
+		bySource, n, reason, err := w.grade(ctx, probs, batch, &inBatch)
+		close(stop)
+		<-ticked
 		if err != nil {
 			return err
 		}
@@ -136,6 +158,23 @@ func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) err
 		if err := w.st.SetVerdictsChanged(ctx, runID, changed); err != nil {
 			return err
 		}
+	} else if c.Reverify {
+		// Re-verified at upload: the samples the import could not grade
+		// inline (code) were graded here; count over the whole run so the
+		// page says how far Reach's verdicts are from the file's labels.
+		labelled, err := w.st.FileLabelled(ctx, runID)
+		if err != nil {
+			return err
+		}
+		if labelled {
+			n, err := w.st.ChangedVerdicts(ctx, runID)
+			if err != nil {
+				return err
+			}
+			if err := w.st.SetVerdictsChanged(ctx, runID, n); err != nil {
+				return err
+			}
+		}
 	}
 	prog.Status, prog.Done = "done", need
 	prog.Detail = fmt.Sprintf("%d samples verified by %s", done, strings.Join(slices.Sorted(maps.Keys(names)), " and "))
@@ -157,7 +196,8 @@ func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) err
 // grade runs the verifier over a batch on all cores and returns the
 // verdicts by the name of the verifier that gave them, and how many samples
 // it could not grade (with the last reason): those are left out.
-func (w *VerifyWorker) grade(ctx context.Context, probs *problems, batch []store.PendingSample) (map[string][]store.Verdict, int64, string, error) {
+// graded counts the samples done so far, for the progress bar.
+func (w *VerifyWorker) grade(ctx context.Context, probs *problems, batch []store.PendingSample, graded *atomic.Int64) (map[string][]store.Verdict, int64, string, error) {
 	ps := make([]verify.Problem, len(batch))
 	for i, s := range batch {
 		p, err := probs.get(ctx, s.ProblemID, s.Reference, s.Kind)
@@ -169,6 +209,7 @@ func (w *VerifyWorker) grade(ctx context.Context, probs *problems, batch []store
 	out := make([]verify.Verdict, len(batch))
 	onAllCores(len(batch), func(i int) {
 		out[i] = w.v.Verify(ctx, ps[i], batch[i].Completion)
+		graded.Add(1)
 	})
 	bySource := map[string][]store.Verdict{}
 	var ungraded int64

@@ -183,6 +183,16 @@ func (s *Store) SaveVerdicts(ctx context.Context, runID int64, source string, vs
 	return changed, nil
 }
 
+// FileLabelled reports whether any sample of the run carries the file's
+// own verdict.
+func (s *Store) FileLabelled(ctx context.Context, runID int64) (bool, error) {
+	var ok bool
+	if err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM samples WHERE run_id = $1 AND file_correct IS NOT NULL)`, runID).Scan(&ok); err != nil {
+		return false, fmt.Errorf("file labels of run %d: %w", runID, err)
+	}
+	return ok, nil
+}
+
 // ChangedVerdicts counts a run's samples whose current verdict differs from
 // the verdict the uploaded file carried.
 func (s *Store) ChangedVerdicts(ctx context.Context, runID int64) (int64, error) {
