@@ -470,6 +470,7 @@ var routes = []route{
 	{name: "re-verify confirmation", need: edit, method: "GET", path: "/comparisons/{cid}/reverify", ok: 200},
 	{name: "restore file verdicts", need: edit, method: "POST", path: "/comparisons/{cid}/restore-verdicts", body: form(nil), ok: 409, fresh: true},
 	{name: "grading policy", need: edit, method: "POST", path: "/comparisons/{cid}/policy", body: form(url.Values{"policy": {"lenient"}}), ok: 303, fresh: true},
+	{name: "API delete", need: manage, method: "DELETE", path: "/api/v1/comparisons/{cid}", ok: 204, fresh: true},
 	{name: "API grading policy", need: edit, method: "POST", path: "/api/v1/comparisons/{cid}/policy", body: form(url.Values{"policy": {"lenient"}}), ok: 202, fresh: true},
 	{name: "API re-verify", need: edit, method: "POST", path: "/api/v1/comparisons/{cid}/reverify", body: form(nil), ok: 202, fresh: true},
 	{name: "API restore file verdicts", need: edit, method: "POST", path: "/api/v1/comparisons/{cid}/restore-verdicts", body: form(nil), ok: 409, fresh: true},
@@ -501,6 +502,7 @@ var routes = []route{
 	{name: "label reasoning", need: edit, method: "POST", path: "/comparisons/{cid}/runs/{rid}/problems/{pid}/samples/0/reasoning",
 		body: form(url.Values{"label": {"valid"}, "note": {"checked"}}), ok: 303},
 
+	{name: "delete confirmation", need: manage, method: "GET", path: "/comparisons/{cid}/delete", ok: 200},
 	{name: "delete", need: manage, method: "POST", path: "/comparisons/{cid}/delete", body: form(nil), ok: 303, fresh: true},
 	{name: "share links", need: manage, method: "GET", path: "/comparisons/{cid}/shares", ok: 200},
 	{name: "create share", need: manage, method: "POST", path: "/comparisons/{cid}/shares", body: form(url.Values{"chart": {""}}), ok: 200},

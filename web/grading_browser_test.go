@@ -120,6 +120,18 @@ func TestBrowserGradingActions(t *testing.T) {
 			t.Errorf("audit page does not record %q:\n%s", action, brief(audit))
 		}
 	}
+
+	// An owner deletes the comparison from its page, after a confirmation
+	// that says what goes.
+	b.open(t, page)
+	b.clickAndWait(t, "#delete-button", regexp.MustCompile(`/delete$`))
+	if txt := eval[string](t, b, `document.querySelector("main").innerText`); !strings.Contains(txt, "8 stored samples") {
+		t.Errorf("delete confirmation %q does not say what goes", brief(txt))
+	}
+	b.clickAndWait(t, "#confirm-delete", regexp.MustCompile(`^/$`))
+	if _, err := a.st.GetComparison(ctx, id); err == nil {
+		t.Error("the comparison is still there after Delete")
+	}
 	b.checkConsole(t)
 }
 

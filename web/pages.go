@@ -112,7 +112,7 @@ func (s *Server) progressView(r *http.Request, c store.Comparison) (views.Progre
 	if err != nil {
 		return views.ProgressView{}, err
 	}
-	v := views.ProgressView{C: c, Stages: map[int64][]store.Progress{}, CanEdit: perms(routeRole(r)).Edit}
+	v := views.ProgressView{C: c, Stages: map[int64][]store.Progress{}, CanEdit: perms(routeRole(r)).Edit, CanManage: perms(routeRole(r)).Manage}
 	if c.Status == store.StatusFailed {
 		if v.CanRetry, err = s.st.CanRetryImport(r.Context(), c.ID); err != nil {
 			return v, err
@@ -311,6 +311,24 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 	}
 	v.DebateSetup, err = s.debateView(r.Context(), c, v.Can.Edit)
 	return v, err
+}
+
+// deleteConfirm asks before a comparison is deleted, saying what goes.
+func (s *Server) deleteConfirm(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.comparisonParam(w, r)
+	if !ok {
+		return
+	}
+	var total int64
+	for _, run := range c.Runs {
+		n, _, err := s.st.CountSamples(r.Context(), run.ID)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		total += n
+	}
+	s.render(w, r, http.StatusOK, views.DeleteConfirm(views.DeleteView{C: c, Samples: total}))
 }
 
 func (s *Server) deleteComparison(w http.ResponseWriter, r *http.Request) {
