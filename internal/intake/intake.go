@@ -86,12 +86,32 @@ func (e *GuessError) Error() string {
 // layout are refused unless the model has a Mapping or spec.AcceptGuess is
 // set (then the guessed mapping is used and returned in Mapped).
 // On error nothing is kept.
-func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec) (int64, Mapped, error) {
+// check refuses a spec no comparison can be made of, before anything is
+// stored: no name, fewer than two models, a model without a name or two
+// with one name (each model's name identifies its run).
+func (spec Spec) check() error {
 	if spec.Name == "" {
-		return 0, nil, errors.New("the comparison needs a name")
+		return errors.New("the comparison needs a name")
 	}
 	if len(spec.Models) < 2 {
-		return 0, nil, fmt.Errorf("a comparison needs a base model and at least one other model (got %d)", len(spec.Models))
+		return fmt.Errorf("a comparison needs a base model and at least one other model (got %d)", len(spec.Models))
+	}
+	seen := map[string]bool{}
+	for i, m := range spec.Models {
+		if m.Name == "" {
+			return fmt.Errorf("model %d has no name", i+1)
+		}
+		if seen[m.Name] {
+			return fmt.Errorf("two models are named %q: give each model its own name", m.Name)
+		}
+		seen[m.Name] = true
+	}
+	return nil
+}
+
+func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec) (int64, Mapped, error) {
+	if err := spec.check(); err != nil {
+		return 0, nil, err
 	}
 	var uploads []int64
 	cleanup := func() {
@@ -202,11 +222,8 @@ func describe(i int, m Model, r io.Reader, acceptGuess bool, mapped Mapped) (sto
 // refused as by Create. On error before the comparison exists nothing is
 // kept; a bad samples file fails the comparison with its reason.
 func CreateLocal(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec, queue string) (int64, Mapped, error) {
-	if spec.Name == "" {
-		return 0, nil, errors.New("the comparison needs a name")
-	}
-	if len(spec.Models) < 2 {
-		return 0, nil, fmt.Errorf("a comparison needs a base model and at least one other model (got %d)", len(spec.Models))
+	if err := spec.check(); err != nil {
+		return 0, nil, err
 	}
 	nc := store.NewComparison{Name: spec.Name, SourceNote: spec.SourceNote, Reverify: spec.Reverify, DatasetID: spec.DatasetID,
 		ProjectID: spec.ProjectID}

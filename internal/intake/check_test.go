@@ -1,0 +1,28 @@
+package intake
+
+import (
+	"strings"
+	"testing"
+)
+
+// A spec no comparison can be made of is refused before anything is stored,
+// in words (the CLI showed Postgres's unique-constraint error for two
+// models with one name).
+func TestSpecCheck(t *testing.T) {
+	two := []Model{{Name: "base"}, {Name: "rl"}}
+	for _, tc := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Name: "ok", Models: two}, ""},
+		{Spec{Models: two}, "needs a name"},
+		{Spec{Name: "one", Models: two[:1]}, "at least one other model (got 1)"},
+		{Spec{Name: "same", Models: []Model{{Name: "a"}, {Name: "a"}}}, `two models are named "a"`},
+		{Spec{Name: "blank", Models: []Model{{Name: "a"}, {Name: ""}}}, "model 2 has no name"},
+	} {
+		err := tc.spec.check()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v; want %q", tc.spec.Name, err, tc.want)
+		}
+	}
+}
