@@ -148,6 +148,11 @@ func TestBrowserExcludeGuessableAndLuck(t *testing.T) {
 	if got := str(`document.querySelector('.luck-caption').textContent.replace(/\s+/g, " ").trim()`); !strings.HasPrefix(got, "base-only 19 (4 significant at 5%") {
 		t.Errorf("Venn caption %q", got)
 	}
+	// Of the 4 base-only problems with p < 5 %, 2 remain after Holm: only
+	// those are tagged significant; the other 2 say what they are.
+	if got := str(`document.querySelectorAll('#base-only-tests .tag-sig').length + "|" + Array.from(document.querySelectorAll('#base-only-tests .tag-luck')).filter(e => e.textContent.includes("not after Holm")).length`); got != "2|2" {
+		t.Errorf("base-only tags significant-after-Holm|not-after-Holm = %q; want 2|2", got)
+	}
 
 	// Toggle "exclude guessable": the page is recomputed without them.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#toggle-guessable"))); err != nil {
