@@ -87,7 +87,7 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Func("step", "training step of the --model just before (marks it a checkpoint)", mf.step)
 	fs.Func("map", "field mapping of the model just before, e.g. completion=text,correct=ok,problem_id=qid,list=rollouts; paths at any depth (response.body.choices, a.0.b); keys problem_id id_kind list completion correct threshold extracted sample_index finish_reason tokens question prompt reference", mf.mapping)
 	acceptGuess := fs.Bool("accept-guess", false, "read files in an unrecognised layout with the guessed field mapping (printed) instead of refusing them")
-	upload := fs.Bool("upload", false, "store the files in Postgres first and leave their import to any `reach serve` or `reach worker` (as a browser upload does; "+
+	upload := fs.Bool("upload", false, "store the files in Postgres first and leave their import to any 'reach serve' or 'reach worker' (as a browser upload does; "+
 		"the stored copy is deleted once imported). Without it this process reads the samples files from its disk and stores only the samples, "+
 		"so it stays until they are read")
 	if err := fs.Parse(args); err != nil {

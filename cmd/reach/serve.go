@@ -105,7 +105,7 @@ func defaultWorkers() int {
 func runServe(ctx context.Context, args []string) error {
 	fs, dbURL := newFlags("serve", os.Stderr)
 	addr := fs.String("addr", envOr("REACH_ADDR", ":8080"), "listen address (env REACH_ADDR)")
-	workers := fs.Int("workers", defaultWorkers(), "River workers in this process; 0 leaves jobs to `reach worker` (env REACH_WORKERS)")
+	workers := fs.Int("workers", defaultWorkers(), "River workers in this process; 0 leaves jobs to 'reach worker' (env REACH_WORKERS)")
 	example := fs.Bool("example", true, "load the example comparisons into an empty database")
 	maxMiB := fs.Int64("max-upload-mib", 2048, "largest accepted file per upload, MiB")
 	baseURL := fs.String("base-url", os.Getenv("REACH_BASE_URL"), "public address for share and invitation links, e.g. https://reach.example.org (env REACH_BASE_URL; default: the request's host)")
