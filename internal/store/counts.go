@@ -40,6 +40,13 @@ func (s *Store) InsertCounts(ctx context.Context, cs []Count) error {
 // verdicts follow the policy of the tool that wrote them, and a reviewer's
 // override is final under both policies.
 func (s *Store) AggregateRun(ctx context.Context, runID int64) error {
+	// Two aggregations of one run at once (a late duplicate job, or a
+	// resumed one next to a new one) would both delete, then both insert:
+	// the second failed on run_counts' key. The run's row lock orders them
+	// (inside a transaction; it does not block inserts of samples).
+	if _, err := s.db.Exec(ctx, `SELECT 1 FROM runs WHERE id = $1 FOR NO KEY UPDATE`, runID); err != nil {
+		return fmt.Errorf("aggregate run %d: %w", runID, err)
+	}
 	if _, err := s.db.Exec(ctx, `DELETE FROM run_counts WHERE run_id = $1`, runID); err != nil {
 		return fmt.Errorf("aggregate run %d: %w", runID, err)
 	}

@@ -1,0 +1,70 @@
+package store_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/testdb"
+)
+
+// Two aggregations of one run at once (a late duplicate AggregateJob, or a
+// resumed one beside a new one) both succeed and leave the same counts: the
+// second waits for the first instead of inserting counts it did not see
+// deleted (before, it failed on run_counts' key and the job was retried).
+func TestConcurrentAggregationsOfARun(t *testing.T) {
+	st, _ := testdb.New(t)
+	ctx := context.Background()
+	cid, runs, pids := tiny(t, st, 0)
+	run := runs[0].ID
+
+	aggregated, release := make(chan struct{}), make(chan struct{})
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		errs[0] = st.WithTx(ctx, func(tx *store.Store) error {
+			if err := tx.AggregateRun(ctx, run); err != nil {
+				close(aggregated)
+				return err
+			}
+			close(aggregated)
+			<-release // the second aggregation starts while this one is open
+			return nil
+		})
+	})
+	<-aggregated
+	wg.Go(func() {
+		errs[1] = st.WithTx(ctx, func(tx *store.Store) error { return tx.AggregateRun(ctx, run) })
+	})
+	// Commit the first once the second waits for a lock.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var waiting int
+		err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			close(release)
+			wg.Wait()
+			t.Fatalf("the second aggregation never waited for the first (errors %v)", errs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("aggregation %d: %v", i+1, err)
+		}
+	}
+	if c0, c1 := cOf(t, st, cid, run, pids[0]), cOf(t, st, cid, run, pids[1]); c0 != 1 || c1 != 0 {
+		t.Errorf("counts c = %d, %d; want 1, 0", c0, c1)
+	}
+}
