@@ -98,6 +98,12 @@ func (w *ImportWorker) start(ctx context.Context, tx *store.Store, c store.Compa
 			endpoints++
 			continue // sampled, not imported
 		}
+		if r.Status != store.StatusPending {
+			// Started by an earlier attempt of this job whose transaction
+			// committed before its worker died: its import is enqueued or
+			// done, and its file may be gone already.
+			continue
+		}
 		if r.UploadID == nil {
 			return fmt.Errorf("model %q has no samples file: %w", r.ModelName, errBadInput)
 		}

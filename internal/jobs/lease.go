@@ -22,9 +22,10 @@ import (
 // job: River alone rescues a running job only after its timeout (hours for
 // a large import, half an hour for a sampling request). Every job that runs
 // longer than LeaseConfig.Delay takes a lease and renews it; the reaper, a
-// periodic job, hands the work of a job whose lease went stale to a new job
-// and asks River to cancel the old one. Every job is idempotent, so the new
-// job redoes or finishes exactly what is missing.
+// periodic job, ends a job whose lease went stale (River's row becomes
+// cancelled, as River's own rescuer would make it hours later) and hands its
+// work to a new job. Every job is idempotent, so the new job redoes or
+// finishes exactly what is missing.
 //
 // With the defaults a killed worker's work is running again after at most
 // Delay + TTL + ReapEvery ≈ 65 s.
@@ -112,12 +113,8 @@ type ReapArgs struct{}
 // Kind implements river.JobArgs.
 func (ReapArgs) Kind() string { return "reap" }
 
-// InsertOpts: one reaper at a time.
-func (ReapArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByArgs: true,
-		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
-			rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled}}}
-}
+// InsertOpts: one attempt; reapPeriodic makes it one per period.
+func (ReapArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
 
 // ReapWorker works ReapArgs.
 type ReapWorker struct {
@@ -177,23 +174,35 @@ func (w *ReapWorker) resume(ctx context.Context, client *Client, j store.LostJob
 		return nil
 	}
 	return w.st.WithTx(ctx, func(tx *store.Store) error {
-		if _, err := client.JobCancelTx(ctx, tx.Tx(), j.ID); err != nil {
-			return fmt.Errorf("cancel lost job %d: %w", j.ID, err)
-		}
-		res, err := client.InsertManyTx(ctx, tx.Tx(), []river.InsertManyParams{{Args: rawArgs{kind: j.Kind, args: j.Args},
-			InsertOpts: &river.InsertOpts{Queue: j.Queue, MaxAttempts: j.MaxAttempts, Priority: j.Priority}}})
+		holder := cmp.Or(j.Holder, "a worker")
+		lost := fmt.Sprintf("worker lost (%s stopped at %s)", holder, time.Now().UTC().Format("15:04:05 UTC"))
+		ended, err := tx.EndLostJob(ctx, j.ID, lost)
 		if err != nil {
-			return fmt.Errorf("re-enqueue lost job %d: %w", j.ID, err)
+			return err
 		}
 		if err := tx.DropLease(ctx, j.ID); err != nil {
 			return err
 		}
+		if !ended || j.CancelAsked || j.Kind == (ReapArgs{}).Kind() {
+			// Finished meanwhile, or resumed by another reaper; or its
+			// work was cancelled; or a reaper, which the next period redoes.
+			return nil
+		}
+		opts := &river.InsertOpts{Queue: j.Queue, MaxAttempts: j.MaxAttempts, Priority: j.Priority}
+		if j.Unique {
+			// Every unique job of Reach is unique by its arguments while
+			// unfinished: so is its successor (a duplicate enqueued in the
+			// meantime does the work instead).
+			opts.UniqueOpts = river.UniqueOpts{ByArgs: true, ByState: unfinished}
+		}
+		res, err := client.InsertManyTx(ctx, tx.Tx(), []river.InsertManyParams{{Args: rawArgs{kind: j.Kind, args: j.Args}, InsertOpts: opts}})
+		if err != nil {
+			return fmt.Errorf("re-enqueue lost job %d: %w", j.ID, err)
+		}
 		var t jobTargets
 		_ = json.Unmarshal(j.Args, &t)
-		holder := cmp.Or(j.Holder, "a worker")
-		note := fmt.Sprintf("worker lost (%s stopped at %s); resuming", holder, time.Now().UTC().Format("15:04:05 UTC"))
 		if t.ComparisonID != 0 || t.RunID != 0 {
-			if err := tx.NoteWorkerLost(ctx, t.ComparisonID, t.RunID, note); err != nil {
+			if err := tx.NoteWorkerLost(ctx, t.ComparisonID, t.RunID, lost+"; resuming"); err != nil {
 				return err
 			}
 		}
@@ -206,6 +215,13 @@ func (w *ReapWorker) resume(ctx context.Context, client *Client, j store.LostJob
 // processes.
 func reapPeriodic(cfg LeaseConfig) []*river.PeriodicJob {
 	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(cfg.ReapEvery),
-		func() (river.JobArgs, *river.InsertOpts) { return ReapArgs{}, nil },
+		// Unique per period (River's shortest is a second), not while
+		// running: a reaper killed with its worker stays "running" in River
+		// until its timeout, and must not keep the next ones from being
+		// enqueued. Two reapers may overlap; EndLostJob lets only one
+		// resume each lost job.
+		func() (river.JobArgs, *river.InsertOpts) {
+			return ReapArgs{}, &river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByPeriod: max(cfg.ReapEvery, time.Second)}}
+		},
 		&river.PeriodicJobOpts{RunOnStart: true})}
 }

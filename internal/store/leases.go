@@ -47,15 +47,24 @@ type LostJob struct {
 	Priority    int
 	Holder      string // "" when it never took a lease
 	AttemptedAt time.Time
+	// Unique: it was inserted with unique options (by its arguments), so
+	// while River holds it as running no job with the same arguments can
+	// be enqueued.
+	Unique bool
+	// CancelAsked: someone asked River to cancel it (a pause, say); its
+	// work is not to be resumed.
+	CancelAsked bool
 }
 
 // LostJobs returns running River jobs whose lease is older than ttl, or
-// which have run longer than grace without taking one, leaving out jobs
-// already being cancelled. It reads River's job table (read only).
+// which have run longer than grace without taking one: their worker is
+// gone. Jobs someone asked to cancel are among them (CancelAsked): a dead
+// worker never acknowledges the cancel.
 func (s *Store) LostJobs(ctx context.Context, grace, ttl time.Duration) ([]LostJob, error) {
-	rows, err := s.db.Query(ctx, `SELECT j.id, j.kind, j.queue, j.args, j.max_attempts, j.priority, COALESCE(l.holder, ''), j.attempted_at
+	rows, err := s.db.Query(ctx, `SELECT j.id, j.kind, j.queue, j.args, j.max_attempts, j.priority, COALESCE(l.holder, ''), j.attempted_at,
+			j.unique_key IS NOT NULL, j.metadata ? 'cancel_attempted_at'
 		FROM river_job j LEFT JOIN job_leases l ON l.job_id = j.id
-		WHERE j.state = 'running' AND NOT (j.metadata ? 'cancel_attempted_at')
+		WHERE j.state = 'running'
 			AND j.attempted_at < now() - $1::interval
 			AND (l.job_id IS NULL OR l.renewed_at < now() - $2::interval)
 		ORDER BY j.id LIMIT 1000`, grace, ttl)
@@ -64,13 +73,34 @@ func (s *Store) LostJobs(ctx context.Context, grace, ttl time.Duration) ([]LostJ
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (LostJob, error) {
 		var j LostJob
-		err := row.Scan(&j.ID, &j.Kind, &j.Queue, &j.Args, &j.MaxAttempts, &j.Priority, &j.Holder, &j.AttemptedAt)
+		err := row.Scan(&j.ID, &j.Kind, &j.Queue, &j.Args, &j.MaxAttempts, &j.Priority, &j.Holder, &j.AttemptedAt, &j.Unique, &j.CancelAsked)
 		return j, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lost jobs: %w", err)
 	}
 	return out, nil
+}
+
+// EndLostJob finalizes River job jobID, found by LostJobs, as cancelled
+// with reason in its errors, as River's own rescuer does with a stuck job
+// (only after the job's timeout, hours for an import). Until then the row
+// would stay "running": it would keep the unique key of its arguments, so
+// the next enqueue of the same work (a second re-verification, a Retry, a
+// Resume) would be dropped as a duplicate, and it would count as a job
+// still working on its comparison. It reports false when the job is no
+// longer running (it finished, or another reaper ended it first): then
+// nothing is to be resumed. A worker that was only slow, not dead, finds
+// its lease gone and stops; River does not record its outcome over the
+// cancelled state.
+func (s *Store) EndLostJob(ctx context.Context, jobID int64, reason string) (bool, error) {
+	tag, err := s.db.Exec(ctx, `UPDATE river_job SET state = 'cancelled', finalized_at = now(),
+			errors = array_append(errors, jsonb_build_object('at', now(), 'attempt', attempt, 'error', $2::text, 'trace', ''))
+		WHERE id = $1 AND state = 'running'`, jobID, reason)
+	if err != nil {
+		return false, fmt.Errorf("end lost job %d: %w", jobID, err)
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 // NoteWorkerLost marks the running progress rows of a run (or, with runID
