@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"net"
 	"os"
@@ -51,8 +52,10 @@ var (
 	}
 )
 
-// reachOnce builds the reach binary once for all the tests of this file,
-// at one fixed path (overwritten by the next run, so nothing piles up).
+// reachOnce builds the reach binary once for the tests of this package, at
+// one fixed path per source tree (overwritten by the next run, so nothing
+// piles up). The path names the tree: with one path for all, a test run in
+// another checkout replaced the binary while this one's workers started.
 var reachOnce = func() func(t *testing.T) string {
 	var once sync.Once
 	var bin string
@@ -60,14 +63,15 @@ var reachOnce = func() func(t *testing.T) string {
 	return func(t *testing.T) string {
 		t.Helper()
 		once.Do(func() {
-			dir := filepath.Join(os.TempDir(), "reach-debate-test-bin")
+			_, file, _, _ := runtime.Caller(0)
+			root := filepath.Join(filepath.Dir(file), "..", "..")
+			dir := filepath.Join(os.TempDir(), fmt.Sprintf("reach-test-bin-%08x", crc32.ChecksumIEEE([]byte(root))))
 			if err = os.MkdirAll(dir, 0o755); err != nil {
 				return
 			}
 			bin = filepath.Join(dir, "reach")
-			_, file, _, _ := runtime.Caller(0)
 			cmd := exec.Command("go", "build", "-o", bin, "./cmd/reach")
-			cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+			cmd.Dir = root
 			if out, berr := cmd.CombinedOutput(); berr != nil {
 				err = fmt.Errorf("build reach: %v\n%s", berr, out)
 			}
