@@ -307,6 +307,14 @@ func (w *AggregateWorker) Work(ctx context.Context, job *river.Job[AggregateArgs
 		if err := tx.AggregateRun(ctx, runID); err != nil {
 			return err
 		}
+		// The report's warnings read the samples' quality figures
+		// (truncated, fallback-graded, no answer, distinct texts):
+		// recompute them with the counts, in the same transaction, so that
+		// a late duplicate of this job never shows a ready comparison
+		// without them between its delete and its insert.
+		if err := tx.RefreshRunQuality(ctx, runID, verify.FallbackRules); err != nil {
+			return err
+		}
 		// A late duplicate of this job (one per finished chunk may be
 		// enqueued) must not call a run ready while it is being extended
 		// or re-verified.
