@@ -162,11 +162,15 @@ func (w *ReapWorker) resume(ctx context.Context, client *Client, j store.LostJob
 		// read it, so the comparison fails and says why.
 		var a ImportLocalArgs
 		_ = json.Unmarshal(j.Args, &a)
-		if _, err := client.JobCancel(ctx, j.ID); err != nil {
-			return fmt.Errorf("cancel lost job %d: %w", j.ID, err)
+		ended, err := w.st.EndLostJob(ctx, j.ID, "the reach import process was lost")
+		if err != nil {
+			return err
 		}
 		if err := w.st.DropLease(ctx, j.ID); err != nil {
 			return err
+		}
+		if !ended {
+			return nil // finished meanwhile, or another reaper failed it
 		}
 		failImport(ctx, w.st, a.ComparisonID, a.RunID, fmt.Errorf("the `reach import` process reading %s (%s) stopped before the import finished; nothing of it was kept: run the import again",
 			a.Path, cmp.Or(j.Holder, a.Holder)), true)
