@@ -318,10 +318,10 @@ type cand struct {
 func (m *Matcher) notFound(w where, s *Sample, text, key string, cands []cand, mismatch *cand) error {
 	switch {
 	case mismatch != nil && text != "":
-		return w.errorf("", "the file's problem %q is dataset problem %d by %s, but its text differs: the file has %.80q, the dataset %.80q (is this the right dataset?)",
+		return w.errorf("", "the file's problem %q is the dataset's record %d (counting from 1; matched by %s), but its text differs: the file has %.80q, the dataset %.80q (is this the right dataset?)",
 			key, mismatch.pos+1, mismatch.mode, normText(text), m.norm[mismatch.pos])
 	case mismatch != nil:
-		return w.errorf("", "the file's problem %q is dataset problem %d by %s, but its reference answer differs: the file has %q, the dataset %q (is this the right dataset?)",
+		return w.errorf("", "the file's problem %q is the dataset's record %d (counting from 1; matched by %s), but its reference answer differs: the file has %q, the dataset %q (is this the right dataset?)",
 			key, mismatch.pos+1, mismatch.mode, s.Reference, m.probs[mismatch.pos].Reference)
 	case m.mode != "" && len(cands) > 0:
 		return w.errorf("", "problem %q matches the dataset only by %s, but earlier samples matched by %s (from %s): the file mixes two ways of naming problems", key, cands[0].mode, m.mode, m.modeAt)
