@@ -82,6 +82,9 @@ func ReadDataset(r io.Reader, file string, fn func(Problem) error) error {
 			obj[strings.Clone(f.key)] = f.val // keys outlive the line (Extra)
 		}
 		if first {
+			if f := samplesField(obj); f != "" {
+				return w.errorf(f, "this looks like a samples file, not a problem set: its records carry model output (%q); give it as a model's samples file and the problems (statement and reference answer) as the dataset", f)
+			}
 			keyField = firstPresent(obj, keyFields)
 			first = false
 		}
@@ -103,6 +106,19 @@ func ReadDataset(r io.Reader, file string, fn func(Problem) error) error {
 		return &Error{File: file, Msg: "empty file: no JSON lines"}
 	}
 	return nil
+}
+
+// samplesField names a field of a samples file (model output) that no
+// problem set carries, or "". Code datasets' own solutions (MBPP's code,
+// HumanEval's canonical_solution, APPS's solutions) are not model output.
+func samplesField(obj map[string]string) string {
+	if f := firstPresent(obj, []string{"completion", "completions", "resps", "filtered_resps", "rollouts",
+		"model_response", "model_output", "generated_text"}); f != "" {
+		return f
+	}
+	// The Qwen2.5-Math evaluator's files (question, gt, code, pred) carry
+	// their problems and serve as a dataset of their own: not refused.
+	return ""
 }
 
 func firstPresent(obj map[string]string, names []string) string {

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -58,5 +59,30 @@ func TestCompletionMustBeModelOutput(t *testing.T) {
 		return fmt.Sprintf("%d plus %d is \\boxed{%d}", p, p, 2*p+j)
 	}, nil); err != nil {
 		t.Fatalf("real completions refused: %v", err)
+	}
+}
+
+// A samples file given as the dataset is refused at its first line, saying
+// what it looks like (a new user's samples file was read as problems and the
+// error then blamed the other files); code datasets' own solutions are not
+// taken for model output.
+func TestDatasetIsNotASamplesFile(t *testing.T) {
+	read := func(line string) error {
+		return ReadDataset(strings.NewReader(line+"\n"), "given-as-dataset.jsonl", func(Problem) error { return nil })
+	}
+	for _, tc := range []struct{ line, field string }{
+		{`{"problem_id": "a", "sample_index": 0, "completion": "\\boxed{2}", "correct": true}`, "completion"},
+		{`{"doc_id": 0, "doc": {"problem": "1+1?", "answer": "2"}, "resps": [["2"]], "filtered_resps": ["2"]}`, "resps"},
+	} {
+		wantError(t, read(tc.line), 1, tc.field, "looks like a samples file")
+	}
+	for _, line := range []string{
+		`{"task_id": 1, "text": "Write a function.", "code": "def f(): return 1", "test_list": ["assert f() == 1"]}`,
+		`{"task_id": "HumanEval/0", "prompt": "def f():\n", "canonical_solution": "    return 1\n", "test": "def check(c): pass", "entry_point": "f"}`,
+		`{"problem": "1+1?", "solution": "It is \\boxed{2}.", "answer": "2"}`,
+	} {
+		if err := read(line); err != nil {
+			t.Errorf("dataset line refused: %v\n%s", err, line)
+		}
 	}
 }
