@@ -148,6 +148,10 @@ func TestBrowserExcludeGuessableAndLuck(t *testing.T) {
 	if got := str(`document.querySelector('.luck-caption').textContent.replace(/\s+/g, " ").trim()`); !strings.HasPrefix(got, "base-only 19 (4 significant at 5%") {
 		t.Errorf("Venn caption %q", got)
 	}
+	// Every chart offers its data, the difference and Cover@τ too.
+	if got := str(`["diff", "cover"].map(c => document.querySelectorAll('#' + c + '-chart ~ .data-links a[href*="/data/' + c + '.csv"]').length).join("|")`); got != "1|1" {
+		t.Errorf("data links of the difference and Cover@τ charts: %q; want 1|1", got)
+	}
 	// Of the 4 base-only problems with p < 5 %, 2 remain after Holm: only
 	// those are tagged significant; the other 2 say what they are.
 	if got := str(`document.querySelectorAll('#base-only-tests .tag-sig').length + "|" + Array.from(document.querySelectorAll('#base-only-tests .tag-luck')).filter(e => e.textContent.includes("not after Holm")).length`); got != "2|2" {
