@@ -30,8 +30,9 @@ type step struct {
 // runImportBench is `reach-bench import`: it generates a MATH500 base/RL
 // pair with real completion texts (internal/benchdata.WriteFiles) and, per
 // repetition in a fresh database, COPYs the same bytes raw into a text
-// column and then runs `reach import --wait` on the pair (and with -upload
-// also `reach import --upload --wait`, the path of uploaded files), printing
+// column and then runs `reach import --wait` on the pair (with -upload also
+// `reach import --upload --wait`, the path of uploaded files, and with
+// -reverify `reach import --reverify --wait`, every sample verified), printing
 // wall time, speed relative to COPY, WAL written and peak RSS; medians over
 // -reps.
 func runImportBench(args []string) error {
@@ -45,6 +46,7 @@ func runImportBench(args []string) error {
 	reach := fs.String("reach", "bin/reach", "the reach binary to run")
 	reps := fs.Int("reps", 1, "repetitions (medians are printed)")
 	upload := fs.Bool("upload", false, "also run `reach import --upload --wait` (files stored in Postgres first, as from the browser)")
+	reverify := fs.Bool("reverify", false, "also run `reach import --reverify --wait` (every sample verified by Reach's math verifier)")
 	genOnly := fs.Bool("generate-only", false, "only generate the files")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -84,13 +86,19 @@ func runImportBench(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	names := []string{"raw COPY into a text column", "reach import --wait"}
+	modes := [][]string{nil}
 	if *upload {
 		names = append(names, "reach import --upload --wait")
+		modes = append(modes, []string{"--upload"})
+	}
+	if *reverify {
+		names = append(names, "reach import --reverify --wait")
+		modes = append(modes, []string{"--reverify"})
 	}
 	results := make([][]step, len(names))
 	for rep := range *reps {
 		fmt.Printf("\nrepetition %d/%d\n", rep+1, *reps)
-		got, err := importRep(ctx, *adminURL, *reach, files, *upload)
+		got, err := importRep(ctx, *adminURL, *reach, files, modes)
 		if err != nil {
 			return err
 		}
@@ -122,7 +130,8 @@ func runImportBench(args []string) error {
 }
 
 // importRep runs one repetition in a new database and drops it.
-func importRep(ctx context.Context, adminURL, reach string, files benchdata.Files, upload bool) ([]step, error) {
+// modes are the extra flags of each `reach import` run (nil: none).
+func importRep(ctx context.Context, adminURL, reach string, files benchdata.Files, modes [][]string) ([]step, error) {
 	dbURL, drop, err := createDatabase(ctx, adminURL)
 	if err != nil {
 		return nil, err
@@ -178,10 +187,6 @@ func importRep(ctx context.Context, adminURL, reach string, files benchdata.File
 	}
 	out = append(out, s)
 
-	modes := [][]string{nil}
-	if upload {
-		modes = append(modes, []string{"--upload"})
-	}
 	var figures []string
 	for _, extra := range modes {
 		var id int64
@@ -219,8 +224,10 @@ func importRep(ctx context.Context, adminURL, reach string, files benchdata.File
 		fmt.Printf("  comparison %d (reach import %s): %d problems; %s\n", id, strings.Join(extra, " "), rep.Problems, fig)
 		figures = append(figures, fig)
 	}
-	if len(figures) == 2 && figures[0] != figures[1] {
-		return nil, fmt.Errorf("the two import paths disagree: %q vs %q", figures[0], figures[1])
+	for i, m := range modes {
+		if slices.Equal(m, []string{"--upload"}) && figures[i] != figures[0] {
+			return nil, fmt.Errorf("the two import paths disagree: %q vs %q", figures[0], figures[i])
+		}
 	}
 	return out, nil
 }
