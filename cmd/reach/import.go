@@ -278,7 +278,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 // reportNotReady says what an unfinished comparison is doing and how to
 // finish it; with asJSON it prints that as a JSON status.
 func reportNotReady(stdout io.Writer, c store.Comparison, asJSON bool) error {
-	hint := "its jobs run in `reach serve` or `reach worker`; start one against this database, or import with --wait"
+	hint := "its jobs run in `reach serve` or `reach worker`: if none is running against this database, start one, or import with --wait"
 	switch c.Status {
 	case store.StatusFailed:
 		hint = "it failed; fix the file and import it again"

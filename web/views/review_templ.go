@@ -584,12 +584,12 @@ func overrideForm(v ProblemView, s store.Sample) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if s.Status == store.SampleCorrect {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<input type=\"hidden\" name=\"status\" value=\"incorrect\"> <input type=\"text\" name=\"note\" maxlength=\"1000\" placeholder=\"why (optional)\"> <button type=\"submit\" class=\"button override-button\">Mark incorrect</button>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<input type=\"hidden\" name=\"status\" value=\"incorrect\"> <input type=\"text\" name=\"note\" maxlength=\"4000\" placeholder=\"why (optional)\"> <button type=\"submit\" class=\"button override-button\">Mark incorrect</button>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "<input type=\"hidden\" name=\"status\" value=\"correct\"> <input type=\"text\" name=\"note\" maxlength=\"1000\" placeholder=\"why (optional)\"> <button type=\"submit\" class=\"button override-button\">Mark correct</button>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "<input type=\"hidden\" name=\"status\" value=\"correct\"> <input type=\"text\" name=\"note\" maxlength=\"4000\" placeholder=\"why (optional)\"> <button type=\"submit\" class=\"button override-button\">Mark correct</button>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
