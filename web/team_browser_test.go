@@ -211,7 +211,7 @@ func TestBrowserReviewAndOverride(t *testing.T) {
 		t.Fatal("t1 does not show exactly one correct base sample")
 	}
 	b.do(t, "mark the sample incorrect",
-		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector("#%s input[name=note]").value = "the verifier misread the answer"`, sample)),
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector("#%s .override-form input[name=note]").value = "the verifier misread the answer"`, sample)),
 		chromedp.Click(chromedp.CSS("#"+sample+" .override-button")))
 	note := b.waitFor(t, "the override on the sample", fmt.Sprintf(`(() => { const n = document.querySelector("#%s .override-note"); return n ? n.textContent.replace(/\s+/g, " ") : ""; })()`, sample), 10*time.Second)
 	if !strings.Contains(note, "reviewer@reach.test") || !strings.Contains(note, "was correct, now incorrect") {
@@ -224,6 +224,13 @@ func TestBrowserReviewAndOverride(t *testing.T) {
 	b.waitReport(t)
 	if got, neither := b.vennCount(t, "base-only"), b.vennCount(t, "neither"); got != "2" || neither != "1" {
 		t.Errorf("after the override: Venn base-only %s, neither %s; want 2 and 1", got, neither)
+	}
+	// The model's verdict source says a reviewer overrode one of them.
+	if src := eval[string](t, b, `document.querySelector('#headline td.quality[data-model="base"]').textContent.replace(/\s+/g, " ").trim()`); !strings.HasPrefix(src, "file, 1 override") {
+		t.Errorf("base model's verdict source after one override: %q, want file, 1 override", src)
+	}
+	if src := eval[string](t, b, `document.querySelector('#headline td.quality[data-model="rl"]').textContent`); strings.Contains(src, "override") {
+		t.Errorf("rl model's verdict source %q mentions overrides; none were made", src)
 	}
 	b.waitChart(t, "#venn-1")
 	b.open(t, fmt.Sprintf("%s/comparisons/%d/audit", a.url, id))

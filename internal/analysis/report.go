@@ -262,6 +262,8 @@ type ModelReport struct {
 	// VerdictsChanged counts Reach's verdicts that differ from the file's
 	// labels, once Reach's verifier graded a labelled file.
 	VerdictsChanged *int64 `json:"verdicts_changed_from_file,omitempty"`
+	// Overrides counts the sample verdicts reviewers overrode.
+	Overrides int64 `json:"verdict_overrides,omitempty"`
 	HasTexts        bool   `json:"has_texts"`
 	// Source says where the samples came from (imported runs).
 	Source  *ModelSource `json:"source,omitempty"`
@@ -865,7 +867,7 @@ func modelSource(r store.Run) *ModelSource {
 
 func modelReport(r store.Run, cs []passk.Count, opt Options) (ModelReport, error) {
 	m := ModelReport{RunID: r.ID, Name: r.ModelName, Role: r.Role, Step: r.Step, VerdictSource: r.VerdictSource, HasTexts: r.HasTexts,
-		VerdictsChanged: r.VerdictsChanged, Source: modelSource(r)}
+		VerdictsChanged: r.VerdictsChanged, Overrides: r.Overrides, Source: modelSource(r)}
 	curve, err := passk.CurveAll(cs)
 	if err != nil {
 		return m, err

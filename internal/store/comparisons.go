@@ -80,6 +80,9 @@ type Run struct {
 	// VerdictsChanged is how many of Reach's verdicts differ from the
 	// file's labels; nil until Reach's verifier graded labelled samples.
 	VerdictsChanged *int64
+	// Overrides is how many of the run's sample verdicts a reviewer
+	// overrode (samples_overridden index).
+	Overrides int64
 	// SamplingOverride is this model's JSON override of the comparison's
 	// sampling config (e.g. its own prompt template), or nil.
 	SamplingOverride json.RawMessage
@@ -222,7 +225,8 @@ func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error)
 	rows, err := s.db.Query(ctx, `SELECT id, comparison_id, position, model_name, role, step, upload_id, source_file, format,
 			mapping, has_texts, verdict_source, status, error, endpoint_url, endpoint_model, endpoint_style, api_key_enc,
 			max_concurrency, tokens_in, tokens_out, requests, errors, sampling_started_at, verdicts_changed, sampling_override,
-			tool_meta, import_warnings, code_harness
+			tool_meta, import_warnings, code_harness,
+			(SELECT count(*) FROM samples o WHERE o.run_id = runs.id AND o.override_from IS NOT NULL)
 		FROM runs WHERE comparison_id = $1 ORDER BY position`, id)
 	if err != nil {
 		return c, fmt.Errorf("runs of comparison %d: %w", id, err)
@@ -233,7 +237,7 @@ func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error)
 			&r.Format, &r.Mapping, &r.HasTexts, &r.VerdictSource, &r.Status, &r.Error, &r.Endpoint.BaseURL, &r.Endpoint.Model,
 			&r.Endpoint.Style, &r.Endpoint.APIKeyEnc, &r.Endpoint.MaxConcurrency, &r.Usage.TokensIn, &r.Usage.TokensOut,
 			&r.Usage.Requests, &r.Usage.Errors, &r.Usage.StartedAt, &r.VerdictsChanged, &r.SamplingOverride,
-			&r.ToolMeta, &r.ImportWarnings, &r.CodeHarness)
+			&r.ToolMeta, &r.ImportWarnings, &r.CodeHarness, &r.Overrides)
 		return r, err
 	})
 	if err != nil {

@@ -876,9 +876,9 @@ func ReportPage(v ReportView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var33 string
-				templ_7745c5c3_Var33, templ_7745c5c3_Err = templ.JoinStringErrs(m.VerdictSource)
+				templ_7745c5c3_Var33, templ_7745c5c3_Err = templ.JoinStringErrs(verdictSourceText(m))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `report.templ`, Line: 362, Col: 25}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `report.templ`, Line: 362, Col: 30}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var33))
 				if templ_7745c5c3_Err != nil {
@@ -2661,6 +2661,15 @@ func (v ReportView) sortLabel() string {
 		return v.R.Models[m].Name + " c/n"
 	}
 	return v.Filter.Sort
+}
+
+// verdictSourceText names who graded a model's samples and how many
+// verdicts reviewers overrode ("file, 1 override").
+func verdictSourceText(m analysis.ModelReport) string {
+	if m.Overrides > 0 {
+		return m.VerdictSource + ", " + plural(int(m.Overrides), "override", "overrides")
+	}
+	return m.VerdictSource
 }
 
 var _ = templruntime.GeneratedTemplate
