@@ -72,20 +72,6 @@ type ComparisonStatus struct {
 	URL    string `json:"url"`
 }
 
-// apiDeleteComparison deletes a comparison (owners): 204.
-func (s *Server) apiDeleteComparison(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.apiFail(w, r, err)
-		return
-	}
-	if err := s.st.DeleteComparison(r.Context(), id); err != nil {
-		s.apiFail(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
-}
-
 func (s *Server) apiComparison(w http.ResponseWriter, r *http.Request) {
 	id, err := idParam(r, "id")
 	if err != nil {

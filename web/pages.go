@@ -331,17 +331,23 @@ func (s *Server) deleteConfirm(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, views.DeleteConfirm(views.DeleteView{C: c, Samples: total}))
 }
 
+// deleteComparison deletes a comparison: the page's form is sent home,
+// the API (DELETE /api/v1/comparisons/{id}) answers 204.
 func (s *Server) deleteComparison(w http.ResponseWriter, r *http.Request) {
 	id, err := idParam(r, "id")
-	if err != nil {
-		s.fail(w, r, err)
-		return
+	if err == nil {
+		err = s.st.DeleteComparison(r.Context(), id)
 	}
-	if err := s.st.DeleteComparison(r.Context(), id); err != nil {
+	switch {
+	case err != nil && isAPI(r):
+		s.apiFail(w, r, err)
+	case err != nil:
 		s.fail(w, r, err)
-		return
+	case isAPI(r):
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		http.Redirect(w, r, "/", http.StatusSeeOther)
 	}
-	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 // codeInfo says whether a comparison has code problems and whether this

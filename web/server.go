@@ -187,7 +187,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			r.Get("/comparisons", s.apiComparisons)
 			r.With(s.canCreate).Post("/comparisons", s.apiCreateComparison)
 			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}", s.apiComparison)
-			r.With(s.needComparison(auth.Manage)).Delete("/comparisons/{id}", s.apiDeleteComparison)
+			r.With(s.needComparison(auth.Manage)).Delete("/comparisons/{id}", s.deleteComparison)
 			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/report", s.apiReport)
 			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/reviews", s.apiReviews)
 			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/mapping", s.apiGetMapping)
