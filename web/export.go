@@ -37,10 +37,7 @@ func (s *Server) exportSamples(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", media)
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="reach-comparison-%d-samples.%s"`, c.ID, format))
-	err = export.Write(w, format, func(fn func(export.Record) error) error {
-		return s.st.EachExportSample(r.Context(), c.ID, func(x store.ExportSample) error { return fn(export.FromStore(x)) })
-	})
-	if err != nil { // the status line is sent: all that is left is to log and cut the body short
+	if err := export.Comparison(r.Context(), w, s.st, c.ID, format); err != nil { // the status line is sent: all that is left is to log and cut the body short
 		slog.Error("export samples", "comparison", c.ID, "format", format, "err", err)
 	}
 }

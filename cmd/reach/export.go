@@ -67,10 +67,7 @@ func runExport(ctx context.Context, args []string, stdout io.Writer) error {
 		defer f.Close()
 		w = f
 	}
-	err = export.Write(w, *format, func(fn func(export.Record) error) error {
-		return st.EachExportSample(ctx, id, func(x store.ExportSample) error { return fn(export.FromStore(x)) })
-	})
-	if err != nil {
+	if err := export.Comparison(ctx, w, st, id, *format); err != nil {
 		return err
 	}
 	if f, ok := w.(*os.File); ok && *out != "" {

@@ -5,6 +5,7 @@ package export
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,11 +17,17 @@ import (
 
 // Record is one sample in the export. Verdict is correct, incorrect,
 // unparseable (no answer could be read: not correct) or pending (not graded
-// yet); Correct is Verdict == "correct", nil while pending. VerdictSource
-// says who decided it: "file" (the uploaded file's own verdict), the
-// verifier's name and version (e.g. "reach-math/1"), or "override" (a
-// reviewer). FileCorrect and FileExtracted are what the file said, kept even
-// when Reach re-verified.
+// yet), as its grader decided. Correct is what the comparison's figures
+// count: whether the sample is a solve under GradingPolicy (nil while
+// pending), so summing Correct per model and problem gives the report's c.
+// It differs from Verdict == "correct" only under the strict policy, for a
+// verifier's correct verdict whose answer came from a fallback rule (Rule
+// "last-number", "last-math") or whose math completion was cut by the
+// length limit (FinishReason "length"). VerdictSource says who decided the
+// verdict: "file" (the uploaded file's own verdict), the verifier's name
+// and version (e.g. "reach-math/1"), or "override" (a reviewer); the policy
+// changes neither of those. FileCorrect and FileExtracted are what the file
+// said, kept even when Reach re-verified.
 type Record struct {
 	Problem          string `json:"problem" parquet:"problem"`
 	ProblemIndex     int64  `json:"problem_index" parquet:"problem_index"`
@@ -39,6 +46,7 @@ type Record struct {
 	CompletionTokens int64  `json:"completion_tokens" parquet:"completion_tokens"`
 	FileCorrect      *bool  `json:"file_correct" parquet:"file_correct,optional"`
 	FileExtracted    string `json:"file_extracted" parquet:"file_extracted"`
+	GradingPolicy    string `json:"grading_policy" parquet:"grading_policy,dict"`
 }
 
 // FromStore converts a stored sample.
@@ -46,16 +54,26 @@ func FromStore(x store.ExportSample) Record {
 	r := Record{Problem: x.ProblemKey, ProblemIndex: int64(x.ProblemIndex), Model: x.Model, Role: x.Role, SampleIndex: int64(x.SampleIndex),
 		Completion: x.Completion, ExtractedAnswer: x.Extracted, Verdict: x.Status, VerdictSource: x.VerdictSource, Rule: x.Rule,
 		Reason: x.Reason, FinishReason: x.FinishReason, CompletionTokens: int64(x.CompletionTokens), FileCorrect: x.FileCorrect,
-		FileExtracted: x.FileExtracted}
+		FileExtracted: x.FileExtracted, GradingPolicy: x.Policy}
 	if x.Step != nil {
 		s := int64(*x.Step)
 		r.Step = &s
 	}
 	if x.Status != store.SamplePending {
-		ok := x.Status == store.SampleCorrect
+		ok := x.Counted
 		r.Correct = &ok
 	}
 	return r
+}
+
+// Comparison writes every sample of comparison id, as st.EachExportSample
+// reads them, in format "jsonl" or "parquet" to w: the one path of the web
+// download and of `reach export`. Callers check first that the comparison
+// is ready. Errors are the store's or the writer's.
+func Comparison(ctx context.Context, w io.Writer, st *store.Store, id int64, format string) error {
+	return Write(w, format, func(fn func(Record) error) error {
+		return st.EachExportSample(ctx, id, func(x store.ExportSample) error { return fn(FromStore(x)) })
+	})
 }
 
 // Formats are the export formats, with their media types.

@@ -20,7 +20,13 @@ func records(n int) []Record {
 		x := store.ExportSample{ProblemKey: "test/algebra/1.json", ProblemIndex: i % 7, Model: "RL <ckpt>", Role: "checkpoint", Step: &step,
 			SampleIndex: i, Completion: strings.Repeat("so x = 5. ", i%50) + "\\boxed{5} \u00e9\u4e2d", FinishReason: "stop",
 			CompletionTokens: i, Extracted: "5", Status: []string{"correct", "incorrect", "unparseable", "pending"}[i%4],
-			VerdictSource: "reach-math/1", Rule: "boxed", Reason: "5 = 5"}
+			VerdictSource: "reach-math/1", Rule: "boxed", Reason: "5 = 5", Policy: "strict"}
+		// Every eighth sample from i = 4 on is correct by a fallback rule:
+		// not counted under the strict policy.
+		x.Counted = x.Status == "correct" && i%8 != 4
+		if i%8 == 4 {
+			x.Rule = "last-number"
+		}
 		if i%3 == 0 {
 			x.FileCorrect, x.FileExtracted = &tr, "5"
 		}
@@ -62,6 +68,9 @@ func TestWriteRoundTrip(t *testing.T) {
 	}
 	if !strings.Contains(string(mustJSON(t, in[0])), `"verdict":"correct","correct":true`) || in[3].Correct != nil {
 		t.Errorf("verdict fields: %s; a pending sample's correct %v", mustJSON(t, in[0]), in[3].Correct)
+	}
+	if j := string(mustJSON(t, in[4])); !strings.Contains(j, `"verdict":"correct","correct":false`) || !strings.Contains(j, `"grading_policy":"strict"`) {
+		t.Errorf("a fallback-graded sample under strict: %s; want verdict correct, correct false, grading_policy strict", j)
 	}
 
 	b.Reset()

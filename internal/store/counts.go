@@ -69,6 +69,20 @@ const solveSQL = `s.status = 'correct' AND (cmp.grading_policy = 'lenient' OR s.
 	OR s.verdict_source = 'file'
 	OR (NOT split_part(s.rule, '+', 1) = ANY($2::text[]) AND NOT (s.finish_reason = 'length' AND p.kind IN ('', 'math', 'choice'))))`
 
+// uncountedSQL says why a sample s that its verdict calls correct is not a
+// solve under its comparison's policy (solveSQL): 'fallback' (the answer
+// came from a fallback rule), 'length' (a math or multiple-choice
+// completion cut by the length limit), or '' when it counts or is not
+// correct. $2 is verify.FallbackRules, as in solveSQL.
+const uncountedSQL = `CASE WHEN s.status = 'correct' AND NOT (` + solveSQL + `)
+	THEN CASE WHEN split_part(s.rule, '+', 1) = ANY($2::text[]) THEN 'fallback' ELSE 'length' END ELSE '' END`
+
+// Why a sample graded correct is not counted (Sample.Uncounted).
+const (
+	UncountedFallback = "fallback" // its answer came from a fallback rule (verify.FallbackRules)
+	UncountedLength   = "length"   // a math or multiple-choice completion cut by the length limit
+)
+
 // CountsForComparison returns every run's per-problem counts, keyed by run id.
 func (s *Store) CountsForComparison(ctx context.Context, comparisonID int64) (map[int64][]Count, error) {
 	rows, err := s.db.Query(ctx, `SELECT rc.run_id, rc.problem_id, rc.n, rc.c FROM run_counts rc
@@ -165,4 +179,79 @@ func (s *Store) ProblemCounts(ctx context.Context, comparisonID, problemID int64
 		out[c.RunID] = c
 	}
 	return out, rows.Err()
+}
+
+// ProblemUncounted returns, per run of a comparison, how many of its
+// samples on one problem the verifier graded correct but the comparison's
+// grading policy does not count as solves (see uncountedSQL), split by
+// why: UncountedFallback and UncountedLength. Runs with none are absent.
+func (s *Store) ProblemUncounted(ctx context.Context, comparisonID, problemID int64) (map[int64]map[string]int, error) {
+	rows, err := s.db.Query(ctx, `SELECT s.run_id, `+uncountedSQL+` AS why, count(*)
+		FROM samples s JOIN problems p ON p.id = s.problem_id
+			JOIN runs r ON r.id = s.run_id JOIN comparisons cmp ON cmp.id = r.comparison_id
+		WHERE r.comparison_id = $1 AND s.problem_id = $3 AND s.status = 'correct'
+		GROUP BY s.run_id, why`, comparisonID, verify.FallbackRules, problemID)
+	if err != nil {
+		return nil, fmt.Errorf("uncounted samples of problem %d in comparison %d: %w", problemID, comparisonID, err)
+	}
+	defer rows.Close()
+	out := map[int64]map[string]int{}
+	for rows.Next() {
+		var run int64
+		var why string
+		var n int
+		if err := rows.Scan(&run, &why, &n); err != nil {
+			return nil, fmt.Errorf("uncounted samples of problem %d in comparison %d: %w", problemID, comparisonID, err)
+		}
+		if why == "" {
+			continue
+		}
+		if out[run] == nil {
+			out[run] = map[string]int{}
+		}
+		out[run][why] = n
+	}
+	return out, rows.Err()
+}
+
+// PolicyScope is what a comparison's grading policy applies to: which of
+// its samples' counting depends on strict versus lenient.
+type PolicyScope struct {
+	// Graded is the samples of math and multiple-choice problems graded by
+	// Reach's verifier (no reviewer's override): the policy applies to them.
+	Graded int64
+	// FileVerdicts keep their file's verdict, Overrides a reviewer's, and
+	// Code samples are graded by their tests: the policy changes none.
+	FileVerdicts, Overrides, Code int64
+	// Fallback and Truncated are the Graded samples graded correct whose
+	// counting the policy decides: answer from a fallback rule, or cut by
+	// the length limit (a sample both is in Fallback only). Strict leaves
+	// them out, lenient counts them.
+	Fallback, Truncated int64
+}
+
+// Affected is how many samples count under lenient but not under strict.
+func (p PolicyScope) Affected() int64 { return p.Fallback + p.Truncated }
+
+// PolicyScopeOf counts what comparison id's grading policy applies to
+// (PolicyScope). Pending samples are in no group. Cost: one scan of the
+// comparison's samples.
+func (s *Store) PolicyScopeOf(ctx context.Context, comparisonID int64) (PolicyScope, error) {
+	var p PolicyScope
+	err := s.db.QueryRow(ctx, `SELECT
+			count(*) FILTER (WHERE s.override_at IS NULL AND s.verdict_source <> 'file' AND p.kind <> 'code'),
+			count(*) FILTER (WHERE s.override_at IS NULL AND s.verdict_source = 'file'),
+			count(*) FILTER (WHERE s.override_at IS NOT NULL),
+			count(*) FILTER (WHERE s.override_at IS NULL AND s.verdict_source <> 'file' AND p.kind = 'code'),
+			count(*) FILTER (WHERE s.override_at IS NULL AND s.verdict_source <> 'file' AND s.status = 'correct'
+				AND split_part(s.rule, '+', 1) = ANY($2::text[])),
+			count(*) FILTER (WHERE s.override_at IS NULL AND s.verdict_source <> 'file' AND s.status = 'correct'
+				AND NOT split_part(s.rule, '+', 1) = ANY($2::text[]) AND s.finish_reason = 'length' AND p.kind IN ('', 'math', 'choice'))
+		FROM samples s JOIN runs r ON r.id = s.run_id JOIN problems p ON p.id = s.problem_id
+		WHERE r.comparison_id = $1 AND s.status <> 'pending'`, comparisonID, verify.FallbackRules).Scan(
+		&p.Graded, &p.FileVerdicts, &p.Overrides, &p.Code, &p.Fallback, &p.Truncated)
+	if err != nil {
+		return p, fmt.Errorf("grading policy scope of comparison %d: %w", comparisonID, err)
+	}
+	return p, nil
 }

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/reach-lab/reach/internal/verify"
 )
 
 // ExportSample is one sample as the per-sample export writes it.
@@ -23,6 +25,12 @@ type ExportSample struct {
 	Reason           string
 	FileCorrect      *bool  // the file's own verdict, when it had one
 	FileExtracted    string // the file's own extracted answer
+	// Counted: the sample is a solve under the comparison's grading
+	// policy, exactly as AggregateRun counts it into run_counts.c (a
+	// correct verdict from a fallback rule or on a truncated math
+	// completion is not, under strict).
+	Counted bool
+	Policy  string // the comparison's grading policy: PolicyStrict or PolicyLenient
 }
 
 // EachExportSample calls fn for every sample of a comparison, model by model
@@ -49,16 +57,17 @@ func (s *Store) EachExportSample(ctx context.Context, comparisonID int64, fn fun
 	for _, id := range ids {
 		rows, err := s.db.Query(ctx, `SELECT p.key, p.idx, r.model_name, r.role, r.step, s.sample_index, s.completion, s.finish_reason,
 				s.completion_tokens, s.extracted, s.status, CASE WHEN s.override_at IS NOT NULL THEN 'override' ELSE s.verdict_source END,
-				s.rule, s.reason, s.file_correct, s.file_extracted
+				s.rule, s.reason, s.file_correct, s.file_extracted, `+solveSQL+`, cmp.grading_policy
 			FROM samples s JOIN runs r ON r.id = s.run_id JOIN problems p ON p.id = s.problem_id
-			WHERE s.run_id = $1 ORDER BY s.problem_id, s.sample_index`, id)
+				JOIN comparisons cmp ON cmp.id = r.comparison_id
+			WHERE s.run_id = $1 ORDER BY s.problem_id, s.sample_index`, id, verify.FallbackRules)
 		if err != nil {
 			return fmt.Errorf("export samples of run %d: %w", id, err)
 		}
 		for rows.Next() {
 			var x ExportSample
 			if err := rows.Scan(&x.ProblemKey, &x.ProblemIndex, &x.Model, &x.Role, &x.Step, &x.SampleIndex, &x.Completion, &x.FinishReason,
-				&x.CompletionTokens, &x.Extracted, &x.Status, &x.VerdictSource, &x.Rule, &x.Reason, &x.FileCorrect, &x.FileExtracted); err != nil {
+				&x.CompletionTokens, &x.Extracted, &x.Status, &x.VerdictSource, &x.Rule, &x.Reason, &x.FileCorrect, &x.FileExtracted, &x.Counted, &x.Policy); err != nil {
 				rows.Close()
 				return fmt.Errorf("export samples of run %d: %w", id, err)
 			}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/reach-lab/reach/internal/verify"
 )
 
 // Sample statuses; the verdict ones match verify.Status.
@@ -42,6 +44,10 @@ type Sample struct {
 	// Override is set when a reviewer changed the verdict (Status holds the
 	// new one); SamplesForProblem fills it, InsertSamples ignores it.
 	Override *Override
+	// Uncounted says why a sample graded correct is not a solve under its
+	// comparison's grading policy (UncountedFallback, UncountedLength); ""
+	// when it counts or is not correct. SamplesForProblem fills it.
+	Uncounted string
 	// CompletionChars is the whole completion's length in characters when
 	// SamplesForProblem cut Completion to CompletionShown characters (0 when
 	// it is whole).
@@ -50,6 +56,10 @@ type Sample struct {
 	// pipeline does, on all cores); InsertSamples computes it otherwise.
 	TextHash [16]byte
 }
+
+// Counted reports whether the sample is a solve under its comparison's
+// grading policy: graded correct and not Uncounted.
+func (x Sample) Counted() bool { return x.Status == SampleCorrect && x.Uncounted == "" }
 
 // CompletionShown is how many characters of a completion SamplesForProblem
 // returns: a 60 MB completion must not make a 60 MB page.
@@ -219,16 +229,19 @@ func (s *Store) SamplesWithAnswer(ctx context.Context, runID, problemID int64, a
 }
 
 func (s *Store) samplesFor(ctx context.Context, runID, problemID int64, limit int, answer *string) ([]Sample, error) {
-	rows, err := s.db.Query(ctx, `SELECT s.run_id, s.problem_id, s.sample_index, left(s.completion, $4), s.finish_reason, s.completion_tokens,
+	// Counted solves first, then the other correct verdicts, then the rest.
+	rows, err := s.db.Query(ctx, `WITH pick AS (
+			SELECT s.sample_index, s.status = 'correct' AS ok, `+uncountedSQL+` AS uncounted
+			FROM (SELECT * FROM samples WHERE run_id = $1 AND problem_id = $3 AND ($6::text IS NULL OR `+AnswerSQL+` = $6)) s
+				JOIN problems p ON p.id = s.problem_id JOIN runs r ON r.id = s.run_id JOIN comparisons cmp ON cmp.id = r.comparison_id
+			ORDER BY (s.status = 'correct') DESC, `+uncountedSQL+` = '' DESC, s.sample_index LIMIT $4)
+		SELECT s.run_id, s.problem_id, s.sample_index, left(s.completion, $5), s.finish_reason, s.completion_tokens,
 			s.file_correct, s.file_extracted, s.status, s.extracted, s.rule, s.reason, s.verdict_source, s.detail,
 			s.override_from, COALESCE(u.email, ''), s.override_at, s.override_note,
-			CASE WHEN octet_length(s.completion) > $4 THEN char_length(s.completion) ELSE 0 END, s.seed
-		FROM (SELECT sample_index, status = 'correct' AS ok FROM samples WHERE run_id = $1 AND problem_id = $2
-					AND ($5::text IS NULL OR `+AnswerSQL+` = $5)
-				ORDER BY (status = 'correct') DESC, sample_index LIMIT $3) pick
-			JOIN samples s ON s.run_id = $1 AND s.problem_id = $2 AND s.sample_index = pick.sample_index
+			CASE WHEN octet_length(s.completion) > $5 THEN char_length(s.completion) ELSE 0 END, s.seed, pick.uncounted
+		FROM pick JOIN samples s ON s.run_id = $1 AND s.problem_id = $3 AND s.sample_index = pick.sample_index
 			LEFT JOIN users u ON u.id = s.override_by
-		ORDER BY pick.ok DESC, s.sample_index`, runID, problemID, limit, CompletionShown, answer)
+		ORDER BY pick.ok DESC, pick.uncounted = '' DESC, s.sample_index`, runID, verify.FallbackRules, problemID, limit, CompletionShown, answer)
 	if err != nil {
 		return nil, fmt.Errorf("samples of run %d problem %d: %w", runID, problemID, err)
 	}
@@ -239,7 +252,7 @@ func (s *Store) samplesFor(ctx context.Context, runID, problemID int64, limit in
 		var at *time.Time
 		err := row.Scan(&x.RunID, &x.ProblemID, &x.SampleIndex, &x.Completion, &x.FinishReason, &x.CompletionTokens,
 			&x.FileCorrect, &x.FileExtracted, &x.Status, &x.Extracted, &x.Rule, &x.Reason, &x.VerdictSource, &x.Detail,
-			&from, &o.By, &at, &o.Note, &x.CompletionChars, &x.Seed)
+			&from, &o.By, &at, &o.Note, &x.CompletionChars, &x.Seed, &x.Uncounted)
 		if x.CompletionChars <= CompletionShown {
 			x.CompletionChars = 0 // many bytes, few characters: whole
 		}
