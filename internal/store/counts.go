@@ -72,8 +72,8 @@ const solveSQL = `s.status = 'correct' AND (cmp.grading_policy = 'lenient' OR s.
 // uncountedSQL says why a sample s that its verdict calls correct is not a
 // solve under its comparison's policy (solveSQL): 'fallback' (the answer
 // came from a fallback rule), 'length' (a math or multiple-choice
-// completion cut by the length limit), or '' when it counts or is not
-// correct. $2 is verify.FallbackRules, as in solveSQL.
+// completion cut by the length limit), or the empty string when it counts
+// or is not correct. $2 is verify.FallbackRules, as in solveSQL.
 const uncountedSQL = `CASE WHEN s.status = 'correct' AND NOT (` + solveSQL + `)
 	THEN CASE WHEN split_part(s.rule, '+', 1) = ANY($2::text[]) THEN 'fallback' ELSE 'length' END ELSE '' END`
 
