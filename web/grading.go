@@ -28,6 +28,9 @@ func (s *Server) gradingView(ctx context.Context, c store.Comparison) (views.Gra
 	for _, n := range replaced {
 		g.Replaced += n
 	}
+	if g.Scope, err = s.st.PolicyScopeOf(ctx, c.ID); err != nil {
+		return g, err
+	}
 	for _, r := range c.Runs {
 		if r.HasTexts {
 			g.HasTexts = true

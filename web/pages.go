@@ -523,9 +523,13 @@ func (s *Server) problemModels(r *http.Request, c store.Comparison, pid int64, l
 	if err != nil {
 		return nil, err
 	}
+	uncounted, err := s.st.ProblemUncounted(r.Context(), c.ID, pid)
+	if err != nil {
+		return nil, err
+	}
 	var out []views.ProblemModel
 	for _, run := range c.Runs {
-		pm := views.ProblemModel{Run: run}
+		pm := views.ProblemModel{Run: run, Uncounted: uncounted[run.ID]}
 		if x, ok := counts[run.ID]; ok {
 			pm.N, pm.C = x.N, x.C
 		}
