@@ -264,7 +264,7 @@ type ModelReport struct {
 	VerdictsChanged *int64 `json:"verdicts_changed_from_file,omitempty"`
 	// Overrides counts the sample verdicts reviewers overrode.
 	Overrides int64 `json:"verdict_overrides,omitempty"`
-	HasTexts        bool   `json:"has_texts"`
+	HasTexts  bool  `json:"has_texts"`
 	// Source says where the samples came from (imported runs).
 	Source  *ModelSource `json:"source,omitempty"`
 	N       int          `json:"n"`         // samples per problem (the smallest, if they differ)
