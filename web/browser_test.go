@@ -199,6 +199,8 @@ func TestBrowserUploadGSM8K(t *testing.T) {
 		t.Errorf("pass@8 on the chart %.3f / %.3f, want %.3f / %.3f", cs.Last[0], cs.Last[1], 100*28.0/30, 100*27.0/30)
 	}
 
+	// The page may still be parsing below the charts already drawn.
+	b.waitFor(t, "the whole page", `document.readyState === "complete" && document.querySelector(".venn-counts[data-pair='1'] .n-neither") ? "y" : ""`, 30*time.Second)
 	venn := eval[map[string]string](t, b, `(() => {
 		const v = document.querySelector(".venn-counts[data-pair='1']");
 		const o = {};
