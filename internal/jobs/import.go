@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -105,6 +106,12 @@ func (w *ImportWorker) start(ctx context.Context, tx *store.Store, c store.Compa
 			continue
 		}
 		if r.UploadID == nil {
+			if r.Status == store.StatusPending || r.Status == store.StatusImporting {
+				// Only a `reach import` reading its own disk imports a run
+				// without a stored file; this job cannot read it.
+				return fmt.Errorf("model %q: its samples file %s is not stored here: the `reach import` process reading it from its disk stopped before the import finished; nothing of it was kept: run the import again: %w",
+					r.ModelName, r.SourceFile, errBadInput)
+			}
 			return fmt.Errorf("model %q has no samples file: %w", r.ModelName, errBadInput)
 		}
 		if err := tx.SetRunStatus(ctx, r.ID, store.StatusImporting, ""); err != nil {
@@ -151,10 +158,37 @@ func failImport(ctx context.Context, st *store.Store, comparisonID, runID int64,
 			msg = fmt.Sprintf("model %q: %s", r.ModelName, msg)
 		}
 	}
-	if err := st.FailComparisonImport(ctx, comparisonID, runID, msg, dropFiles); err != nil {
-		slog.Error("record import failure", "comparison", comparisonID, "err", err)
+	// The failure must be recorded whatever else is running: a transient
+	// error (a deadlock, a lost connection) is tried again, or the
+	// comparison would stay "importing" with no job to finish it.
+	var ferr error
+	for attempt := range 5 {
+		if ferr = st.FailComparisonImport(ctx, comparisonID, runID, msg, dropFiles); ferr == nil || !transient(ferr) {
+			break
+		}
+		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+	}
+	if ferr != nil {
+		slog.Error("record import failure", "comparison", comparisonID, "err", ferr, "import_err", msg)
+		return
 	}
 	slog.Warn("import failed", "comparison", comparisonID, "run", runID, "err", msg)
+	dropFailedDataset(ctx, st, comparisonID)
+}
+
+// dropFailedDataset deletes the dataset of a failed comparison when no
+// import of it is in flight any more; otherwise the last import to stop
+// does (see store.DropFailedDataset).
+func dropFailedDataset(ctx context.Context, st *store.Store, comparisonID int64) {
+	ctx = context.WithoutCancel(ctx)
+	done, err := st.DropFailedDataset(ctx, comparisonID)
+	if err != nil {
+		slog.Error("drop the dataset of a failed import", "comparison", comparisonID, "err", err)
+		return
+	}
+	if !done {
+		slog.Info("dataset of a failed import left to the imports still stopping", "comparison", comparisonID)
+	}
 }
 
 // importDataset reads an uploaded dataset file into a new dataset.
@@ -326,12 +360,16 @@ func importJob(ctx context.Context, st *store.Store, v verify.Verifier, lastAtte
 		})
 	}
 	if errors.Is(err, errImportAborted) {
+		// This import's transaction is gone: the comparison's dataset can
+		// go unless another file's import is still stopping.
+		dropFailedDataset(ctx, st, c.ID)
 		return nil
 	}
 	if err != nil {
 		// Another file of the comparison failed first (and its failure may
 		// have deleted this file): that error is the one to show.
-		if now, gerr := st.GetComparison(ctx, c.ID); gerr == nil && now.Status == store.StatusFailed {
+		if now, gerr := st.GetComparison(context.WithoutCancel(ctx), c.ID); gerr == nil && now.Status == store.StatusFailed {
+			dropFailedDataset(ctx, st, c.ID)
 			return river.JobCancel(fmt.Errorf("stopped: %w", errImportAborted))
 		}
 		if file.local && ctx.Err() != nil {
@@ -456,32 +494,35 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 	}
 	ix := newProblemIndex(problems)
 
-	prog := store.Progress{RunID: r.ID, Stage: "import", Total: up.size, Unit: "bytes", Status: "running"}
-	_ = st.SetProgress(ctx, prog)
 	f, err := up.open()
 	if err != nil {
 		return sum, fmt.Errorf("open %s: %w", up.name, err)
 	}
 	defer f.Close()
 	cr := &countingReader{r: f}
-	var lastTick time.Time
-	// tick records the progress (at most twice a second) and stops the
-	// import when another file of the comparison failed meanwhile: its
-	// failure waits for this transaction to end before it deletes the
-	// comparison's dataset, so this one must not read on to the end.
-	tick := func(unit string, n int64) error {
-		if time.Since(lastTick) < 500*time.Millisecond {
-			return nil
+	// The goroutine that owns tx never waits on another connection while
+	// tx is open: a connection that waits on tx's locks (the failure of
+	// another file of the comparison, deleting what it stored) could be
+	// the one it waits for, a deadlock Postgres cannot see. The progress
+	// and the check whether the comparison failed meanwhile run beside it
+	// (watchImport); a failure cancels ctx, which ends tx at once.
+	ctx, abort := context.WithCancelCause(ctx)
+	defer abort(nil)
+	var written atomic.Int64
+	var countsOnly atomic.Bool
+	prog := store.Progress{RunID: r.ID, Stage: "import", Total: up.size, Unit: "bytes", Status: "running"}
+	quit := make(chan struct{})
+	stopWatch := sync.OnceFunc(func() { close(quit) })
+	defer stopWatch()
+	watched := watchImport(ctx, quit, st, c.ID, func() store.Progress {
+		p, unit := prog, "samples"
+		if countsOnly.Load() {
+			unit = "problems"
 		}
-		lastTick = time.Now()
-		prog.Done = cr.n.Load()
-		prog.Detail = fmt.Sprintf("%d %s", n, unit)
-		_ = st.SetProgress(ctx, prog)
-		if now, err := st.ComparisonStatus(ctx, c.ID); err == nil && now == store.StatusFailed {
-			return errImportAborted
-		}
-		return nil
-	}
+		p.Done = cr.n.Load()
+		p.Detail = fmt.Sprintf("%d %s", written.Load(), unit)
+		return p
+	}, abort)
 
 	p := samplePipeline{v: v, ix: ix, mt: ix.matcher(up.name), reverify: c.Reverify, runID: r.ID, file: up.name}
 	p.mt.GuardCompletions(format == ingest.FormatMapped) // a known layout's completion field is right by construction
@@ -498,28 +539,33 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 		}
 		return p.mt.Finish()
 	}
-	var written int64
+	if hook := importHook.Load(); hook != nil {
+		(*hook)(ctx, r.ID, tx, 0)
+	}
 	sum, err = p.run(ctx, read, func(b *batch) error {
 		if len(b.samples) > 0 {
 			if err := tx.InsertSamples(ctx, b.samples); err != nil {
 				return err
 			}
-			written += int64(len(b.samples))
-			if err := tick("samples", written); err != nil {
-				return err
-			}
+			written.Add(int64(len(b.samples)))
 		}
 		if len(b.counts) > 0 {
 			if err := tx.InsertCounts(ctx, b.counts); err != nil {
 				return err
 			}
-			written += int64(len(b.counts))
-			if err := tick("problems", written); err != nil {
-				return err
-			}
+			countsOnly.Store(true)
+			written.Add(int64(len(b.counts)))
+		}
+		if hook := importHook.Load(); hook != nil {
+			(*hook)(ctx, r.ID, tx, written.Load())
 		}
 		return nil
 	})
+	stopWatch()
+	<-watched
+	if errors.Is(context.Cause(ctx), errImportAborted) {
+		return sum, errImportAborted // whatever the cancelled COPY said
+	}
 	if err != nil {
 		return sum, err
 	}
@@ -604,6 +650,52 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 		return sum, err
 	}
 	return sum, enqueue(ctx, tx, AggregateArgs{RunID: r.ID, ComparisonID: c.ID})
+}
+
+// watchEvery is how often an import records its progress and checks
+// whether its comparison failed meanwhile.
+const watchEvery = 250 * time.Millisecond
+
+// importHook, when set (by tests only), runs in the goroutine that owns
+// the import's transaction of a run: before its file is read (stored = 0)
+// and after each batch it stored (stored = rows so far).
+var importHook atomic.Pointer[func(ctx context.Context, runID int64, tx *store.Store, stored int64)]
+
+// watchImport records an import's progress (read from progress) through
+// st every watchEvery until quit closes or ctx ends, and calls
+// abort(errImportAborted) when the comparison failed meanwhile (another of
+// its files was bad, or its import was cancelled): the import must roll
+// back rather than read on, since the failure keeps nothing of it. The
+// returned channel closes when it has stopped; a progress write under way
+// when quit closes finishes first, so that none lands after the import's
+// own last one. It runs beside the goroutine that owns the import's
+// transaction, so that one never waits on another connection while it
+// holds locks (only for this watcher to stop, at the end, and no
+// connection the watcher uses waits on the import's transaction: a
+// failure takes no lock the import holds before it locks the comparison).
+func watchImport(ctx context.Context, quit <-chan struct{}, st *store.Store, comparisonID int64, progress func() store.Progress,
+	abort context.CancelCauseFunc) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(watchEvery)
+		defer t.Stop()
+		for {
+			if now, err := st.ComparisonStatus(ctx, comparisonID); err == nil && now == store.StatusFailed {
+				abort(errImportAborted)
+				return
+			}
+			_ = st.SetProgress(ctx, progress())
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return done
 }
 
 // runFormat returns the format and mapping of a run's file: the confirmed

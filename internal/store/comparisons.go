@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Comparison statuses.
@@ -499,15 +500,13 @@ func (s *Store) FinishImportIfDone(ctx context.Context, id int64) error {
 // deleted. With dropFiles the uploaded files go too; otherwise they stay
 // for RetryImport.
 //
-// The dataset the comparison's own file created is deleted in a second
-// transaction, after the failure is committed: deleting its problems
-// waits for the other files' imports still in flight (their samples
-// reference the problems), which must first see the comparison failed
-// (they check under its lock) and roll back; in one transaction the two
-// would wait for each other.
+// It never waits for the other files' imports still in flight: they hold
+// no lock it takes before they lock the comparison (as this does first),
+// and they see the comparison failed and roll back. The dataset the
+// comparison's own file created is left to DropFailedDataset, which must
+// wait for those imports (their rows reference its problems).
 func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg string, dropFiles bool) error {
-	dropDataset := false
-	err := s.WithTx(ctx, func(tx *Store) error {
+	return s.WithTx(ctx, func(tx *Store) error {
 		st, err := tx.LockComparisonStatus(ctx, id)
 		if err != nil {
 			return err
@@ -544,24 +543,65 @@ func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg s
 			return fmt.Errorf("forget the files of comparison %d: %w", id, err)
 		}
 		_, err = tx.db.Exec(ctx, `UPDATE comparisons SET dataset_upload_id = NULL WHERE id = $1`, id)
-		dropDataset = err == nil
 		return err
 	})
-	if err != nil || !dropDataset {
-		return err
-	}
-	return s.WithTx(ctx, func(tx *Store) error {
-		// The dataset its own upload created goes with it.
-		if _, err := tx.db.Exec(ctx, `UPDATE comparisons SET dataset_id = NULL WHERE id = $1
-				AND dataset_id IN (SELECT id FROM datasets WHERE origin_comparison_id = $1)`, id); err != nil {
+}
+
+// DropFailedDataset deletes the dataset a failed comparison's own file
+// created, once nothing can import into it again: no file of the
+// comparison is stored for RetryImport (after a failure in a file, or of
+// local files, FailComparisonImport deleted them). It reports whether
+// nothing is left to drop.
+//
+// It never waits: while an import of another file of the comparison is
+// still in flight (its transaction holds the problems its rows reference)
+// it returns false at once, and that import, once it has rolled back,
+// calls it again. Waiting here instead would hold the comparison's and the
+// problems' locks that the import needs to see the failure and stop: two
+// connections waiting on each other, one of them through its client.
+func (s *Store) DropFailedDataset(ctx context.Context, id int64) (bool, error) {
+	done := false
+	err := s.WithTx(ctx, func(tx *Store) error {
+		// A lock another connection holds fails this transaction at once
+		// (55P03) rather than wait for it.
+		if _, err := tx.db.Exec(ctx, `SET LOCAL lock_timeout = '100ms'`); err != nil {
+			return err
+		}
+		var ds *int64
+		err := tx.db.QueryRow(ctx, `SELECT d.id FROM comparisons c JOIN datasets d ON d.id = c.dataset_id AND d.origin_comparison_id = c.id
+			WHERE c.id = $1 AND c.status = 'failed' AND c.dataset_upload_id IS NULL
+				AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.comparison_id = c.id AND r.endpoint_url = '' AND r.upload_id IS NOT NULL)
+				AND NOT EXISTS (SELECT 1 FROM comparisons o WHERE o.dataset_id = d.id AND o.id <> c.id)
+			FOR UPDATE OF c, d NOWAIT`, id).Scan(&ds)
+		if errors.Is(err, pgx.ErrNoRows) {
+			done = true // nothing to drop, or the files are kept for Retry
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		// The problems first, each locked without waiting: an import in
+		// flight holds some of them (its rows reference them).
+		if _, err := tx.db.Exec(ctx, `SELECT 1 FROM problems WHERE dataset_id = $1 ORDER BY id FOR UPDATE NOWAIT`, *ds); err != nil {
+			return err
+		}
+		if _, err := tx.db.Exec(ctx, `UPDATE comparisons SET dataset_id = NULL WHERE id = $1`, id); err != nil {
 			return fmt.Errorf("forget the dataset of comparison %d: %w", id, err)
 		}
-		if _, err := tx.db.Exec(ctx, `DELETE FROM datasets d WHERE d.origin_comparison_id = $1
-				AND NOT EXISTS (SELECT 1 FROM comparisons c WHERE c.dataset_id = d.id)`, id); err != nil {
+		if _, err := tx.db.Exec(ctx, `DELETE FROM datasets WHERE id = $1`, *ds); err != nil {
 			return fmt.Errorf("delete the dataset of comparison %d: %w", id, err)
 		}
+		done = true
 		return nil
 	})
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "55P03" { // lock_not_available: an import is in flight
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("drop the dataset of failed comparison %d: %w", id, err)
+	}
+	return done, nil
 }
 
 // RetryImport sets a failed comparison whose files are still stored back to
