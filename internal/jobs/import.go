@@ -173,22 +173,35 @@ func failImport(ctx context.Context, st *store.Store, comparisonID, runID int64,
 		return
 	}
 	slog.Warn("import failed", "comparison", comparisonID, "run", runID, "err", msg)
-	dropFailedDataset(ctx, st, comparisonID)
+	dropFailedDataset(ctx, st, comparisonID, false)
 }
 
 // dropFailedDataset deletes the dataset of a failed comparison when no
 // import of it is in flight any more; otherwise the last import to stop
-// does (see store.DropFailedDataset).
-func dropFailedDataset(ctx context.Context, st *store.Store, comparisonID int64) {
+// does (see store.DropFailedDataset). An import that stopped calls it with
+// stopping set: its own transaction, ended by cancelling its connection,
+// may take a moment to let go of its locks on the server, so it tries
+// again for a few seconds.
+func dropFailedDataset(ctx context.Context, st *store.Store, comparisonID int64, stopping bool) {
 	ctx = context.WithoutCancel(ctx)
-	done, err := st.DropFailedDataset(ctx, comparisonID)
-	if err != nil {
-		slog.Error("drop the dataset of a failed import", "comparison", comparisonID, "err", err)
-		return
+	tries := 1
+	if stopping {
+		tries = 50
 	}
-	if !done {
-		slog.Info("dataset of a failed import left to the imports still stopping", "comparison", comparisonID)
+	for i := range tries {
+		done, err := st.DropFailedDataset(ctx, comparisonID)
+		if err != nil {
+			slog.Error("drop the dataset of a failed import", "comparison", comparisonID, "err", err)
+			return
+		}
+		if done {
+			return
+		}
+		if i < tries-1 {
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
+	slog.Info("dataset of a failed import left to the imports still stopping", "comparison", comparisonID)
 }
 
 // importDataset reads an uploaded dataset file into a new dataset.
@@ -362,14 +375,14 @@ func importJob(ctx context.Context, st *store.Store, v verify.Verifier, lastAtte
 	if errors.Is(err, errImportAborted) {
 		// This import's transaction is gone: the comparison's dataset can
 		// go unless another file's import is still stopping.
-		dropFailedDataset(ctx, st, c.ID)
+		dropFailedDataset(ctx, st, c.ID, true)
 		return nil
 	}
 	if err != nil {
 		// Another file of the comparison failed first (and its failure may
 		// have deleted this file): that error is the one to show.
 		if now, gerr := st.GetComparison(context.WithoutCancel(ctx), c.ID); gerr == nil && now.Status == store.StatusFailed {
-			dropFailedDataset(ctx, st, c.ID)
+			dropFailedDataset(ctx, st, c.ID, true)
 			return river.JobCancel(fmt.Errorf("stopped: %w", errImportAborted))
 		}
 		if file.local && ctx.Err() != nil {

@@ -547,11 +547,12 @@ func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg s
 	})
 }
 
-// DropFailedDataset deletes the dataset a failed comparison's own file
-// created, once nothing can import into it again: no file of the
-// comparison is stored for RetryImport (after a failure in a file, or of
-// local files, FailComparisonImport deleted them). It reports whether
-// nothing is left to drop.
+// DropFailedDataset deletes the dataset a failed import's own file
+// created (the comparison failed by FailComparisonImport), once nothing
+// can import into it again: no file of the comparison is stored for
+// RetryImport (after a failure in a file, or of local files,
+// FailComparisonImport deleted them). It reports whether nothing is left
+// to drop.
 //
 // It never waits: while an import of another file of the comparison is
 // still in flight (its transaction holds the problems its rows reference)
@@ -570,6 +571,8 @@ func (s *Store) DropFailedDataset(ctx context.Context, id int64) (bool, error) {
 		var ds *int64
 		err := tx.db.QueryRow(ctx, `SELECT d.id FROM comparisons c JOIN datasets d ON d.id = c.dataset_id AND d.origin_comparison_id = c.id
 			WHERE c.id = $1 AND c.status = 'failed' AND c.dataset_upload_id IS NULL
+				AND EXISTS (SELECT 1 FROM run_progress p JOIN runs r ON r.id = p.run_id
+					WHERE r.comparison_id = c.id AND p.stage = 'import' AND p.status = 'failed')
 				AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.comparison_id = c.id AND r.endpoint_url = '' AND r.upload_id IS NOT NULL)
 				AND NOT EXISTS (SELECT 1 FROM comparisons o WHERE o.dataset_id = d.id AND o.id <> c.id)
 			FOR UPDATE OF c, d NOWAIT`, id).Scan(&ds)
