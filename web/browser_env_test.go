@@ -263,7 +263,8 @@ func (b *browser) screenshot(t *testing.T, name string) {
 	if dir == "" {
 		return
 	}
-	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	// The whole page, not only the viewport (quality 100: PNG).
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}

@@ -497,6 +497,7 @@ func TestBrowserExampleReport(t *testing.T) {
 	b.open(t, a.url+"/")
 	b.clickAndWait(t, fmt.Sprintf(`a[href="/comparisons/%d"]`, math500), regexp.MustCompile(fmt.Sprintf(`^/comparisons/%d$`, math500)))
 	b.waitReport(t)
+	b.screenshot(t, "comparison-page")
 	// Each figure without its bootstrap interval (span.ci).
 	figures := eval[[][]string](t, b, `Array.from(document.querySelectorAll("#headline tbody tr")).map(r =>
 		Array.from(r.cells).map(c => {
