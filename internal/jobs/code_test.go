@@ -476,4 +476,18 @@ func TestReverifyAtUploadCountsDifferences(t *testing.T) {
 	if flagged == 0 {
 		t.Errorf("no verdicts-differ-from-file warning; warnings %+v", full.Warnings)
 	}
+	// A program has no extracted answer: graded code is not "no answer"
+	// (the page said "1640 no answer" per model).
+	qs, err := e.st.RunQualities(context.Background(), rep.ComparisonID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs) != 2 {
+		t.Fatalf("quality figures of %d runs; want 2", len(qs))
+	}
+	for id, q := range qs {
+		if q.NoAnswer != 0 {
+			t.Errorf("run %d: %d of %d code samples counted as no answer", id, q.NoAnswer, q.Samples)
+		}
+	}
 }

@@ -66,8 +66,11 @@ func (s *Store) RefreshRunQuality(ctx context.Context, runID int64, fallbackRule
 			SELECT problem_id, count(*) AS n,
 				count(*) FILTER (WHERE finish_reason = 'length') AS truncated,
 				count(*) FILTER (WHERE split_part(rule, '+', 1) = ANY($2)) AS fallback,
+				-- A program is graded by its tests, not by an extracted answer:
+				-- code samples count as "no answer" only when unparseable.
 				count(*) FILTER (WHERE status = 'unparseable'
-					OR (status IN ('correct', 'incorrect') AND verdict_source NOT IN ('', 'file') AND extracted = '')) AS no_answer,
+					OR (status IN ('correct', 'incorrect') AND verdict_source NOT IN ('', 'file') AND extracted = ''
+						AND NOT EXISTS (SELECT 1 FROM problems pr WHERE pr.id = samples.problem_id AND pr.kind = 'code'))) AS no_answer,
 				count(DISTINCT COALESCE(text_hash, md5(completion)::uuid)) AS distinct_texts,
 				count(*) >= $3 AND avg(octet_length(completion)) >= $4 AS checked
 			FROM samples WHERE run_id = $1 GROUP BY problem_id),
