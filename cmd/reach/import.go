@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -106,6 +107,14 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	for i := range mf.models {
 		mf.models[i].CodeHarness = *harness
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The import holds a few batches per file; what grows past them is
+		// garbage (parsed lines, the verifier's work), which the collector
+		// lets reach twice the live heap: a soft limit makes it collect
+		// sooner instead (measured peak RSS without it: 489 MB re-verifying
+		// 2 × 1.4 GB files).
+		debug.SetMemoryLimit(importMemoryLimit)
+	}
 	st, err := openStore(ctx, *dbURL, false)
 	if err != nil {
 		return err
@@ -162,6 +171,10 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	fmt.Fprintln(stdout, id)
 	return nil
 }
+
+// importMemoryLimit is reach import's soft memory limit (GOMEMLIMIT
+// overrides it): a target for the collector, not a cap.
+const importMemoryLimit = 320 << 20
 
 // ensureProject returns the project called name, creating it with the
 // instance's first admin as owner (no owner yet when there is no admin).
