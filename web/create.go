@@ -268,6 +268,13 @@ type created struct {
 // import (unless a field mapping must be confirmed first). On any error the
 // files received so far are deleted.
 func (s *Server) create(ctx context.Context, r *http.Request) (created, error) {
+	c, _, err := s.createFrom(ctx, r)
+	return c, err
+}
+
+// createFrom is create that also returns what the submission said (nil
+// when nothing could be read), for a form shown again after a refusal.
+func (s *Server) createFrom(ctx context.Context, r *http.Request) (created, *received, error) {
 	rc, err := s.receive(ctx, r)
 	cleanup := func() {
 		if rc == nil {
@@ -279,7 +286,7 @@ func (s *Server) create(ctx context.Context, r *http.Request) (created, error) {
 	}
 	if err != nil {
 		cleanup()
-		return created{}, err
+		return created{}, rc, err
 	}
 	nc, err := s.validate(ctx, currentUser(r), rc)
 	if err == nil {
@@ -287,7 +294,7 @@ func (s *Server) create(ctx context.Context, r *http.Request) (created, error) {
 	}
 	if err != nil {
 		cleanup()
-		return created{}, err
+		return created{}, rc, err
 	}
 	var id int64
 	err = s.st.WithTx(ctx, func(tx *store.Store) error {
@@ -302,9 +309,9 @@ func (s *Server) create(ctx context.Context, r *http.Request) (created, error) {
 	})
 	if err != nil {
 		cleanup()
-		return created{}, err
+		return created{}, rc, err
 	}
-	return created{id, nc.Name, nc.Status}, nil
+	return created{id, nc.Name, nc.Status}, rc, nil
 }
 
 func (s *Server) newComparison(w http.ResponseWriter, r *http.Request) {
@@ -312,6 +319,12 @@ func (s *Server) newComparison(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) renderNewForm(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	s.renderNewFormWith(w, r, status, views.NewForm{Error: msg})
+}
+
+// renderNewFormWith shows the form with f's entries (Error, and what a
+// refused submission had filled in).
+func (s *Server) renderNewFormWith(w http.ResponseWriter, r *http.Request, status int, f views.NewForm) {
 	u := currentUser(r)
 	ds, err := s.st.ListDatasetsFor(r.Context(), u.ID, u.IsAdmin)
 	if err != nil {
@@ -323,14 +336,22 @@ func (s *Server) renderNewForm(w http.ResponseWriter, r *http.Request, status in
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, status, views.NewComparison(views.NewForm{Datasets: ds, Error: msg, MaxMiB: s.cfg.MaxUploadBytes >> 20, Projects: ps}))
+	f.Datasets, f.MaxMiB, f.Projects = ds, s.cfg.MaxUploadBytes>>20, ps
+	s.render(w, r, status, views.NewComparison(f))
 }
 
 func (s *Server) createComparison(w http.ResponseWriter, r *http.Request) {
-	c, err := s.create(r.Context(), r)
+	c, rc, err := s.createFrom(r.Context(), r)
 	var fe formError
 	if errors.As(err, &fe) {
-		s.renderNewForm(w, r, http.StatusBadRequest, fe.msg)
+		f := views.NewForm{Error: fe.msg}
+		if rc != nil {
+			f.Name, f.Reverify, f.Harness = rc.name, rc.reverify, rc.codeHarness
+			for _, m := range rc.models {
+				f.ModelNames = append(f.ModelNames, m.name)
+			}
+		}
+		s.renderNewFormWith(w, r, http.StatusBadRequest, f)
 		return
 	}
 	if errors.Is(err, errForbidden) {

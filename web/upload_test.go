@@ -136,3 +136,45 @@ func TestUploadRealSampleFiles(t *testing.T) {
 		})
 	}
 }
+
+// A refused upload shows the form again with what was typed (name, model
+// names, re-verify, harness) and says that only the files need choosing
+// again; nothing is stored.
+func TestRefusedUploadKeepsEntries(t *testing.T) {
+	a := startApp(t)
+	acct := newAccount(t, a.st, a.url, "uploader@lab.org", false, "editor")
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("name", "kept <name>")
+	w, _ := mw.CreateFormFile("dataset_file", "dataset.jsonl")
+	_, _ = w.Write([]byte(`{"id": "a", "problem": "1+1?", "answer": "2"}` + "\n"))
+	for _, m := range [][2]string{{"base", "Base model one"}, {"rl", "RL model two"}} {
+		_ = mw.WriteField("model_role", m[0])
+		_ = mw.WriteField("model_name", m[1])
+		w, _ := mw.CreateFormFile("model_file", "chart.png")
+		_, _ = w.Write([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"))
+	}
+	_ = mw.WriteField("reverify", "1")
+	_ = mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, a.url+"/comparisons", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.AddCookie(acct.Cookie)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("HTTP %d; want 400", resp.StatusCode)
+	}
+	for _, want := range []string{`value="kept &lt;name&gt;"`, `value="Base model one"`, `value="RL model two"`, `id="choose-files-again"`, "PNG"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the form shown again lacks %s", want)
+		}
+	}
+	var n int
+	if err := a.st.Pool().QueryRow(context.Background(), `SELECT (SELECT count(*) FROM comparisons) + (SELECT count(*) FROM uploads)`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d comparisons and uploads stored (%v)", n, err)
+	}
+}
