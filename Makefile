@@ -7,7 +7,7 @@ BIN     ?= bin/reach
 ADDR    ?= $(or $(REACH_ADDR),:8080)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: run build test check generate postgres sandbox bench bench-import clean
+.PHONY: run build test check generate postgres sandbox bench bench-import bench-pages bench-scale clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/reach
@@ -62,6 +62,15 @@ BENCH_IMPORT ?=
 bench-import: build postgres
 	$(GO) build -o bin/reach-bench ./cmd/reach-bench
 	bin/reach-bench import -reach $(BIN) $(BENCH_IMPORT)
+
+## bench-pages: a paper-scale comparison (2 models × 500 × 1,024 samples with texts) and 20 concurrent
+## clients on each page: p50/p95/p99 and CPU per request. More flags with BENCH_PAGES="...".
+bench-pages: postgres
+	$(GO) build -o bin/reach-bench ./cmd/reach-bench
+	bin/reach-bench -texts $(BENCH_PAGES)
+
+## bench-scale: issue "fast at paper scale" in one command: the import next to raw COPY, then the pages.
+bench-scale: bench-import bench-pages
 
 clean:
 	rm -rf bin
