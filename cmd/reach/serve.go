@@ -58,12 +58,13 @@ func newJobs(st *store.Store, workers int, box *secret.Box, localQueue string) (
 		Secret: box, Logger: slog.Default(), JobTimeout: timeout, RescueAfter: rescue, Lease: leaseFromEnv(), LocalQueue: localQueue})
 }
 
-// leaseFromEnv reads REACH_LEASE_DELAY, REACH_LEASE_RENEW, REACH_LEASE_TTL
-// and REACH_REAP_EVERY (Go durations) for tests of killed workers; unset,
+// leaseFromEnv reads REACH_LEASE_DELAY, REACH_LEASE_RENEW, REACH_LEASE_TTL,
+// REACH_REAP_EVERY and REACH_STUCK_AFTER (Go durations) for tests of killed workers; unset,
 // the defaults resume a dead worker's jobs within about a minute.
 func leaseFromEnv() jobs.LeaseConfig {
 	d := func(k string) time.Duration { v, _ := time.ParseDuration(os.Getenv(k)); return v }
-	return jobs.LeaseConfig{Delay: d("REACH_LEASE_DELAY"), Renew: d("REACH_LEASE_RENEW"), TTL: d("REACH_LEASE_TTL"), ReapEvery: d("REACH_REAP_EVERY")}
+	return jobs.LeaseConfig{Delay: d("REACH_LEASE_DELAY"), Renew: d("REACH_LEASE_RENEW"), TTL: d("REACH_LEASE_TTL"), ReapEvery: d("REACH_REAP_EVERY"),
+		StuckAfter: d("REACH_STUCK_AFTER")}
 }
 
 // cliJobs returns a River client for a CLI command: with wait it works the

@@ -27,7 +27,11 @@ import (
 // faultLease are the lease settings of the killed workers: short, so that
 // a trial recovers in seconds; the renewal still has several chances
 // before a lease goes stale, as with the defaults.
-var faultLease = []string{"REACH_LEASE_DELAY=1s", "REACH_LEASE_RENEW=1s", "REACH_LEASE_TTL=5s", "REACH_REAP_EVERY=2s"}
+// REACH_STUCK_AFTER: a re-verification enqueued while a killed worker's
+// job with the same arguments is still "running" (not yet reaped) is
+// dropped by River as a duplicate; the comparison then waits for the
+// stuck-comparison repair (2 minutes by default), here shortened.
+var faultLease = []string{"REACH_LEASE_DELAY=1s", "REACH_LEASE_RENEW=1s", "REACH_LEASE_TTL=5s", "REACH_REAP_EVERY=2s", "REACH_STUCK_AFTER=20s"}
 
 // workerProc is one `reach worker` child process and its log file.
 type workerProc struct {
@@ -132,7 +136,8 @@ func (r *faultRig) waitReady(id int64, d time.Duration) (time.Duration, error) {
 
 // jobStates describes the River jobs of comparison id.
 func (r *faultRig) jobStates(id int64) string {
-	rows, err := r.st.Pool().Query(context.Background(), `SELECT kind, state, count(*), max(attempt), bool_or(metadata ? 'cancel_attempted_at')
+	rows, err := r.st.Pool().Query(context.Background(), `SELECT kind, state, count(*), max(attempt), bool_or(metadata ? 'cancel_attempted_at'),
+			COALESCE(string_agg(DISTINCT errors[array_length(errors, 1)]->>'error', '; '), '')
 		FROM river_job WHERE (args->>'comparison_id')::bigint = $1 GROUP BY 1, 2 ORDER BY 1, 2`, id)
 	if err != nil {
 		return err.Error()
@@ -143,10 +148,14 @@ func (r *faultRig) jobStates(id int64) string {
 		var kind, state string
 		var n, att int
 		var cancelled bool
-		if err := rows.Scan(&kind, &state, &n, &att, &cancelled); err != nil {
+		var lastErr string
+		if err := rows.Scan(&kind, &state, &n, &att, &cancelled, &lastErr); err != nil {
 			return err.Error()
 		}
 		s := fmt.Sprintf("%s %s ×%d (attempt ≤%d)", kind, state, n, att)
+		if lastErr != "" {
+			s += fmt.Sprintf(" [last error: %.200s]", lastErr)
+		}
 		if cancelled {
 			s += " cancel-attempted"
 		}
