@@ -20,8 +20,8 @@ func checkFewProblems(rep *Report) []Warning {
 		return nil
 	}
 	return []Warning{{
-		Code: "few-problems", Severity: SeverityCritical, Figures: []string{FigureAll},
-		Text: fmt.Sprintf("Only %d of the dataset's %d problems have samples from every model; the other %d are left out, so every figure describes %.1f %% of the dataset, a subset chosen by whatever wrote the files. Check that the samples files are complete and for this dataset.",
+		Code: "few-problems", Severity: SeverityWarning, Figures: []string{FigureAll},
+		Text: fmt.Sprintf("Only %d of the dataset's %d problems have samples from every model; the other %d are left out, so every figure describes %.1f %% of the dataset. Unless you chose that subset (sampling with a limit, say), check that the samples files are complete and for this dataset.",
 			rep.Problems, total, rep.Dropped, 100*float64(rep.Problems)/float64(total)),
 	}}
 }

@@ -20,7 +20,7 @@ func TestFewProblemsWarning(t *testing.T) {
 	if rep.Problems != 1 || rep.Dropped != 3 || !slices.Contains(codes(rep.Warnings), "few-problems") {
 		t.Fatalf("problems %d, dropped %d, warnings %v", rep.Problems, rep.Dropped, codes(rep.Warnings))
 	}
-	if w := rep.Warnings[0]; w.Severity != SeverityCritical || !strings.Contains(w.Text, "Only 1 of the dataset's 4 problems") {
+	if w := rep.Warnings[0]; w.Severity != SeverityWarning || !strings.Contains(w.Text, "Only 1 of the dataset's 4 problems") {
 		t.Errorf("first warning %+v", w)
 	}
 	// Half the dataset is not "few".
