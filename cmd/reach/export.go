@@ -20,7 +20,7 @@ func runExport(ctx context.Context, args []string, stdout io.Writer) error {
 	out := fs.String("o", "", "write to this file (default: standard output)")
 	var pos []string
 	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return err
 		}
 		if fs.NArg() == 0 {

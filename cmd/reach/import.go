@@ -91,7 +91,7 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	upload := fs.Bool("upload", false, "store the files in Postgres first and leave their import to any 'reach serve' or 'reach worker' (as a browser upload does; "+
 		"the stored copy is deleted once imported). Without it this process reads the samples files from its disk and stores only the samples, "+
 		"so it stays until they are read")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *dataset == "" || *name == "" || len(mf.models) < 2 || mf.models[0].Role != "base" {
@@ -227,7 +227,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 			pos = append(pos, a)
 		}
 	}
-	if err := fs.Parse(flags); err != nil {
+	if err := parseFlags(fs, flags); err != nil {
 		return err
 	}
 	if len(pos) != 1 {

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -151,7 +152,7 @@ func newFlags(name string, out io.Writer) (*flag.FlagSet, *string) {
 func runHealthcheck(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("reach healthcheck", flag.ContinueOnError)
 	url := fs.String("url", "http://127.0.0.1"+envOr("REACH_ADDR", ":8080")+"/healthz", "health URL")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -182,4 +183,24 @@ func announceDatabase(databaseURL string) {
 func openDatabase(ctx context.Context, databaseURL string) (*store.Store, error) {
 	announceDatabase(databaseURL)
 	return store.Open(ctx, databaseURL)
+}
+
+// parseFlags parses args into fs. On -h/--help it prints fs's usage as
+// usual; on a bad flag or value it prints nothing and returns the flag
+// package's message with a one-line hint, because the whole flag list after
+// an error (a missing --model file, say) buries the error itself.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	out := fs.Output()
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
+	defer fs.SetOutput(out)
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		_, _ = out.Write(buf.Bytes())
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("%w (%s -h lists the flags)", err, fs.Name())
+	}
+	return nil
 }

@@ -71,7 +71,7 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 	})
 	fs.Func("base", "base model endpoint, NAME=URL#MODEL (e.g. base=http://127.0.0.1:8000/v1#Qwen/Qwen2.5-7B)", ef.add("base"))
 	fs.Func("model", "other model endpoint, NAME=URL#MODEL (repeatable)", ef.add("rl"))
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *dataset == "" || *name == "" || len(ef.models) < 2 || ef.models[0].Role != "base" {
@@ -128,7 +128,7 @@ func runReplayServer(ctx context.Context, args []string) error {
 	judge := fs.String("judge", "", "judge labels file (JSONL of {completion, verdict, reason}): answer every request as a judge model")
 	judgeDefault := fs.String("judge-default", "unsure", "verdict for a completion without a label (valid, flawed, unsure, or none: a reply without a VERDICT line)")
 	logprobs := fs.String("logprobs", "both", "prompt log-probabilities offered: both, echo, prompt_logprobs or none")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if (*samples == "") != (*dataset == "") {

@@ -111,7 +111,7 @@ func runServe(ctx context.Context, args []string) error {
 	maxMiB := fs.Int64("max-upload-mib", 2048, "largest accepted file per upload, MiB")
 	baseURL := fs.String("base-url", os.Getenv("REACH_BASE_URL"), "public address for share and invitation links, e.g. https://reach.example.org (env REACH_BASE_URL; default: the request's host)")
 	trustProxy := fs.Bool("trust-proxy", os.Getenv("REACH_TRUST_PROXY") == "1", "take client addresses from X-Forwarded-For/X-Real-IP (only behind a reverse proxy; env REACH_TRUST_PROXY=1)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	st, err := openStore(ctx, *dbURL, true)
@@ -194,7 +194,7 @@ func stopJobs(client *jobs.Client) {
 func runWorker(ctx context.Context, args []string) error {
 	fs, dbURL := newFlags("worker", os.Stderr)
 	workers := fs.Int("workers", defaultWorkers(), "jobs worked at once (env REACH_WORKERS)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *workers < 1 {
@@ -224,7 +224,7 @@ func runWorker(ctx context.Context, args []string) error {
 
 func runMigrate(ctx context.Context, args []string) error {
 	fs, dbURL := newFlags("migrate", os.Stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	st, err := openStore(ctx, *dbURL, true)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -44,11 +45,11 @@ func runUser(ctx context.Context, args []string, stdout io.Writer) error {
 	fs, dbURL := newFlags("user "+sub, os.Stderr)
 	admin := fs.Bool("admin", false, "make the user an instance admin (all projects, users, jobs)")
 	flags, pos := splitArgs(args[1:], "database-url")
-	if err := fs.Parse(flags); err != nil {
+	if err := parseFlags(fs, flags); err != nil {
 		return err
 	}
-	if len(pos) != 1 || !strings.Contains(pos[0], "@") {
-		return fmt.Errorf("usage: reach user %s [--admin] EMAIL", sub)
+	if err := checkUserArgs(fs, sub, pos); err != nil {
+		return err
 	}
 	email := store.NormalizeEmail(pos[0])
 	st, err := openStore(ctx, *dbURL, false)
@@ -88,6 +89,36 @@ func runUser(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
+// checkUserArgs refuses what `reach user SUB` would otherwise ignore or
+// fail on late: --admin on reset-password (it changes no role), a missing or
+// extra EMAIL, and an EMAIL that is not an address (no local part, no @, no
+// domain).
+func checkUserArgs(fs *flag.FlagSet, sub string, pos []string) error {
+	if sub != "create" && sub != "reset-password" {
+		return fmt.Errorf("unknown user command %q: use create or reset-password", sub)
+	}
+	var refused error
+	fs.Visit(func(f *flag.Flag) {
+		if sub == "reset-password" && f.Name == "admin" {
+			refused = errors.New("reset-password does not take --admin: it only gives a new one-time password and leaves the account's role as it is")
+		}
+	})
+	if refused != nil {
+		return refused
+	}
+	if len(pos) != 1 {
+		if sub == "create" {
+			return errors.New("usage: reach user create [--admin] EMAIL")
+		}
+		return errors.New("usage: reach user reset-password EMAIL")
+	}
+	local, domain, ok := strings.Cut(strings.TrimSpace(pos[0]), "@")
+	if !ok || local == "" || domain == "" || strings.ContainsAny(pos[0], " \t<>") {
+		return fmt.Errorf("%q is not a valid email address", pos[0])
+	}
+	return nil
+}
+
 // runToken: reach token create --user EMAIL [--name NAME] prints a new API
 // token for scripts (Authorization: Bearer TOKEN).
 func runToken(ctx context.Context, args []string, stdout io.Writer) error {
@@ -97,7 +128,7 @@ func runToken(ctx context.Context, args []string, stdout io.Writer) error {
 	fs, dbURL := newFlags("token create", os.Stderr)
 	email := fs.String("user", "", "the account the token acts as")
 	name := fs.String("name", "command line", "what the token is for (shown in the token list)")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
 	if *email == "" {

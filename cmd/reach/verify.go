@@ -17,7 +17,7 @@ func runVerify(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 	fs.SetOutput(os.Stderr)
 	casesFile := fs.String("cases", "", "JSONL of {id, gold, pred, input}: print one JSON verdict line per case ('-' = stdin)")
 	bench := fs.String("bench", "", "samples file: verify every completion and print verdicts/second")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	open := func(path string) (io.ReadCloser, error) {

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"strings"
+	"testing"
+)
+
+func TestRunUserRefusesBadArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"reset-password", "--admin", "bob@x"}, "reset-password does not take --admin"},
+		{[]string{"reset-password", "bob@x", "--admin"}, "reset-password does not take --admin"},
+		{[]string{"create", "notanemail"}, `"notanemail" is not a valid email address`},
+		{[]string{"create", "@x"}, "not a valid email address"},
+		{[]string{"create", "bob@"}, "not a valid email address"},
+		{[]string{"create"}, "usage: reach user create"},
+		{[]string{"rename", "bob@x"}, "unknown user command"},
+	} {
+		// Every case fails before the database is opened, so the URL is never dialled.
+		args := append(tc.args, "--database-url", "postgres://127.0.0.1:1/none")
+		var out bytes.Buffer
+		err := runUser(context.Background(), args, &out)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("runUser(%q) = %v, want an error containing %q", tc.args, err, tc.want)
+		}
+		if out.Len() != 0 {
+			t.Errorf("runUser(%q) printed %q", tc.args, out.String())
+		}
+	}
+}
+
+func TestParseFlagsBadValuePrintsOnlyTheError(t *testing.T) {
+	fs := flag.NewFlagSet("reach import", flag.ContinueOnError)
+	var usage bytes.Buffer
+	fs.SetOutput(&usage)
+	fs.String("dataset", "", "dataset JSONL file")
+	fs.Func("model", "other model samples, NAME=FILE", func(string) error {
+		return errors.New(`model "b": open /nope.jsonl: no such file or directory`)
+	})
+	err := parseFlags(fs, []string{"--model", "b=/nope.jsonl"})
+	if err == nil || !strings.Contains(err.Error(), "open /nope.jsonl: no such file or directory") ||
+		!strings.Contains(err.Error(), "reach import -h lists the flags") {
+		t.Fatalf("err = %v", err)
+	}
+	if usage.Len() != 0 {
+		t.Errorf("printed the usage on a bad value:\n%s", usage.String())
+	}
+
+	usage.Reset()
+	if err := parseFlags(fs, []string{"-h"}); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: err = %v", err)
+	}
+	if !strings.Contains(usage.String(), "-dataset") {
+		t.Errorf("-h printed %q, want the flag list", usage.String())
+	}
+}
