@@ -198,7 +198,7 @@ const (
 )
 
 var slotKinds = map[string]kind{"cid": primary, "proj": primary, "sid": primary, "rid": dependent, "pid": dependent,
-	"uid": dependent, "dataset": readable, "target": target, "tid": self, "token": token}
+	"uid": dependent, "dataset": readable, "target": target, "tid": self, "token": token, "coll": primary, "cmp": dependent}
 
 // world is one project's side of the fixture.
 type world struct {
@@ -255,6 +255,20 @@ func (f *fixture) freshDataset(w int) int64 {
 		f.t.Fatal(err)
 	}
 	return did
+}
+
+// freshCollection is a new collection of a world's project holding its
+// fixture comparison.
+func (f *fixture) freshCollection(w int) int64 {
+	ctx := context.Background()
+	id, err := f.srv.st.CreateCollection(ctx, f.w[w].project, fmt.Sprintf("collection-%d", f.n.Add(1)), 0)
+	if err == nil {
+		err = f.srv.st.AddToCollection(ctx, id, f.w[w].cid)
+	}
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return id
 }
 
 // freshInvite is a new invitation's token.
@@ -516,6 +530,18 @@ var routes = []route{
 		}, ok: 303},
 	{name: "remove member", need: manage, method: "POST", path: "/projects/{proj}/members/{uid}/remove", body: form(nil), ok: 303},
 
+	{name: "collections", need: signedIn, method: "GET", path: "/collections", ok: 200},
+	{name: "create collection", need: creator, method: "POST", path: "/collections", body: func(f *fixture, v func(string) string) (string, []byte) {
+		return form(url.Values{"name": {"runs"}, "project_id": {v("target")}})(f, nil)
+	}, bodySlots: []string{"target"}, ok: 303},
+	{name: "collection", need: read, method: "GET", path: "/collections/{coll}", ok: 200},
+	{name: "add to collection", need: edit, method: "POST", path: "/collections/{coll}/add", body: func(f *fixture, v func(string) string) (string, []byte) {
+		return form(url.Values{"comparison_id": {v("cmp")}})(f, nil)
+	}, bodySlots: []string{"cmp"}, ok: 303},
+	{name: "remove from collection", need: edit, method: "POST", path: "/collections/{coll}/remove", body: func(f *fixture, v func(string) string) (string, []byte) {
+		return form(url.Values{"comparison_id": {v("cmp")}})(f, nil)
+	}, bodySlots: []string{"cmp"}, ok: 303},
+
 	{name: "users", need: admin, method: "GET", path: "/admin/users", ok: 200},
 	{name: "invite", need: admin, method: "POST", path: "/admin/invites", body: func(f *fixture, _ func(string) string) (string, []byte) {
 		return form(url.Values{"email": {fmt.Sprintf("invitee%d@reach.test", f.n.Add(1))}})(f, nil)
@@ -709,6 +735,10 @@ func (f *fixture) request(r route, role string, worlds map[string]int) (path, ct
 			return fmt.Sprint(f.freshDataset(w))
 		case "tid":
 			return fmt.Sprint(f.freshToken(role, w))
+		case "coll":
+			return fmt.Sprint(f.freshCollection(w))
+		case "cmp":
+			return fmt.Sprint(f.w[w].cid)
 		case "spare":
 			return fmt.Sprint(f.spare.ID)
 		case "invite":

@@ -145,6 +145,13 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			r.With(s.needProject(auth.Manage)).Post("/members/{uid}/remove", s.removeMember)
 		})
 		r.Post("/shares/{sid}/revoke", s.revokeShare)
+		r.Get("/collections", s.collectionsPage)
+		r.With(s.canCreate).Post("/collections", s.createCollection)
+		r.Route("/collections/{id}", func(r chi.Router) {
+			r.With(s.needCollection(auth.Read)).Get("/", s.collectionPage)
+			r.With(s.needCollection(auth.Edit)).Post("/add", s.collectionEdit(true))
+			r.With(s.needCollection(auth.Edit)).Post("/remove", s.collectionEdit(false))
+		})
 
 		r.With(s.canCreate).Get("/comparisons/new", s.newComparison)
 		r.With(s.canCreate).Post("/comparisons", s.createComparison)
