@@ -191,7 +191,10 @@ type ModelDiversity struct {
 	NoAnswer      int     `json:"no_answer_samples"`
 	// Capped counts the problems with more distinct answer texts than
 	// EquivCap: only the EquivCap most frequent were merged by equivalence.
-	Capped     int                `json:"problems_over_equivalence_cap"`
+	Capped int `json:"problems_over_equivalence_cap"`
+	// Programs counts the samples grouped by program text (code
+	// completions), which Grouping must then name.
+	Programs   int                `json:"program_samples,omitempty"`
 	PerProblem []ProblemDiversity `json:"per_problem"`
 }
 
@@ -564,6 +567,11 @@ func diversityOf(name string, rows []ProblemRow, byProblem map[int64][]store.Ans
 		sizes, noAnswer, capped := answerClasses(as, equiv)
 		md.Samples += len(as)
 		md.NoAnswer += noAnswer
+		for _, a := range as {
+			if a.Program != "" {
+				md.Programs++
+			}
+		}
 		if capped {
 			md.Capped++
 		}
@@ -703,12 +711,36 @@ func diversityPairs(ms []*ModelDiversity) []DiversityPair {
 	return out
 }
 
+// diversityGrouping says how diversityOf grouped ms's answers: answers by
+// answerGrouping (how maj@k groups them), code completions by program text,
+// or both when a comparison has both.
+func diversityGrouping(ms []*ModelDiversity, answerGrouping string) string {
+	programs, answers := 0, 0
+	for _, m := range ms {
+		if m != nil {
+			programs += m.Programs
+			answers += m.Samples - m.Programs
+		}
+	}
+	const byProgram = "code by program text without white space"
+	switch {
+	case programs == 0:
+		return answerGrouping
+	case answers == 0:
+		return byProgram
+	case answerGrouping == "":
+		return "final answers by the verifier's equivalence, " + byProgram
+	default:
+		return "final answers by " + answerGrouping + ", " + byProgram
+	}
+}
+
 // attachDiversity fills rep.Diversity from the statistics job's results.
 func (rep *Report) attachDiversity(ms []*ModelDiversity, grouping string) {
 	if len(ms) != len(rep.Models) {
 		return
 	}
-	d := &DiversityReport{Status: DebateComplete, Grouping: grouping, Models: ms, Pairs: diversityPairs(ms)}
+	d := &DiversityReport{Status: DebateComplete, Grouping: diversityGrouping(ms, grouping), Models: ms, Pairs: diversityPairs(ms)}
 	any, texts := false, false
 	for _, m := range ms {
 		any = any || (m != nil && m.Problems > 0)
