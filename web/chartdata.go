@@ -2,8 +2,10 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -253,20 +255,45 @@ func encodeChartTable(w io.Writer, t chartTable, ext string) error {
 func (s *Server) chartData(w http.ResponseWriter, r *http.Request) {
 	id, err := idParam(r, "id")
 	if err != nil {
-		s.fail(w, r, err)
+		s.dataFail(w, r, err)
 		return
 	}
 	opt, err := s.reportOptionsFor(r, id)
 	if err != nil {
-		s.fail(w, r, err)
+		s.dataFail(w, r, err)
 		return
 	}
 	e, err := s.reports.Get(r.Context(), id, opt)
 	if err != nil {
-		s.fail(w, r, err)
+		s.dataFail(w, r, err)
 		return
 	}
 	if err := writeChartData(w, r, e, chiParam(r, "chart")); err != nil {
-		s.fail(w, r, err)
+		s.dataFail(w, r, err)
 	}
+}
+
+// dataFail answers a failed chart data request in the format asked for:
+// {"error": reason} for NAME.json, a plain-text line otherwise, so a script
+// or spreadsheet fetching the data gets the reason and not an HTML page.
+// ErrNotFound is 404 with its message; anything else is 500 with the
+// request id to look up in the server log.
+func (s *Server) dataFail(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	code, msg := http.StatusNotFound, err.Error()
+	if !errors.Is(err, store.ErrNotFound) {
+		code, msg = http.StatusInternalServerError, s.internal(r, err)
+	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if strings.HasSuffix(chiParam(r, "chart"), ".json") {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = io.WriteString(w, msg+"\n")
 }

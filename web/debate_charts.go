@@ -190,6 +190,9 @@ func debateTable(rep *analysis.Report, name string, eps float64) (chartTable, er
 	switch name {
 	case "cot":
 		cot := rep.CoT
+		if cot != nil && cot.Status == analysis.DebateUnavailable && cot.Note != "" {
+			return t, fmt.Errorf("chart %q: not available: %s: %w", name, cot.Note, store.ErrNotFound)
+		}
 		if cot == nil || cot.Problems == 0 || len(cot.Models) == 0 {
 			return t, none
 		}
