@@ -7,9 +7,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/reach-lab/reach/internal/verify"
 )
@@ -99,8 +101,10 @@ func Check(ctx context.Context, v verify.Verifier, c Case) verify.Verdict {
 
 // RunCases reads cases JSONL from r, grades each with v, and writes one
 // Result JSON line per case to w. It returns the agreement summary. A
-// malformed line stops the run with an error naming its line number;
-// ctx cancellation stops it between cases.
+// malformed line is skipped, so every valid line still gets its verdict;
+// the run then ends with an error naming the malformed lines' numbers (the
+// first few with their parse errors). ctx cancellation stops it between
+// cases. Verdicts written before any error are flushed to w.
 func RunCases(ctx context.Context, r io.Reader, w io.Writer, v verify.Verifier) (Summary, error) {
 	sum := Summary{ByKind: map[string]KindTally{}}
 	sc := bufio.NewScanner(r)
@@ -108,16 +112,21 @@ func RunCases(ctx context.Context, r io.Reader, w io.Writer, v verify.Verifier) 
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
+	var bad []string // "line N: parse error", the first maxBadLines of them
+	nbad := 0
 	for line := 1; sc.Scan(); line++ {
 		if err := ctx.Err(); err != nil {
-			return sum, fmt.Errorf("cases: %w", err)
+			return sum, errors.Join(fmt.Errorf("cases: %w", err), bw.Flush())
 		}
 		if len(sc.Bytes()) == 0 {
 			continue
 		}
 		var c Case
 		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			return sum, fmt.Errorf("cases line %d: %w", line, err)
+			if nbad++; len(bad) < maxBadLines {
+				bad = append(bad, fmt.Sprintf("line %d: %v", line, err))
+			}
+			continue
 		}
 		verdict := Check(ctx, v, c)
 		res := Result{ID: c.ID, Correct: verdict.IsCorrect(), Status: verdict.Status,
@@ -137,11 +146,22 @@ func RunCases(ctx context.Context, r io.Reader, w io.Writer, v verify.Verifier) 
 			sum.ByKind[c.Kind] = k
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return sum, fmt.Errorf("cases: read: %w", err)
-	}
 	if err := bw.Flush(); err != nil {
 		return sum, fmt.Errorf("cases: write: %w", err)
 	}
+	if err := sc.Err(); err != nil {
+		return sum, fmt.Errorf("cases: read: %w", err)
+	}
+	if nbad > 0 {
+		more := ""
+		if nbad > len(bad) {
+			more = fmt.Sprintf("; %d more", nbad-len(bad))
+		}
+		return sum, fmt.Errorf("cases: %d malformed line(s) skipped, %d verdicts printed: %s%s", nbad, sum.Cases, strings.Join(bad, "; "), more)
+	}
 	return sum, nil
 }
+
+// maxBadLines is how many malformed lines RunCases's error names with their
+// parse errors; the rest are counted.
+const maxBadLines = 5

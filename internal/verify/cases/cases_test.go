@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -58,10 +59,36 @@ func TestRunCases(t *testing.T) {
 	}
 }
 
+// A malformed line does not hide the other lines' verdicts: each valid line
+// is printed, and the error names the bad line.
 func TestRunCasesMalformedLine(t *testing.T) {
-	_, err := cases.RunCases(context.Background(), strings.NewReader("{\"id\":\"a\"}\nnot json\n"), &bytes.Buffer{}, math.New())
-	if err == nil || !strings.Contains(err.Error(), "line 2") {
-		t.Fatalf("want an error naming line 2, got %v", err)
+	var in strings.Builder
+	for i := 1; i <= 5; i++ {
+		fmt.Fprintf(&in, `{"id":"c%d","gold":"2","pred":"\\boxed{2}"}`+"\n", i)
+	}
+	in.WriteString("not json\n")
+	in.WriteString(`{"id":"c7","gold":"2","pred":"\\boxed{3}"}` + "\n")
+	var out bytes.Buffer
+	sum, err := cases.RunCases(context.Background(), strings.NewReader(in.String()), &out, math.New())
+	if err == nil || !strings.Contains(err.Error(), "line 6:") || strings.Contains(err.Error(), "line 7") {
+		t.Fatalf("want an error naming line 6 only, got %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 6 || sum.Cases != 6 {
+		t.Fatalf("printed %d verdicts (summary %d), want 6:\n%s", len(lines), sum.Cases, out.String())
+	}
+	for i, l := range lines {
+		var r cases.Result
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		want := fmt.Sprintf("c%d", i+1)
+		if i == 5 {
+			want = "c7"
+		}
+		if r.ID != want || r.Correct != (i < 5) {
+			t.Errorf("verdict %d = %+v, want id %s correct %v", i+1, r, want, i < 5)
+		}
 	}
 }
 
