@@ -27,7 +27,8 @@ import (
 // verdict: "file" (the uploaded file's own verdict), the verifier's name
 // and version (e.g. "reach-math/1"), or "override" (a reviewer); the policy
 // changes neither of those. FileCorrect and FileExtracted are what the file
-// said, kept even when Reach re-verified.
+// said, kept even when Reach re-verified. CompletionTokens is the file's
+// token count, nil (null) when the file had none.
 type Record struct {
 	Problem          string `json:"problem" parquet:"problem"`
 	ProblemIndex     int64  `json:"problem_index" parquet:"problem_index"`
@@ -43,7 +44,7 @@ type Record struct {
 	Rule             string `json:"rule" parquet:"rule,dict"`
 	Reason           string `json:"reason" parquet:"reason"`
 	FinishReason     string `json:"finish_reason" parquet:"finish_reason,dict"`
-	CompletionTokens int64  `json:"completion_tokens" parquet:"completion_tokens"`
+	CompletionTokens *int64 `json:"completion_tokens" parquet:"completion_tokens,optional"`
 	FileCorrect      *bool  `json:"file_correct" parquet:"file_correct,optional"`
 	FileExtracted    string `json:"file_extracted" parquet:"file_extracted"`
 	GradingPolicy    string `json:"grading_policy" parquet:"grading_policy,dict"`
@@ -53,8 +54,14 @@ type Record struct {
 func FromStore(x store.ExportSample) Record {
 	r := Record{Problem: x.ProblemKey, ProblemIndex: int64(x.ProblemIndex), Model: x.Model, Role: x.Role, SampleIndex: int64(x.SampleIndex),
 		Completion: x.Completion, ExtractedAnswer: x.Extracted, Verdict: x.Status, VerdictSource: x.VerdictSource, Rule: x.Rule,
-		Reason: x.Reason, FinishReason: x.FinishReason, CompletionTokens: int64(x.CompletionTokens), FileCorrect: x.FileCorrect,
+		Reason: x.Reason, FinishReason: x.FinishReason, FileCorrect: x.FileCorrect,
 		FileExtracted: x.FileExtracted, GradingPolicy: x.Policy}
+	// The store keeps 0 for a file without token counts (ingest's "0 =
+	// unknown"): export that as null, not as a count of 0.
+	if x.CompletionTokens > 0 {
+		n := int64(x.CompletionTokens)
+		r.CompletionTokens = &n
+	}
 	if x.Step != nil {
 		s := int64(*x.Step)
 		r.Step = &s

@@ -100,3 +100,16 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// A file without token counts is stored with 0: the export says null, not 0.
+func TestCompletionTokensNullWhenUnknown(t *testing.T) {
+	if r := FromStore(store.ExportSample{CompletionTokens: 0}); r.CompletionTokens != nil {
+		t.Errorf("unknown tokens exported as %d", *r.CompletionTokens)
+	}
+	if j := string(mustJSON(t, FromStore(store.ExportSample{}))); !strings.Contains(j, `"completion_tokens":null`) {
+		t.Errorf("unknown tokens in JSON: %s", j)
+	}
+	if r := FromStore(store.ExportSample{CompletionTokens: 412}); r.CompletionTokens == nil || *r.CompletionTokens != 412 {
+		t.Errorf("412 tokens exported as %v", r.CompletionTokens)
+	}
+}
