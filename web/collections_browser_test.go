@@ -74,6 +74,7 @@ func TestBrowserCollectionOverlay(t *testing.T) {
 		})()`, i+1), 15*time.Second)
 	}
 	cs := b.waitChart(t, "#overlay-chart")
+	b.screenshot(t, "collection-page")
 	want := []string{"run 1 · Base", "run 1 · RL", "run 2 · Base", "run 2 · " + markup}
 	if !slices.Equal(cs.Series, want) {
 		t.Errorf("overlay series %q; want %q", cs.Series, want)
