@@ -151,7 +151,7 @@ func runReplayServer(ctx context.Context, args []string) error {
 	var recs map[string][]string
 	var err error
 	if *samples != "" {
-		if recs, err = replay.Load(ctx, *samples, *dataset); err != nil {
+		if recs, opts.FinishReasons, err = replay.LoadRecordings(ctx, *samples, *dataset); err != nil {
 			return err
 		}
 	}

@@ -16,30 +16,40 @@ const anchorLen = 24
 type problem struct {
 	statement string // normalized
 	texts     []string
+	finish    []string      // finish_reason of texts[i] as recorded; "" (or a short slice) means "stop"
 	next      atomic.Uint64 // cursor: index of the next text to hand out, before wrapping
 }
 
-// take returns the next n texts in recorded order, wrapping around. Callers
-// racing on one problem get disjoint, consecutive runs.
-func (p *problem) take(n int) []string {
+// take returns the next n recorded indexes in order, wrapping around.
+// Callers racing on one problem get disjoint, consecutive runs.
+func (p *problem) take(n int) []int {
 	start := p.next.Add(uint64(n)) - uint64(n)
-	out := make([]string, n)
+	out := make([]int, n)
 	for i := range out {
-		out[i] = p.texts[(start+uint64(i))%uint64(len(p.texts))]
+		out[i] = int((start + uint64(i)) % uint64(len(p.texts)))
 	}
 	return out
 }
 
-// takeSeeded returns n texts picked by SeededPick for a request with seed:
-// choice j is texts[SeededPick(seed, j, len(texts))]. The cursor does not
-// move, so the same seed always gets the same texts, as from a seeded
+// takeSeeded returns n recorded indexes picked by SeededPick for a request
+// with seed: choice j is SeededPick(seed, j, len(texts)). The cursor does
+// not move, so the same seed always gets the same texts, as from a seeded
 // model server.
-func (p *problem) takeSeeded(seed int64, n int) []string {
-	out := make([]string, n)
+func (p *problem) takeSeeded(seed int64, n int) []int {
+	out := make([]int, n)
 	for j := range out {
-		out[j] = p.texts[SeededPick(seed, j, len(p.texts))]
+		out[j] = SeededPick(seed, j, len(p.texts))
 	}
 	return out
+}
+
+// finishReason is the recorded finish_reason of text i: "stop" when none
+// was recorded.
+func (p *problem) finishReason(i int) string {
+	if i < len(p.finish) && p.finish[i] != "" {
+		return p.finish[i]
+	}
+	return "stop"
 }
 
 // SeededPick is which of pool recorded completions the replay server hands
@@ -70,7 +80,9 @@ type index struct {
 	maxSize int
 }
 
-func newIndex(samples map[string][]string) *index {
+// newIndex indexes samples (statement -> texts); finish, which may be nil,
+// gives the texts' recorded finish reasons under the same statements.
+func newIndex(samples, finish map[string][]string) *index {
 	ix := &index{
 		exact:   map[string]*problem{},
 		anchors: map[string][]*problem{},
@@ -83,13 +95,16 @@ func newIndex(samples map[string][]string) *index {
 		if n == "" || len(texts) == 0 {
 			continue
 		}
+		fin := make([]string, len(texts))
+		copy(fin, finish[st])
 		if p, ok := ix.exact[n]; ok {
 			// Statements equal up to whitespace are one problem; their texts
 			// follow each other in the sorted order of the raw statements.
 			p.texts = append(p.texts, texts...)
+			p.finish = append(p.finish, fin...)
 			continue
 		}
-		p := &problem{statement: n, texts: texts}
+		p := &problem{statement: n, texts: texts, finish: fin}
 		ix.exact[n] = p
 		if len(n) < anchorLen {
 			ix.short = append(ix.short, p)

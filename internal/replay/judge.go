@@ -89,7 +89,7 @@ func newJudge(labels []JudgeLabel, def string) *judge {
 	if def == "" {
 		def = "unsure"
 	}
-	return &judge{ix: newIndex(replies), def: def}
+	return &judge{ix: newIndex(replies, nil), def: def}
 }
 
 func judgeReply(verdict, reason string) string {

@@ -26,37 +26,45 @@ import (
 // dataset, two problems with the same statement (their recordings could not be
 // told apart), or no samples at all.
 func Load(ctx context.Context, samplesPath, datasetPath string) (map[string][]string, error) {
+	texts, _, err := LoadRecordings(ctx, samplesPath, datasetPath)
+	return texts, err
+}
+
+// LoadRecordings is Load that also returns each text's recorded
+// finish_reason under the same statement and index ("" when the file has
+// none), for Options.FinishReasons. Errors are Load's.
+func LoadRecordings(ctx context.Context, samplesPath, datasetPath string) (texts, finish map[string][]string, err error) {
 	statements, err := loadStatements(ctx, datasetPath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	f, err := os.Open(samplesPath)
 	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+		return nil, nil, fmt.Errorf("replay: %w", err)
 	}
 	defer f.Close()
 	name := filepath.Base(samplesPath)
 	head := make([]byte, ingest.SniffBytes)
 	nh, err := io.ReadFull(f, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("replay: read %s: %w", samplesPath, err)
+		return nil, nil, fmt.Errorf("replay: read %s: %w", samplesPath, err)
 	}
 	head = head[:nh]
 	format, mapping, err := ingest.Sniff(head, name)
 	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+		return nil, nil, fmt.Errorf("replay: %w", err)
 	}
 	if format == ingest.FormatCountsCSV {
-		return nil, fmt.Errorf("replay: %s holds counts only, no completion texts to replay", name)
+		return nil, nil, fmt.Errorf("replay: %s holds counts only, no completion texts to replay", name)
 	}
 	if format == ingest.FormatMapped && (mapping == nil || mapping.Completion == "") {
-		return nil, fmt.Errorf("replay: %s: cannot tell which field holds the completion text", name)
+		return nil, nil, fmt.Errorf("replay: %s: cannot tell which field holds the completion text", name)
 	}
 
 	type rec struct {
-		index int
-		text  string
+		index        int
+		text, finish string
 	}
 	byStatement := map[string][]rec{}
 	onSample := func(s ingest.Sample) error {
@@ -70,26 +78,26 @@ func Load(ctx context.Context, samplesPath, datasetPath string) (map[string][]st
 		if !ok {
 			return fmt.Errorf("sample for problem %q: no such problem in %s", s.ProblemKey, filepath.Base(datasetPath))
 		}
-		byStatement[st] = append(byStatement[st], rec{s.SampleIndex, s.Completion})
+		byStatement[st] = append(byStatement[st], rec{s.SampleIndex, s.Completion, s.FinishReason})
 		return nil
 	}
 	r := io.MultiReader(bytes.NewReader(head), f)
 	if err := ingest.ReadSamples(r, name, format, mapping, onSample, nil); err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
+		return nil, nil, fmt.Errorf("replay: %w", err)
 	}
 	if len(byStatement) == 0 {
-		return nil, fmt.Errorf("replay: %s has no samples", name)
+		return nil, nil, fmt.Errorf("replay: %s has no samples", name)
 	}
-	out := make(map[string][]string, len(byStatement))
+	texts, finish = make(map[string][]string, len(byStatement)), make(map[string][]string, len(byStatement))
 	for st, recs := range byStatement {
 		slices.SortStableFunc(recs, func(a, b rec) int { return cmp.Compare(a.index, b.index) })
-		texts := make([]string, len(recs))
+		t, f := make([]string, len(recs)), make([]string, len(recs))
 		for i, r := range recs {
-			texts[i] = r.text
+			t[i], f[i] = r.text, r.finish
 		}
-		out[st] = texts
+		texts[st], finish[st] = t, f
 	}
-	return out, nil
+	return texts, finish, nil
 }
 
 type statementIndex struct {

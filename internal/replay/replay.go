@@ -41,6 +41,10 @@ type Options struct {
 	// reply without a verdict line).
 	Judge        []JudgeLabel
 	JudgeDefault string
+	// FinishReasons, optional, gives the recorded finish_reason of each
+	// completion: FinishReasons[statement][i] is that of samples[statement][i]
+	// (as LoadRecordings builds it); "" or a missing entry is "stop".
+	FinishReasons map[string][]string
 }
 
 // maxN bounds `n` per request, as a real server bounds its batch.
@@ -76,8 +80,10 @@ type server struct {
 // client during the latency take nothing. A request with a "seed" takes no
 // turn: its choice j is the recorded completion SeededPick(seed, j, count)
 // picks, so the same seed gets the same texts and chunks asked with one seed
-// repeat each other, as they do on vLLM. Every choice has finish_reason
-// "stop"; max_tokens, temperature and the like are ignored. Usage counts
+// repeat each other, as they do on vLLM. Every choice has the recorded
+// finish_reason (Options.FinishReasons; "stop" when none was recorded), so a
+// completion cut by the length limit replays as "length"; max_tokens,
+// temperature and the like are ignored. Usage counts
 // tokens as whitespace-separated words, an approximation good enough for the
 // progress page's tokens in/out.
 //
@@ -92,7 +98,7 @@ type server struct {
 func New(samples map[string][]string, opts Options) http.Handler {
 	s := &server{
 		opts:  opts,
-		index: newIndex(samples),
+		index: newIndex(samples, opts.FinishReasons),
 		mux:   http.NewServeMux(),
 		rng:   rand.New(rand.NewPCG(uint64(opts.Seed), 0x9e3779b97f4a7c15)),
 	}
@@ -149,13 +155,13 @@ func (s *server) completions(w http.ResponseWriter, r *http.Request) {
 		s.logprobCompletion(w, r, req, prompt)
 		return
 	}
-	texts, usage, ok := s.answer(w, r, req, prompt)
+	texts, finish, usage, ok := s.answer(w, r, req, prompt)
 	if !ok {
 		return
 	}
 	choices := make([]completionChoice, len(texts))
 	for i, t := range texts {
-		choices[i] = completionChoice{Index: i, Text: t, FinishReason: "stop"}
+		choices[i] = completionChoice{Index: i, Text: t, FinishReason: finish[i]}
 	}
 	writeJSON(w, http.StatusOK, completionResponse{
 		ID: fmt.Sprintf("cmpl-replay-%d", s.ids.Add(1)), Object: "text_completion",
@@ -185,13 +191,13 @@ func (s *server) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		s.judgeAnswer(w, r, req, strings.Join(parts, "\n"), true)
 		return
 	}
-	texts, usage, ok := s.answer(w, r, req, strings.Join(parts, "\n"))
+	texts, finish, usage, ok := s.answer(w, r, req, strings.Join(parts, "\n"))
 	if !ok {
 		return
 	}
 	choices := make([]chatChoice, len(texts))
 	for i, t := range texts {
-		choices[i] = chatChoice{Index: i, Message: chatMessage{Role: "assistant", Content: t}, FinishReason: "stop"}
+		choices[i] = chatChoice{Index: i, Message: chatMessage{Role: "assistant", Content: t}, FinishReason: finish[i]}
 	}
 	writeJSON(w, http.StatusOK, chatResponse{
 		ID: fmt.Sprintf("chatcmpl-replay-%d", s.ids.Add(1)), Object: "chat.completion",
@@ -226,35 +232,38 @@ func (s *server) decode(w http.ResponseWriter, r *http.Request) (request, bool) 
 
 // answer matches prompt, applies injected errors and latency, and takes n
 // completions; on failure (or a client gone) it has written the response.
-func (s *server) answer(w http.ResponseWriter, r *http.Request, req request, prompt string) ([]string, usage, bool) {
+// finish holds the texts' recorded finish reasons.
+func (s *server) answer(w http.ResponseWriter, r *http.Request, req request, prompt string) (texts, finish []string, _ usage, _ bool) {
 	if len(s.index.exact) == 0 {
 		writeError(w, http.StatusBadRequest, errNoSamples.Error())
-		return nil, usage{}, false
+		return nil, nil, usage{}, false
 	}
 	p := s.index.lookup(prompt)
 	if p == nil {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("replay: no recorded problem's statement occurs in the prompt (prompt starts %q)", head(prompt, 80)))
-		return nil, usage{}, false
+		return nil, nil, usage{}, false
 	}
 	if !s.gate(w, r) {
-		return nil, usage{}, false
+		return nil, nil, usage{}, false
 	}
 	n := 1
 	if req.N != nil {
 		n = *req.N
 	}
-	var texts []string
+	var picked []int
 	if req.Seed != nil {
-		texts = p.takeSeeded(*req.Seed, n)
+		picked = p.takeSeeded(*req.Seed, n)
 	} else {
-		texts = p.take(n)
+		picked = p.take(n)
 	}
+	texts, finish = make([]string, n), make([]string, n)
 	u := usage{PromptTokens: words(prompt)}
-	for _, t := range texts {
-		u.CompletionTokens += words(t)
+	for j, i := range picked {
+		texts[j], finish[j] = p.texts[i], p.finishReason(i)
+		u.CompletionTokens += words(texts[j])
 	}
 	u.TotalTokens = u.PromptTokens + u.CompletionTokens
-	return texts, u, true
+	return texts, finish, u, true
 }
 
 // gate applies the injected errors and the latency to a request; false
