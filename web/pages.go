@@ -459,23 +459,32 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, views.ProblemPage(v))
 }
 
+// sampleOf reads the {pid}, {rid} and {idx} of a sample's route: a problem
+// of c's dataset, one of c's runs and a sample index ≥ 0; anything else is
+// store.ErrNotFound (a 404).
+func (s *Server) sampleOf(r *http.Request, c store.Comparison) (store.Problem, int64, int, error) {
+	p, err := s.problemOf(r, c)
+	if err != nil {
+		return p, 0, 0, err
+	}
+	rid, err := idParam(r, "rid")
+	if err != nil || !slices.ContainsFunc(c.Runs, func(run store.Run) bool { return run.ID == rid }) {
+		return p, 0, 0, fmt.Errorf("run %s of comparison %d: %w", chiParam(r, "rid"), c.ID, store.ErrNotFound)
+	}
+	idx, err := strconv.Atoi(chiParam(r, "idx"))
+	if err != nil || idx < 0 {
+		return p, 0, 0, fmt.Errorf("sample %q: %w", chiParam(r, "idx"), store.ErrNotFound)
+	}
+	return p, rid, idx, nil
+}
+
 // sampleText serves one sample's whole completion as plain text (the
 // problem page shows the first store.CompletionShown characters): never
 // HTML, never sniffed, sandboxed, and over 8 MiB a download.
 func (s *Server) sampleText(w http.ResponseWriter, r *http.Request, c store.Comparison) {
-	p, err := s.problemOf(r, c)
+	p, rid, idx, err := s.sampleOf(r, c)
 	if err != nil {
 		s.fail(w, r, err)
-		return
-	}
-	rid, err := idParam(r, "rid")
-	if err != nil || !slices.ContainsFunc(c.Runs, func(run store.Run) bool { return run.ID == rid }) {
-		s.fail(w, r, fmt.Errorf("run %s of comparison %d: %w", chiParam(r, "rid"), c.ID, store.ErrNotFound))
-		return
-	}
-	idx, err := strconv.Atoi(chiParam(r, "idx"))
-	if err != nil || idx < 0 {
-		s.fail(w, r, fmt.Errorf("sample %q: %w", chiParam(r, "idx"), store.ErrNotFound))
 		return
 	}
 	text, err := s.st.SampleCompletion(r.Context(), rid, p.ID, idx)

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -48,37 +47,33 @@ func (s *Server) optionsFor(ctx context.Context, id int64, q url.Values) (analys
 // reviewSummary counts the verdicts on the base-only problems of rows
 // (regions already set against the pair shown).
 func reviewSummary(rows []analysis.ProblemRow, reviews map[int64]store.Review) views.ReviewSummary {
-	sum := views.ReviewSummary{Counts: map[string]int{}}
-	for _, row := range rows {
-		if row.Region != "base-only" {
-			continue
-		}
-		sum.BaseOnly++
-		if rv, ok := reviews[row.ProblemID]; ok {
-			sum.Counts[rv.Verdict]++
-		} else {
-			sum.Unreviewed++
-		}
-	}
-	return sum
+	n, counts, unreviewed := countReviews(rows, reviews, "base-only")
+	return views.ReviewSummary{BaseOnly: n, Counts: counts, Unreviewed: unreviewed}
 }
 
 // rlOnlySummary counts the verdicts on the problems only the first other
 // model solved (rows' own regions, against the first pair).
 func rlOnlySummary(rows []analysis.ProblemRow, reviews map[int64]store.Review) views.RLOnlySummary {
-	sum := views.RLOnlySummary{Counts: map[string]int{}}
+	n, counts, unreviewed := countReviews(rows, reviews, "other-only")
+	return views.RLOnlySummary{RLOnly: n, Counts: counts, Unreviewed: unreviewed}
+}
+
+// countReviews counts rows in region, their review verdicts and how many
+// have none.
+func countReviews(rows []analysis.ProblemRow, reviews map[int64]store.Review, region string) (n int, counts map[string]int, unreviewed int) {
+	counts = map[string]int{}
 	for _, row := range rows {
-		if row.Region != "other-only" {
+		if row.Region != region {
 			continue
 		}
-		sum.RLOnly++
+		n++
 		if rv, ok := reviews[row.ProblemID]; ok {
-			sum.Counts[rv.Verdict]++
+			counts[rv.Verdict]++
 		} else {
-			sum.Unreviewed++
+			unreviewed++
 		}
 	}
-	return sum
+	return n, counts, unreviewed
 }
 
 // reasoningLabel records a person's label of one sample's reasoning: POST
@@ -89,19 +84,9 @@ func (s *Server) reasoningLabel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	p, err := s.problemOf(r, c)
+	p, rid, idx, err := s.sampleOf(r, c)
 	if err != nil {
 		s.fail(w, r, err)
-		return
-	}
-	rid, err := idParam(r, "rid")
-	if err != nil || !slices.ContainsFunc(c.Runs, func(run store.Run) bool { return run.ID == rid }) {
-		s.fail(w, r, fmt.Errorf("run %s of comparison %d: %w", chiParam(r, "rid"), c.ID, store.ErrNotFound))
-		return
-	}
-	idx, err := strconv.Atoi(chiParam(r, "idx"))
-	if err != nil || idx < 0 {
-		s.fail(w, r, fmt.Errorf("sample %q: %w", chiParam(r, "idx"), store.ErrNotFound))
 		return
 	}
 	if !s.parseForm(w, r) {
@@ -215,19 +200,9 @@ func (s *Server) overrideSample(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	p, err := s.problemOf(r, c)
+	p, rid, idx, err := s.sampleOf(r, c)
 	if err != nil {
 		s.fail(w, r, err)
-		return
-	}
-	rid, err := idParam(r, "rid")
-	if err != nil || !slices.ContainsFunc(c.Runs, func(run store.Run) bool { return run.ID == rid }) {
-		s.fail(w, r, fmt.Errorf("run %s of comparison %d: %w", chiParam(r, "rid"), id, store.ErrNotFound))
-		return
-	}
-	idx, err := strconv.Atoi(chiParam(r, "idx"))
-	if err != nil || idx < 0 {
-		s.fail(w, r, fmt.Errorf("sample %q: %w", chiParam(r, "idx"), store.ErrNotFound))
 		return
 	}
 	if c.Status != store.StatusReady {
