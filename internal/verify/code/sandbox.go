@@ -59,13 +59,14 @@ var DefaultLimits = Limits{
 	Output:   16 << 20,
 }
 
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits
+// or fills l's zero fields from d. Wall comes from d only together with
+// d's CPU: a job's own CPU limit gets its own wall-clock limit.
+func (l Limits) or(d Limits) Limits {
 	if l.CPU <= 0 {
 		l.CPU = d.CPU
-	}
-	if l.Wall <= 0 {
-		l.Wall = 2*l.CPU + time.Second
+		if l.Wall <= 0 {
+			l.Wall = d.Wall
+		}
 	}
 	if l.Memory <= 0 {
 		l.Memory = d.Memory
@@ -84,6 +85,16 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.Output <= 0 {
 		l.Output = d.Output
+	}
+	return l
+}
+
+// withDefaults fills l's zero fields from DefaultLimits, and Wall with
+// 2 × CPU + 1 s.
+func (l Limits) withDefaults() Limits {
+	l = l.or(DefaultLimits)
+	if l.Wall <= 0 {
+		l.Wall = 2*l.CPU + time.Second
 	}
 	return l
 }
@@ -377,32 +388,7 @@ var ErrUnavailable = errors.New("code sandbox unavailable")
 // once. ctx cancels the run (reported as SetupErr, not as the program's
 // failure).
 func (s *Sandbox) Run(ctx context.Context, job Job) Result {
-	lim := job.Limits
-	if lim.CPU <= 0 {
-		lim.CPU = s.limits.CPU
-		if lim.Wall <= 0 {
-			lim.Wall = s.limits.Wall
-		}
-	}
-	if lim.Memory <= 0 {
-		lim.Memory = s.limits.Memory
-	}
-	if lim.Procs <= 0 {
-		lim.Procs = s.limits.Procs
-	}
-	if lim.Files <= 0 {
-		lim.Files = s.limits.Files
-	}
-	if lim.FileSize <= 0 {
-		lim.FileSize = s.limits.FileSize
-	}
-	if lim.TmpSize <= 0 {
-		lim.TmpSize = s.limits.TmpSize
-	}
-	if lim.Output <= 0 {
-		lim.Output = s.limits.Output
-	}
-	lim = lim.withDefaults()
+	lim := job.Limits.or(s.limits).withDefaults()
 	if s.bwrap == "" || s.python == "" {
 		return Result{SetupErr: fmt.Errorf("%w: %v", ErrUnavailable, s.err), Limits: lim}
 	}
