@@ -49,10 +49,8 @@ type endpointClients struct {
 }
 
 type endpointClient struct {
-	c       *sampling.Client
-	version time.Time
-	mu      sync.Mutex
-	flushed map[string]int64 // error counts already written
+	runClient // the client and the error counts already written
+	version   time.Time
 }
 
 func (ec *endpointClients) get(e store.DebateEndpoint) (*endpointClient, error) {
@@ -69,7 +67,7 @@ func (ec *endpointClients) get(e store.DebateEndpoint) (*endpointClient, error) 
 	if ec.m == nil {
 		ec.m = map[string]*endpointClient{}
 	}
-	x := &endpointClient{c: c, version: e.UpdatedAt, flushed: map[string]int64{}}
+	x := &endpointClient{runClient: runClient{c: c, flushed: map[string]int64{}}, version: e.UpdatedAt}
 	ec.m[key] = x
 	return x, nil
 }
@@ -94,20 +92,6 @@ func openEndpoint(box *secret.Box, e store.DebateEndpoint, test bool) (*sampling
 		ep.Retry, ep.Timeout = sampling.RetryPolicy{MaxAttempts: 1}, time.Minute
 	}
 	return sampling.New(ep, nil)
-}
-
-// errorDelta returns the failed attempts by kind since the last call.
-func (x *endpointClient) errorDelta() map[string]int64 {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	out := map[string]int64{}
-	for k, v := range x.c.Stats().Errors {
-		if d := v - x.flushed[k]; d > 0 {
-			out[k] = d
-			x.flushed[k] = v
-		}
-	}
-	return out
 }
 
 // forEach runs fn on each item with at most limit at a time and returns the
