@@ -264,6 +264,13 @@ func TestBadInputRollsBack(t *testing.T) {
 					t.Errorf("run %s kept %d samples (err %v)", r.ModelName, n, err)
 				}
 			}
+			// The dataset goes once the other file's import has rolled back
+			// (the failure never waits on it): within seconds.
+			for deadline := time.Now().Add(10 * time.Second); c.DatasetID != nil && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+				if c, err = e.st.GetComparison(ctx, id); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if c.DatasetID != nil {
 				t.Errorf("the failed import kept its dataset %d", *c.DatasetID)
 			}
