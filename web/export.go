@@ -35,6 +35,11 @@ func (s *Server) exportSamples(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("comparison %d is %s: export it once it is ready", c.ID, c.Status), http.StatusConflict)
 		return
 	}
+	if !c.HasTexts() {
+		// An empty file with 200 would read as "no samples were correct"; the CLI refuses the same way.
+		http.Error(w, fmt.Sprintf("comparison %d was imported as per-problem counts: it has no samples to export (its counts are in /api/v1/comparisons/%d/report)", c.ID, c.ID), http.StatusConflict)
+		return
+	}
 	w.Header().Set("Content-Type", media)
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="reach-comparison-%d-samples.%s"`, c.ID, format))
 	if err := export.Comparison(r.Context(), w, s.st, c.ID, format); err != nil { // the status line is sent: all that is left is to log and cut the body short

@@ -60,3 +60,24 @@ func TestParseFlagsBadValuePrintsOnlyTheError(t *testing.T) {
 		t.Errorf("-h printed %q, want the flag list", usage.String())
 	}
 }
+
+// reach import without its required flags names the missing ones (and no
+// flag list that buries them); it fails before opening the database.
+func TestRunImportNamesMissingFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "missing --dataset FILE, --name NAME, --base NAME=FILE, --model NAME=FILE"},
+		{[]string{"--dataset", "d.jsonl", "--name", "x"}, "missing --base NAME=FILE, --model NAME=FILE"},
+		{[]string{"--name", "x", "--base", "b=args_test.go"}, "missing --dataset FILE, --model NAME=FILE"},
+		{[]string{"--dataset", "d.jsonl", "--model", "r=args_test.go"}, "missing --name NAME, --base NAME=FILE"},
+	} {
+		args := append(tc.args, "--database-url", "postgres://127.0.0.1:1/none")
+		var out bytes.Buffer
+		err := runImport(context.Background(), args, &out)
+		if err == nil || !strings.Contains(err.Error(), tc.want+" (") {
+			t.Errorf("runImport(%q) = %v, want an error containing %q", tc.args, err, tc.want)
+		}
+	}
+}

@@ -50,11 +50,7 @@ func runExport(ctx context.Context, args []string, stdout io.Writer) error {
 	if c.Status != store.StatusReady {
 		return fmt.Errorf("comparison %d is %s: export it once it is ready", id, c.Status)
 	}
-	texts := false
-	for _, r := range c.Runs {
-		texts = texts || r.HasTexts
-	}
-	if !texts {
+	if !c.HasTexts() {
 		// An empty file with exit 0 would read as "no samples were correct".
 		return fmt.Errorf("comparison %d was imported as per-problem counts: it has no samples to export (its counts are in `reach report %d --json`)", id, id)
 	}

@@ -94,9 +94,12 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *dataset == "" || *name == "" || len(mf.models) < 2 || mf.models[0].Role != "base" {
-		fs.Usage()
-		return errors.New("need --dataset, --name, --base and at least one --model")
+	roles := make([]string, len(mf.models))
+	for i, m := range mf.models {
+		roles[i] = m.Role
+	}
+	if err := missingFlags("reach import", "FILE", *dataset, *name, roles); err != nil {
+		return err
 	}
 	if _, err := os.Stat(*dataset); err != nil {
 		return fmt.Errorf("dataset: %w", err)
@@ -317,3 +320,31 @@ func reportNotReady(stdout io.Writer, c store.Comparison, asJSON bool) error {
 
 // errNotReady makes `reach report` exit non-zero on an unfinished comparison.
 var errNotReady = errors.New("no report yet")
+
+// missingFlags names the required flags of `reach import` / `reach sample`
+// that were not given (dataset, name, a base model first in roles, one
+// other model at least); nil when all are there. what is the command, kind
+// the value a model flag takes (FILE or URL#MODEL).
+func missingFlags(command, kind, dataset, name string, roles []string) error {
+	var missing []string
+	if dataset == "" {
+		missing = append(missing, "--dataset FILE")
+	}
+	if name == "" {
+		missing = append(missing, "--name NAME")
+	}
+	others := len(roles)
+	if others > 0 && roles[0] == "base" {
+		others--
+	} else {
+		missing = append(missing, "--base NAME="+kind)
+	}
+	if others == 0 {
+		missing = append(missing, "--model NAME="+kind)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	// Name what is missing: a full flag list would bury it.
+	return fmt.Errorf("missing %s (%s -h lists every flag)", strings.Join(missing, ", "), command)
+}

@@ -74,9 +74,12 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *dataset == "" || *name == "" || len(ef.models) < 2 || ef.models[0].Role != "base" {
-		fs.Usage()
-		return errors.New("need --dataset, --name, --base and at least one --model")
+	roles := make([]string, len(ef.models))
+	for i, m := range ef.models {
+		roles[i] = m.Role
+	}
+	if err := missingFlags("reach sample", "URL#MODEL", *dataset, *name, roles); err != nil {
+		return err
 	}
 	for i := range ef.models {
 		ef.models[i].Style, ef.models[i].APIKey, ef.models[i].MaxConcurrency = *style, *apiKey, *conc

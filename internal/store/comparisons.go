@@ -48,6 +48,17 @@ type Comparison struct {
 	GradingPolicy string
 }
 
+// HasTexts reports whether any of c's runs stored completion texts (an
+// import of per-problem counts has none, so nothing to export or read).
+func (c Comparison) HasTexts() bool {
+	for _, r := range c.Runs {
+		if r.HasTexts {
+			return true
+		}
+	}
+	return false
+}
+
 // Grading policies of a comparison.
 const (
 	// PolicyStrict counts a sample as a solve only when the completion
