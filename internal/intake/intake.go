@@ -251,33 +251,37 @@ func CreateLocal(ctx context.Context, st *store.Store, client *jobs.Client, spec
 	}
 	var cid int64
 	err := st.WithTx(ctx, func(tx *store.Store) error {
-		var datasetID int64
-		if spec.DatasetID == 0 {
-			if spec.Dataset.Open == nil {
-				return errors.New("no dataset given")
-			}
-			r, err := spec.Dataset.Open()
-			if err != nil {
-				return fmt.Errorf("open %s: %w", spec.Dataset.Name, err)
-			}
-			datasetID, err = jobs.ImportDataset(ctx, tx, spec.Dataset.Name, r)
-			r.Close()
-			if err != nil {
-				return err
-			}
+		if spec.DatasetID == 0 && spec.Dataset.Open == nil {
+			return errors.New("no dataset given")
 		}
 		var err error
 		if cid, err = tx.CreateComparison(ctx, nc); err != nil {
 			return err
 		}
-		if datasetID != 0 {
-			if err := tx.SetComparisonDataset(ctx, cid, datasetID); err != nil {
-				return err
-			}
-		}
 		c, err := tx.GetComparison(ctx, cid)
 		if err != nil {
 			return err
+		}
+		if spec.DatasetID == 0 {
+			// Read after the comparison exists: a dataset of the same
+			// problems already in its project is reused.
+			r, err := spec.Dataset.Open()
+			if err != nil {
+				return fmt.Errorf("open %s: %w", spec.Dataset.Name, err)
+			}
+			datasetID, reused, err := jobs.ImportDataset(ctx, tx, spec.Dataset.Name, r, c.ProjectID)
+			r.Close()
+			if err != nil {
+				return err
+			}
+			if err := tx.SetComparisonDataset(ctx, cid, datasetID); err != nil {
+				return err
+			}
+			if reused {
+				if err := tx.MarkDatasetReused(ctx, cid); err != nil {
+					return err
+				}
+			}
 		}
 		byRun := map[int64]string{}
 		for i, r := range c.Runs {

@@ -77,11 +77,17 @@ func (w *ImportWorker) start(ctx context.Context, tx *store.Store, c store.Compa
 		datasetID = *c.DatasetID
 	} else if c.DatasetUploadID != nil {
 		var err error
-		if datasetID, err = importDataset(ctx, tx, *c.DatasetUploadID); err != nil {
+		var reused bool
+		if datasetID, reused, err = importDataset(ctx, tx, *c.DatasetUploadID, c.ProjectID); err != nil {
 			return err
 		}
 		if err := tx.SetComparisonDataset(ctx, c.ID, datasetID); err != nil {
 			return err
+		}
+		if reused {
+			if err := tx.MarkDatasetReused(ctx, c.ID); err != nil {
+				return err
+			}
 		}
 		if err := tx.DeleteUpload(ctx, *c.DatasetUploadID); err != nil {
 			return err
@@ -204,23 +210,32 @@ func dropFailedDataset(ctx context.Context, st *store.Store, comparisonID int64,
 	slog.Info("dataset of a failed import left to the imports still stopping", "comparison", comparisonID)
 }
 
-// importDataset reads an uploaded dataset file into a new dataset.
-func importDataset(ctx context.Context, tx *store.Store, uploadID int64) (int64, error) {
+// importDataset reads an uploaded dataset file into a dataset of project:
+// a stored one of the same content (reused), or a new one.
+func importDataset(ctx context.Context, tx *store.Store, uploadID, projectID int64) (id int64, reused bool, err error) {
 	up, err := tx.GetUpload(ctx, uploadID)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	return ImportDataset(ctx, tx, up.Filename, tx.OpenUpload(ctx, uploadID))
+	id, reused, err = ImportDataset(ctx, tx, up.Filename, tx.OpenUpload(ctx, uploadID), projectID)
+	if err == nil && reused {
+		slog.Info("dataset already loaded: reused", "file", up.Filename, "dataset", id, "project", projectID)
+	}
+	return id, reused, err
 }
 
-// ImportDataset reads a dataset file (JSONL, named name) from r into a new
-// dataset inside tx and returns its id. A bad line is an *ingest.Error
-// naming file, line and field; a file without problems is an error too.
-func ImportDataset(ctx context.Context, tx *store.Store, name string, r io.Reader) (int64, error) {
+// ImportDataset reads a dataset file (JSONL, named name) from r inside tx
+// and returns the id of its dataset. When projectID (0: none) already has
+// a dataset of the same problems (ingest.DatasetHash), that one is
+// returned with reused set and nothing new is kept; otherwise the file
+// becomes a new dataset. A bad line is an *ingest.Error naming file, line
+// and field; a file without problems is an error too.
+func ImportDataset(ctx context.Context, tx *store.Store, name string, r io.Reader, projectID int64) (id int64, reused bool, err error) {
 	dsID, err := tx.CreateDataset(ctx, name, name)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
+	hash := ingest.NewDatasetHash()
 	var batch []store.Problem
 	flush := func() error {
 		if len(batch) == 0 {
@@ -231,6 +246,7 @@ func ImportDataset(ctx context.Context, tx *store.Store, name string, r io.Reade
 		return err
 	}
 	err = ingest.ReadDataset(r, name, func(p ingest.Problem) error {
+		hash.Add(p)
 		key := p.Key
 		if key == "" {
 			key = strconv.Itoa(p.Index)
@@ -243,22 +259,34 @@ func ImportDataset(ctx context.Context, tx *store.Store, name string, r io.Reade
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if err := flush(); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if err := tx.FinishDataset(ctx, dsID); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	d, err := tx.GetDataset(ctx, dsID)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if d.ProblemCount == 0 {
-		return 0, fmt.Errorf("%s: no problems in the dataset file: %w", name, errBadInput)
+		return 0, false, fmt.Errorf("%s: no problems in the dataset file: %w", name, errBadInput)
 	}
-	return dsID, nil
+	sum := hash.Sum()
+	if projectID != 0 {
+		// The new copy was read in full to know its hash; found stored,
+		// it goes again within this transaction.
+		same, err := tx.SameDatasetIn(ctx, projectID, sum, dsID)
+		if err != nil {
+			return 0, false, err
+		}
+		if same != 0 {
+			return same, true, tx.DeleteDataset(ctx, dsID)
+		}
+	}
+	return dsID, false, tx.SetDatasetHash(ctx, dsID, sum)
 }
 
 // ImportRunArgs imports one model's samples file.

@@ -322,6 +322,17 @@ func (s *Store) SetComparisonDataset(ctx context.Context, id, datasetID int64) e
 	return s.addDatasetProject(ctx, datasetID, id)
 }
 
+// MarkDatasetReused records that a comparison's uploaded dataset file was
+// found stored already (see ImportDataset): the dataset it uses then goes
+// with it, as one its upload created would, when no other comparison uses
+// it (DropFailedDataset, DeleteComparison).
+func (s *Store) MarkDatasetReused(ctx context.Context, id int64) error {
+	if _, err := s.db.Exec(ctx, `UPDATE comparisons SET dataset_reused = true WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("mark the dataset of comparison %d reused: %w", id, err)
+	}
+	return nil
+}
+
 // addDatasetProject records that the dataset is used in comparison's
 // project: that project's members may see and use it from now on. Callers
 // check that whoever asked may read the dataset.
@@ -426,11 +437,16 @@ func (s *Store) DeleteComparison(ctx context.Context, id int64) error {
 				UNION SELECT dataset_upload_id FROM comparisons WHERE id = $1)`, id); err != nil {
 			return fmt.Errorf("delete the files of comparison %d: %w", id, err)
 		}
+		var reused *int64 // the dataset an upload of the comparison found stored
+		if err := tx.db.QueryRow(ctx, `SELECT dataset_id FROM comparisons WHERE id = $1 AND dataset_reused`, id).Scan(&reused); err != nil &&
+			!errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("delete comparison %d: %w", id, err)
+		}
 		if _, err := tx.db.Exec(ctx, `DELETE FROM comparisons WHERE id = $1`, id); err != nil {
 			return fmt.Errorf("delete comparison %d: %w", id, err)
 		}
-		if _, err := tx.db.Exec(ctx, `DELETE FROM datasets d WHERE d.origin_comparison_id = $1
-				AND NOT EXISTS (SELECT 1 FROM comparisons c WHERE c.dataset_id = d.id)`, id); err != nil {
+		if _, err := tx.db.Exec(ctx, `DELETE FROM datasets d WHERE (d.origin_comparison_id = $1 OR d.id = $2)
+				AND NOT EXISTS (SELECT 1 FROM comparisons c WHERE c.dataset_id = d.id)`, id, reused); err != nil {
 			return fmt.Errorf("delete the dataset of comparison %d: %w", id, err)
 		}
 		return nil
@@ -559,7 +575,8 @@ func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg s
 }
 
 // DropFailedDataset deletes the dataset a failed import's own file
-// created (the comparison failed by FailComparisonImport), once nothing
+// created or found stored (the comparison failed by FailComparisonImport)
+// when no other comparison uses it, once nothing
 // can import into it again: no file of the comparison is stored for
 // RetryImport (after a failure in a file, or of local files,
 // FailComparisonImport deleted them). It reports whether nothing is left
@@ -580,7 +597,7 @@ func (s *Store) DropFailedDataset(ctx context.Context, id int64) (bool, error) {
 			return err
 		}
 		var ds *int64
-		err := tx.db.QueryRow(ctx, `SELECT d.id FROM comparisons c JOIN datasets d ON d.id = c.dataset_id AND d.origin_comparison_id = c.id
+		err := tx.db.QueryRow(ctx, `SELECT d.id FROM comparisons c JOIN datasets d ON d.id = c.dataset_id AND (d.origin_comparison_id = c.id OR c.dataset_reused)
 			WHERE c.id = $1 AND c.status = 'failed' AND c.dataset_upload_id IS NULL
 				AND EXISTS (SELECT 1 FROM run_progress p JOIN runs r ON r.id = p.run_id
 					WHERE r.comparison_id = c.id AND p.stage = 'import' AND p.status = 'failed')

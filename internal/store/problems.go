@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,6 +19,12 @@ type Dataset struct {
 	SourceFile   string
 	ProblemCount int
 	CreatedAt    time.Time
+	// ContentHash is ingest.DatasetHash of the problems (nil for a
+	// dataset written without it, such as benchmark data).
+	ContentHash []byte
+	// Copies is how many other datasets of the same content the list
+	// folded into this one (ListDatasetsFor only).
+	Copies int
 	// Projects names the projects the dataset belongs to that the asking
 	// user can read (ListDatasetsFor only).
 	Projects []string
@@ -76,11 +84,61 @@ func (s *Store) FinishDataset(ctx context.Context, datasetID int64) error {
 	return nil
 }
 
+// SetDatasetHash records a dataset's content hash (ingest.DatasetHash).
+func (s *Store) SetDatasetHash(ctx context.Context, datasetID int64, contentHash []byte) error {
+	if _, err := s.db.Exec(ctx, `UPDATE datasets SET content_hash = $2 WHERE id = $1`, datasetID, contentHash); err != nil {
+		return fmt.Errorf("record the content hash of dataset %d: %w", datasetID, err)
+	}
+	return nil
+}
+
+// SameDatasetIn returns the oldest loaded dataset of a project whose
+// content hash is contentHash, other than except (0 when there is none).
+// Called inside a transaction, it first takes a transaction lock on the
+// hash, so that two imports of one content in flight at once do not both
+// miss each other: the second waits for the first to commit, then finds
+// its dataset. The dataset found is locked against deletion (FOR KEY
+// SHARE) until the transaction ends. A dataset only failed comparisons use
+// is not offered: it is about to go with them (DropFailedDataset). Only the project's own datasets are
+// offered: reusing another project's would show its name to members who
+// cannot read that project.
+func (s *Store) SameDatasetIn(ctx context.Context, projectID int64, contentHash []byte, except int64) (int64, error) {
+	if len(contentHash) < 8 {
+		return 0, nil
+	}
+	if _, err := s.db.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(binary.BigEndian.Uint64(contentHash))); err != nil {
+		return 0, fmt.Errorf("lock dataset hash: %w", err)
+	}
+	var id int64
+	err := s.db.QueryRow(ctx, `SELECT d.id FROM datasets d JOIN dataset_projects dp ON dp.dataset_id = d.id AND dp.project_id = $1
+		WHERE d.content_hash = $2 AND d.problem_count > 0 AND d.id <> $3
+			AND (SELECT COALESCE(bool_or(o.status <> 'failed'), true) FROM comparisons o WHERE o.dataset_id = d.id)
+		ORDER BY d.id LIMIT 1 FOR KEY SHARE OF d`, projectID, contentHash, except).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("find a dataset of the same content in project %d: %w", projectID, err)
+	}
+	return id, nil
+}
+
+// DeleteDataset deletes a dataset and its problems (for one no comparison
+// uses yet, such as a copy found to duplicate a stored one).
+func (s *Store) DeleteDataset(ctx context.Context, id int64) error {
+	if _, err := s.db.Exec(ctx, `DELETE FROM datasets WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("delete dataset %d: %w", id, err)
+	}
+	return nil
+}
+
 // ListDatasetsFor returns the loaded datasets a user may see, newest first:
 // those of the projects they are a member of (with all set, for admins,
 // every dataset). Each carries the names of those of its projects.
+// Datasets of one content (stored twice in projects that did not share
+// it) are listed once, as the oldest, with the project names of all.
 func (s *Store) ListDatasetsFor(ctx context.Context, userID int64, all bool) ([]Dataset, error) {
-	rows, err := s.db.Query(ctx, `SELECT d.id, d.name, d.source_file, d.problem_count, d.created_at,
+	rows, err := s.db.Query(ctx, `SELECT d.id, d.name, d.source_file, d.problem_count, d.created_at, d.content_hash,
 			COALESCE(array_agg(p.name ORDER BY p.name) FILTER (WHERE p.id IS NOT NULL AND ($2 OR m.user_id IS NOT NULL)), '{}')
 		FROM datasets d
 		LEFT JOIN dataset_projects dp ON dp.dataset_id = d.id
@@ -95,13 +153,44 @@ func (s *Store) ListDatasetsFor(ctx context.Context, userID int64, all bool) ([]
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Dataset, error) {
 		var d Dataset
-		err := row.Scan(&d.ID, &d.Name, &d.SourceFile, &d.ProblemCount, &d.CreatedAt, &d.Projects)
+		err := row.Scan(&d.ID, &d.Name, &d.SourceFile, &d.ProblemCount, &d.CreatedAt, &d.ContentHash, &d.Projects)
 		return d, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list datasets: %w", err)
 	}
-	return out, nil
+	return foldCopies(out), nil
+}
+
+// foldCopies lists datasets of one content hash once: the oldest (lowest
+// id) stays, at its place in ds (newest first), with the others' project
+// names added and Copies counting them. Datasets without a hash stay.
+func foldCopies(ds []Dataset) []Dataset {
+	keep := map[string]int{} // hash -> index in out of the oldest so far
+	var out []Dataset
+	for i := len(ds) - 1; i >= 0; i-- { // oldest first
+		d := ds[i]
+		if d.ContentHash == nil {
+			out = append(out, d)
+			continue
+		}
+		at, seen := keep[string(d.ContentHash)]
+		if !seen {
+			keep[string(d.ContentHash)] = len(out)
+			out = append(out, d)
+			continue
+		}
+		o := &out[at]
+		o.Copies++
+		for _, p := range d.Projects {
+			if !slices.Contains(o.Projects, p) {
+				o.Projects = append(o.Projects, p)
+			}
+		}
+		slices.Sort(o.Projects)
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // DatasetReadable reports whether a user is a member of one of the
@@ -119,8 +208,8 @@ func (s *Store) DatasetReadable(ctx context.Context, datasetID, userID int64) (b
 // GetDataset returns one dataset or ErrNotFound.
 func (s *Store) GetDataset(ctx context.Context, id int64) (Dataset, error) {
 	d := Dataset{ID: id}
-	err := s.db.QueryRow(ctx, `SELECT name, source_file, problem_count, created_at FROM datasets WHERE id = $1`, id).
-		Scan(&d.Name, &d.SourceFile, &d.ProblemCount, &d.CreatedAt)
+	err := s.db.QueryRow(ctx, `SELECT name, source_file, problem_count, created_at, content_hash FROM datasets WHERE id = $1`, id).
+		Scan(&d.Name, &d.SourceFile, &d.ProblemCount, &d.CreatedAt, &d.ContentHash)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return d, fmt.Errorf("dataset %d: %w", id, ErrNotFound)
 	}

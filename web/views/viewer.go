@@ -35,10 +35,16 @@ type Perms struct {
 	Manage bool // share links, delete
 }
 
-// DatasetLabel names a loaded dataset in a form's list: its name, size and
-// the projects it comes from.
+// DatasetLabel names a loaded dataset in a form's list so that two of one
+// name can be told apart: its name, the file it was read from (when the
+// name is not that file's), its problem count, when it was loaded (UTC)
+// and the projects it comes from.
 func DatasetLabel(d store.Dataset) string {
-	s := fmt.Sprintf("%s (%d problems)", d.Name, d.ProblemCount)
+	s := d.Name
+	if d.SourceFile != "" && d.SourceFile != d.Name {
+		s += " (from " + d.SourceFile + ")"
+	}
+	s += fmt.Sprintf(" · %d problems · loaded %s", d.ProblemCount, d.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
 	if len(d.Projects) > 0 {
 		s += " · " + strings.Join(d.Projects, ", ")
 	}
