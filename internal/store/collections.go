@@ -116,3 +116,70 @@ func (s *Store) RemoveFromCollection(ctx context.Context, collectionID, comparis
 	}
 	return nil
 }
+
+// RenameCollection renames a collection; an unknown one gives ErrNotFound.
+func (s *Store) RenameCollection(ctx context.Context, id int64, name string) error {
+	tag, err := s.db.Exec(ctx, `UPDATE collections SET name = $2 WHERE id = $1`, id, name)
+	if err != nil {
+		return fmt.Errorf("rename collection %d: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("collection %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// DeleteCollection deletes a collection and its share links; its
+// comparisons stay. An unknown one gives ErrNotFound.
+func (s *Store) DeleteCollection(ctx context.Context, id int64) error {
+	tag, err := s.db.Exec(ctx, `DELETE FROM collections WHERE id = $1`, id)
+	if err != nil {
+		return fmt.Errorf("delete collection %d: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("collection %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// MoveInCollection moves a comparison one place up (delta -1) or down
+// (delta +1) in its collection's order, swapping it with its neighbour
+// among the comparisons still in the collection's project. At either end
+// it stays. A comparison not in the collection gives ErrNotFound.
+func (s *Store) MoveInCollection(ctx context.Context, collectionID, comparisonID int64, delta int) error {
+	if delta != -1 && delta != 1 {
+		return fmt.Errorf("move comparison %d in collection %d by %d: only one place up or down", comparisonID, collectionID, delta)
+	}
+	return s.WithTx(ctx, func(tx *Store) error {
+		// Lock the collection's rows so two moves at once cannot interleave.
+		if _, err := tx.db.Exec(ctx, `SELECT 1 FROM collection_comparisons WHERE collection_id = $1 FOR UPDATE`, collectionID); err != nil {
+			return fmt.Errorf("move in collection %d: %w", collectionID, err)
+		}
+		ids, err := tx.CollectionComparisons(ctx, collectionID)
+		if err != nil {
+			return err
+		}
+		at := -1
+		for i, id := range ids {
+			if id == comparisonID {
+				at = i
+			}
+		}
+		if at < 0 {
+			return fmt.Errorf("comparison %d in collection %d: %w", comparisonID, collectionID, ErrNotFound)
+		}
+		to := at + delta
+		if to < 0 || to >= len(ids) {
+			return nil
+		}
+		ids[at], ids[to] = ids[to], ids[at]
+		// Renumber every position: old rows may share positions or have gaps.
+		_, err = tx.db.Exec(ctx, `UPDATE collection_comparisons cc SET position = o.pos - 1
+			FROM unnest($2::bigint[]) WITH ORDINALITY AS o(id, pos)
+			WHERE cc.collection_id = $1 AND cc.comparison_id = o.id`, collectionID, ids)
+		if err != nil {
+			return fmt.Errorf("move comparison %d in collection %d: %w", comparisonID, collectionID, err)
+		}
+		return nil
+	})
+}

@@ -9,13 +9,17 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// ShareLink is a read-only link to a comparison's charts. Its token is
-// never stored, only the token's SHA-256.
+// ShareLink is a read-only link to a comparison's charts, or to a
+// collection's overlay and table. Its token is never stored, only the
+// token's SHA-256.
 type ShareLink struct {
 	ID           int64
-	ComparisonID int64
+	ComparisonID int64  // 0 for a collection's link
+	CollectionID int64  // 0 for a comparison's link
+	Label        string // what its owners call it ("for the workshop"); may be empty
 	Chart        string // "" = every chart; crossover | venn | histogram
 	ShowTexts    bool   // problem statements and completions visible
+	ShowNotes    bool   // the comparison's notes visible
 	CreatedBy    int64
 	CreatedByEm  string
 	CreatedAt    time.Time
@@ -30,24 +34,27 @@ func (l ShareLink) Live(now time.Time) bool {
 	return l.RevokedAt == nil && (l.ExpiresAt == nil || now.Before(*l.ExpiresAt))
 }
 
-// CreateShare stores a share link under its token's hash and returns its id.
+// CreateShare stores a share link under its token's hash and returns its
+// id. Exactly one of l.ComparisonID and l.CollectionID is set.
 func (s *Store) CreateShare(ctx context.Context, l ShareLink, tokenHash []byte) (int64, error) {
 	var id int64
-	err := s.db.QueryRow(ctx, `INSERT INTO share_links (comparison_id, token_hash, chart, show_texts, created_by, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, l.ComparisonID, tokenHash, l.Chart, l.ShowTexts, nullID(l.CreatedBy), l.ExpiresAt).Scan(&id)
+	err := s.db.QueryRow(ctx, `INSERT INTO share_links (comparison_id, collection_id, token_hash, label, chart, show_texts, show_notes,
+			created_by, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`, nullID(l.ComparisonID), nullID(l.CollectionID), tokenHash, l.Label,
+		l.Chart, l.ShowTexts, l.ShowNotes, nullID(l.CreatedBy), l.ExpiresAt).Scan(&id)
 	if err != nil {
-		return 0, fmt.Errorf("create share link of comparison %d: %w", l.ComparisonID, err)
+		return 0, fmt.Errorf("create share link of comparison %d / collection %d: %w", l.ComparisonID, l.CollectionID, err)
 	}
 	return id, nil
 }
 
-const shareColumns = `l.id, l.comparison_id, l.chart, l.show_texts, COALESCE(l.created_by, 0), COALESCE(u.email, ''), l.created_at,
-	l.expires_at, l.revoked_at, l.views, l.last_viewed_at`
+const shareColumns = `l.id, COALESCE(l.comparison_id, 0), COALESCE(l.collection_id, 0), l.label, l.chart, l.show_texts, l.show_notes,
+	COALESCE(l.created_by, 0), COALESCE(u.email, ''), l.created_at, l.expires_at, l.revoked_at, l.views, l.last_viewed_at`
 
 func scanShare(row pgx.Row) (ShareLink, error) {
 	var l ShareLink
-	err := row.Scan(&l.ID, &l.ComparisonID, &l.Chart, &l.ShowTexts, &l.CreatedBy, &l.CreatedByEm, &l.CreatedAt,
-		&l.ExpiresAt, &l.RevokedAt, &l.Views, &l.LastViewedAt)
+	err := row.Scan(&l.ID, &l.ComparisonID, &l.CollectionID, &l.Label, &l.Chart, &l.ShowTexts, &l.ShowNotes, &l.CreatedBy, &l.CreatedByEm,
+		&l.CreatedAt, &l.ExpiresAt, &l.RevokedAt, &l.Views, &l.LastViewedAt)
 	return l, err
 }
 
@@ -94,6 +101,20 @@ func (s *Store) ListShares(ctx context.Context, comparisonID int64) ([]ShareLink
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ShareLink, error) { return scanShare(r) })
 	if err != nil {
 		return nil, fmt.Errorf("share links of comparison %d: %w", comparisonID, err)
+	}
+	return out, nil
+}
+
+// ListCollectionShares returns a collection's share links, newest first.
+func (s *Store) ListCollectionShares(ctx context.Context, collectionID int64) ([]ShareLink, error) {
+	rows, err := s.db.Query(ctx, `SELECT `+shareColumns+` FROM share_links l LEFT JOIN users u ON u.id = l.created_by
+		WHERE l.collection_id = $1 ORDER BY l.id DESC`, collectionID)
+	if err != nil {
+		return nil, fmt.Errorf("share links of collection %d: %w", collectionID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ShareLink, error) { return scanShare(r) })
+	if err != nil {
+		return nil, fmt.Errorf("share links of collection %d: %w", collectionID, err)
 	}
 	return out, nil
 }
