@@ -197,7 +197,7 @@ const (
 	token                 // a share link's token: the holder's, a guess for others
 )
 
-var slotKinds = map[string]kind{"cid": primary, "proj": primary, "sid": primary, "rid": dependent, "pid": dependent,
+var slotKinds = map[string]kind{"cid": primary, "proj": primary, "sid": primary, "ksid": primary, "ktoken": token, "rid": dependent, "pid": dependent,
 	"uid": dependent, "dataset": readable, "target": target, "tid": self, "token": token, "coll": primary, "cmp": dependent}
 
 // world is one project's side of the fixture.
@@ -207,6 +207,7 @@ type world struct {
 	pid          int64 // its base-only problem p0
 	dataset      int64
 	token, texts string // share links of cid: charts only, and with texts
+	ktoken       string // share link of a collection holding cid
 }
 
 type fixture struct {
@@ -233,6 +234,12 @@ func (f *fixture) comparisonIn(w int, fresh bool) (cid, rid, pid int64) {
 
 func (f *fixture) freshShare(w int) int64 {
 	id, _ := shareToken(f.t, f.srv.st, store.ShareLink{ComparisonID: f.w[w].cid})
+	return id
+}
+
+// freshCollectionShare is a new share link of a new collection of a world.
+func (f *fixture) freshCollectionShare(w int) int64 {
+	id, _ := shareToken(f.t, f.srv.st, store.ShareLink{CollectionID: f.freshCollection(w)})
 	return id
 }
 
@@ -434,6 +441,7 @@ var routes = []route{
 	{name: "shared embed", need: shared, method: "GET", path: "/s/{token}/embed", ok: 200},
 	{name: "shared chart data", need: shared, method: "GET", path: "/s/{token}/data/crossover.csv", ok: 200},
 	{name: "shared problem", need: shared, method: "GET", path: "/s/{token}/problems/{pid}", ok: 200},
+	{name: "shared collection page", need: shared, method: "GET", path: "/s/{ktoken}", ok: 200},
 	{name: "shared sample text", need: shared, method: "GET", path: "/s/{token}/runs/{rid}/problems/{pid}/samples/0/text", ok: 200},
 
 	{name: "home", need: signedIn, method: "GET", path: "/", ok: 200},
@@ -513,6 +521,8 @@ var routes = []route{
 	{name: "override verdict", need: edit, method: "POST", path: "/comparisons/{cid}/runs/{rid}/problems/{pid}/samples/0/verdict",
 		body: form(url.Values{"status": {"incorrect"}}), ok: 303, fresh: true},
 
+	{name: "notes editor", need: edit, method: "GET", path: "/comparisons/{cid}/notes", ok: 200},
+	{name: "save notes", need: edit, method: "POST", path: "/comparisons/{cid}/notes", body: form(url.Values{"body": {"# Findings"}}), ok: 303},
 	{name: "label reasoning", need: edit, method: "POST", path: "/comparisons/{cid}/runs/{rid}/problems/{pid}/samples/0/reasoning",
 		body: form(url.Values{"label": {"valid"}, "note": {"checked"}}), ok: 303},
 
@@ -521,6 +531,10 @@ var routes = []route{
 	{name: "share links", need: manage, method: "GET", path: "/comparisons/{cid}/shares", ok: 200},
 	{name: "create share", need: manage, method: "POST", path: "/comparisons/{cid}/shares", body: form(url.Values{"chart": {""}}), ok: 200},
 	{name: "revoke share", need: manage, method: "POST", path: "/shares/{sid}/revoke", body: form(nil), ok: 303},
+	{name: "revoke share confirmation", need: manage, method: "GET", path: "/shares/{sid}/revoke", ok: 200},
+	{name: "revoke collection share", need: manage, method: "POST", path: "/shares/{ksid}/revoke", body: form(nil), ok: 303},
+	{name: "revoke collection share confirmation", need: manage, method: "GET", path: "/shares/{ksid}/revoke", ok: 200},
+	{name: "API revoke collection share", need: manage, method: "DELETE", path: "/api/v1/shares/{ksid}", ok: 204},
 	{name: "API create share", need: manage, method: "POST", path: "/api/v1/comparisons/{cid}/shares",
 		body: func(*fixture, func(string) string) (string, []byte) { return "application/json", []byte(`{}`) }, ok: 201},
 	{name: "API revoke share", need: manage, method: "DELETE", path: "/api/v1/shares/{sid}", ok: 204},
@@ -541,6 +555,14 @@ var routes = []route{
 	{name: "remove from collection", need: edit, method: "POST", path: "/collections/{coll}/remove", body: func(f *fixture, v func(string) string) (string, []byte) {
 		return form(url.Values{"comparison_id": {v("cmp")}})(f, nil)
 	}, bodySlots: []string{"cmp"}, ok: 303},
+	{name: "move in collection", need: edit, method: "POST", path: "/collections/{coll}/move", body: func(f *fixture, v func(string) string) (string, []byte) {
+		return form(url.Values{"comparison_id": {v("cmp")}, "dir": {"down"}})(f, nil)
+	}, bodySlots: []string{"cmp"}, ok: 303},
+	{name: "rename collection", need: edit, method: "POST", path: "/collections/{coll}/rename", body: form(url.Values{"name": {"renamed"}}), ok: 303},
+	{name: "delete collection confirmation", need: edit, method: "GET", path: "/collections/{coll}/delete", ok: 200},
+	{name: "delete collection", need: edit, method: "POST", path: "/collections/{coll}/delete", body: form(nil), ok: 303},
+	{name: "collection share links", need: manage, method: "GET", path: "/collections/{coll}/shares", ok: 200},
+	{name: "share collection", need: manage, method: "POST", path: "/collections/{coll}/shares", body: form(url.Values{"label": {"workshop"}}), ok: 200},
 
 	{name: "users", need: admin, method: "GET", path: "/admin/users", ok: 200},
 	{name: "invite", need: admin, method: "POST", path: "/admin/invites", body: func(f *fixture, _ func(string) string) (string, []byte) {
@@ -666,6 +688,7 @@ func newFixture(t *testing.T) *fixture {
 		_, x.token = shareToken(t, srv.st, store.ShareLink{ComparisonID: x.cid})
 		_, x.texts = shareToken(t, srv.st, store.ShareLink{ComparisonID: x.cid, ShowTexts: true})
 		f.w[w] = x
+		_, f.w[w].ktoken = shareToken(t, srv.st, store.ShareLink{CollectionID: f.freshCollection(w)})
 	}
 	a := f.w[worldA]
 	f.project, f.cid, f.rid, f.pid, f.dataset, f.token = a.project, a.cid, a.rid, a.pid, a.dataset, a.token
@@ -729,6 +752,8 @@ func (f *fixture) request(r route, role string, worlds map[string]int) (path, ct
 			return fmt.Sprint(f.w[w].project)
 		case "sid":
 			return fmt.Sprint(f.freshShare(w))
+		case "ksid":
+			return fmt.Sprint(f.freshCollectionShare(w))
 		case "uid":
 			return fmt.Sprint(f.freshMember(w))
 		case "dataset":
@@ -751,6 +776,11 @@ func (f *fixture) request(r route, role string, worlds map[string]int) (path, ct
 				return f.w[w].texts
 			}
 			return f.w[w].token
+		case "ktoken":
+			if role != "holder" {
+				return auth.PrefixShare + strings.Repeat("B", 43)
+			}
+			return f.w[w].ktoken
 		}
 		f.t.Fatalf("route %s: unknown slot {%s}", r.name, slot)
 		return ""

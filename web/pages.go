@@ -212,6 +212,9 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 		return m, nil
 	})
 	v.IDByKey = ids.(map[string]int64)
+	if v.Notes, err = s.noteView(r.Context(), c.ID); err != nil {
+		return v, err
+	}
 	if v.Code, err = s.codeInfo(r, c); err != nil {
 		return v, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/auth"
+	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/web/views"
 )
@@ -22,33 +23,60 @@ var shareCharts = []string{"", "crossover", "venn", "histogram"}
 
 // shareRequest is what a new share link is made of (form or API JSON).
 type shareRequest struct {
+	Label     string     `json:"label"`      // what the link is for, shown in the list; may be empty
 	Chart     string     `json:"chart"`      // "", crossover, venn, histogram
 	ShowTexts bool       `json:"show_texts"` // problem statements and completions visible
+	ShowNotes bool       `json:"show_notes"` // the comparison's notes visible
 	ExpiresIn string     `json:"expires_in"` // Go duration ("72h"); empty: no expiry
 	ExpiresAt *time.Time `json:"expires_at"` // RFC 3339; wins over ExpiresIn
 }
 
-// newShare validates req and creates the link; it returns its id and URL
-// (the token appears only in that URL, never stored).
-func (s *Server) newShare(r *http.Request, comparisonID int64, req shareRequest) (int64, string, error) {
-	if !slices.Contains(shareCharts, req.Chart) {
-		return 0, "", badForm("chart %q: choose crossover, venn, histogram or nothing (every chart)", req.Chart)
+// link validates req into a share link made by userID (its comparison or
+// collection still to set); a bad field is a form error.
+func (req shareRequest) link(userID int64) (store.ShareLink, error) {
+	l := store.ShareLink{Label: strings.TrimSpace(req.Label), Chart: req.Chart, ShowTexts: req.ShowTexts, ShowNotes: req.ShowNotes,
+		CreatedBy: userID}
+	if err := tooLong("Label", l.Label, maxName); err != nil {
+		return l, err
 	}
-	l := store.ShareLink{ComparisonID: comparisonID, Chart: req.Chart, ShowTexts: req.ShowTexts, CreatedBy: currentUser(r).ID}
+	if !slices.Contains(shareCharts, req.Chart) {
+		return l, badForm("chart %q: choose crossover, venn, histogram or nothing (every chart)", req.Chart)
+	}
 	switch {
 	case req.ExpiresAt != nil:
 		l.ExpiresAt = req.ExpiresAt
 	case req.ExpiresIn != "":
 		d, err := time.ParseDuration(req.ExpiresIn)
 		if err != nil || d <= 0 {
-			return 0, "", badForm("expires_in %q: want a positive duration such as 72h", req.ExpiresIn)
+			return l, badForm("expires_in %q: want a positive duration such as 72h", req.ExpiresIn)
 		}
 		t := time.Now().Add(d)
 		l.ExpiresAt = &t
 	}
 	if l.ExpiresAt != nil && !l.ExpiresAt.After(time.Now()) {
-		return 0, "", badForm("the expiry %s is in the past", l.ExpiresAt.Format(time.RFC3339))
+		return l, badForm("the expiry %s is in the past", l.ExpiresAt.Format(time.RFC3339))
 	}
+	return l, nil
+}
+
+// shareFormRequest reads the browser's share form: label, chart,
+// show_texts, show_notes, expires_days (empty for never).
+func shareFormRequest(r *http.Request) (shareRequest, error) {
+	req := shareRequest{Label: r.PostForm.Get("label"), Chart: r.PostForm.Get("chart"), ShowTexts: r.PostForm.Get("show_texts") == "on",
+		ShowNotes: r.PostForm.Get("show_notes") == "on"}
+	if d := r.PostForm.Get("expires_days"); d != "" {
+		n, err := strconv.Atoi(d)
+		if err != nil || n <= 0 || n > 3650 {
+			return req, badForm("Choose how many days the link lasts.")
+		}
+		req.ExpiresIn = (time.Duration(n) * 24 * time.Hour).String()
+	}
+	return req, nil
+}
+
+// saveShare stores l under a new token with its audit entry and returns
+// its id and URL (the token appears only in that URL, never stored).
+func (s *Server) saveShare(r *http.Request, l store.ShareLink) (int64, string, error) {
 	token, hash, err := auth.NewToken(auth.PrefixShare)
 	if err != nil {
 		return 0, "", err
@@ -58,13 +86,35 @@ func (s *Server) newShare(r *http.Request, comparisonID int64, req shareRequest)
 		if id, err = tx.CreateShare(r.Context(), l, hash); err != nil {
 			return err
 		}
-		return tx.AddAudit(r.Context(), store.AuditEntry{UserID: l.CreatedBy, ComparisonID: comparisonID, Action: "share",
-			Target: fmt.Sprintf("share link %d", id), New: views.ShareScope(l)})
+		return tx.AddAudit(r.Context(), store.AuditEntry{UserID: l.CreatedBy, ComparisonID: l.ComparisonID, Action: "share",
+			Target: shareTarget(l, id), New: views.ShareScope(l)})
 	})
 	if err != nil {
 		return 0, "", err
 	}
 	return id, s.baseURL(r) + "/s/" + token, nil
+}
+
+// shareTarget names a share link in the audit log.
+func shareTarget(l store.ShareLink, id int64) string {
+	t := fmt.Sprintf("share link %d", id)
+	if l.CollectionID != 0 {
+		t = fmt.Sprintf("collection %d %s", l.CollectionID, t)
+	}
+	if l.Label != "" {
+		t += " (" + l.Label + ")"
+	}
+	return t
+}
+
+// newShare validates req and creates a link to a comparison.
+func (s *Server) newShare(r *http.Request, comparisonID int64, req shareRequest) (int64, string, error) {
+	l, err := req.link(currentUser(r).ID)
+	if err != nil {
+		return 0, "", err
+	}
+	l.ComparisonID = comparisonID
+	return s.saveShare(r, l)
 }
 
 func (s *Server) sharesPage(w http.ResponseWriter, r *http.Request) {
@@ -89,39 +139,37 @@ func (s *Server) renderShares(w http.ResponseWriter, r *http.Request, status int
 	s.render(w, r, status, views.SharesPage(views.SharesView{C: c, Links: ls, New: ns, Now: time.Now()}))
 }
 
-// createShare is the browser's "Share" form: chart, show_texts, expires
-// (days; empty for never).
+// createShare is the browser's "Share" form (see shareFormRequest).
 func (s *Server) createShare(w http.ResponseWriter, r *http.Request) {
 	id, _ := idParam(r, "id")
 	if !s.parseForm(w, r) {
 		return
 	}
-	req := shareRequest{Chart: r.PostForm.Get("chart"), ShowTexts: r.PostForm.Get("show_texts") == "on"}
-	if d := r.PostForm.Get("expires_days"); d != "" {
-		n, err := strconv.Atoi(d)
-		if err != nil || n <= 0 {
-			s.renderShares(w, r, http.StatusBadRequest, views.NewShare{Chart: req.Chart, Error: "Choose how many days the link lasts."})
-			return
-		}
-		req.ExpiresIn = (time.Duration(n) * 24 * time.Hour).String()
+	req, err := shareFormRequest(r)
+	var sid int64
+	var u string
+	if err == nil {
+		sid, u, err = s.newShare(r, id, req)
 	}
-	sid, u, err := s.newShare(r, id, req)
+	ns := views.NewShare{Label: req.Label, Chart: req.Chart, ShowTexts: req.ShowTexts, ShowNotes: req.ShowNotes}
 	var fe formError
 	if errors.As(err, &fe) {
-		s.renderShares(w, r, http.StatusBadRequest, views.NewShare{Chart: req.Chart, Error: fe.msg})
+		ns.Error = fe.msg
+		s.renderShares(w, r, http.StatusBadRequest, ns)
 		return
 	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.renderShares(w, r, http.StatusOK, views.NewShare{ID: sid, URL: u, Chart: req.Chart, ShowTexts: req.ShowTexts})
+	ns.ID, ns.URL = sid, u
+	s.renderShares(w, r, http.StatusOK, ns)
 }
 
-// revokeShareFor revokes share {sid} if the user owns its comparison's
-// project, and returns it with the status to answer: 404 for a share of a
-// comparison they cannot read, 403 for a role below owner.
-func (s *Server) revokeShareFor(r *http.Request) (store.ShareLink, int, error) {
+// shareForOwner returns share {sid} if the user owns the project of its
+// comparison or collection, with the status to answer otherwise: 404 for a
+// link of something they cannot read, 403 for a role below owner.
+func (s *Server) shareForOwner(r *http.Request) (store.ShareLink, int, error) {
 	sid, err := idParam(r, "sid")
 	if err != nil {
 		return store.ShareLink{}, http.StatusNotFound, err
@@ -131,7 +179,15 @@ func (s *Server) revokeShareFor(r *http.Request) (store.ShareLink, int, error) {
 		return l, http.StatusNotFound, err
 	}
 	u := currentUser(r)
-	_, member, err := s.st.ComparisonRole(r.Context(), l.ComparisonID, u.ID)
+	var member string
+	if l.CollectionID != 0 {
+		var k store.Collection
+		if k, err = s.st.GetCollection(r.Context(), l.CollectionID); err == nil {
+			member, err = s.st.RoleIn(r.Context(), k.ProjectID, u.ID)
+		}
+	} else {
+		_, member, err = s.st.ComparisonRole(r.Context(), l.ComparisonID, u.ID)
+	}
 	if err != nil {
 		return l, http.StatusNotFound, err
 	}
@@ -142,26 +198,78 @@ func (s *Server) revokeShareFor(r *http.Request) (store.ShareLink, int, error) {
 	if !rl.Allows(auth.Manage) {
 		return l, http.StatusForbidden, errForbidden
 	}
-	if err := s.st.RevokeShare(r.Context(), sid); err != nil {
+	return l, http.StatusOK, nil
+}
+
+// revokeShareFor revokes share {sid} (see shareForOwner for who may).
+func (s *Server) revokeShareFor(r *http.Request) (store.ShareLink, int, error) {
+	l, status, err := s.shareForOwner(r)
+	if err != nil {
+		return l, status, err
+	}
+	if err := s.st.RevokeShare(r.Context(), l.ID); err != nil {
 		return l, http.StatusInternalServerError, err
 	}
-	err = s.st.AddAudit(r.Context(), store.AuditEntry{UserID: u.ID, ComparisonID: l.ComparisonID, Action: "share-revoke",
-		Target: fmt.Sprintf("share link %d", sid), Old: views.ShareScope(l), New: "revoked"})
+	err = s.st.AddAudit(r.Context(), store.AuditEntry{UserID: currentUser(r).ID, ComparisonID: l.ComparisonID, Action: "share-revoke",
+		Target: shareTarget(l, l.ID), Old: views.ShareScope(l), New: "revoked"})
 	return l, http.StatusOK, err
+}
+
+// sharesURL is the page listing l's siblings: its comparison's or its
+// collection's share links.
+func sharesURL(l store.ShareLink) string {
+	if l.CollectionID != 0 {
+		return fmt.Sprintf("/collections/%d/shares", l.CollectionID)
+	}
+	return fmt.Sprintf("/comparisons/%d/shares", l.ComparisonID)
+}
+
+func (s *Server) denyShare(w http.ResponseWriter, r *http.Request, status int, err error) {
+	switch status {
+	case http.StatusNotFound:
+		s.deny(w, r, status, "There is no such share link.")
+	case http.StatusForbidden:
+		s.deny(w, r, status, "Only the project's owners can revoke share links.")
+	default:
+		s.fail(w, r, err)
+	}
+}
+
+// revokeConfirm asks before a share link is revoked (GET
+// /shares/{sid}/revoke): the list's Revoke button leads here, so revoking
+// takes a second, deliberate click without any script.
+func (s *Server) revokeConfirm(w http.ResponseWriter, r *http.Request) {
+	l, status, err := s.shareForOwner(r)
+	if err != nil {
+		s.denyShare(w, r, status, err)
+		return
+	}
+	v := views.RevokeView{L: l, Back: sharesURL(l), Now: time.Now()}
+	if l.CollectionID != 0 {
+		k, err := s.st.GetCollection(r.Context(), l.CollectionID)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		v.Of = "collection “" + k.Name + "”"
+	} else {
+		c, err := s.st.GetComparison(r.Context(), l.ComparisonID)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		v.Of = "comparison “" + c.Name + "”"
+	}
+	s.render(w, r, http.StatusOK, views.RevokeConfirm(v))
 }
 
 func (s *Server) revokeShare(w http.ResponseWriter, r *http.Request) {
 	l, status, err := s.revokeShareFor(r)
-	switch {
-	case status == http.StatusNotFound:
-		s.deny(w, r, status, "There is no such share link.")
-	case status == http.StatusForbidden:
-		s.deny(w, r, status, "Only the project's owners can revoke share links.")
-	case err != nil:
-		s.fail(w, r, err)
-	default:
-		http.Redirect(w, r, fmt.Sprintf("/comparisons/%d/shares", l.ComparisonID), http.StatusSeeOther)
+	if err != nil {
+		s.denyShare(w, r, status, err)
+		return
 	}
+	http.Redirect(w, r, sharesURL(l), http.StatusSeeOther)
 }
 
 // apiCreateShare: POST /api/v1/comparisons/{id}/shares with an optional
@@ -209,23 +317,33 @@ func (s *Server) apiRevokeShare(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// openShare resolves /s/{token}: a live link, its ready comparison and
-// report. Anything else (unknown, revoked, expired, not ready) is 404 and
-// ok is false. view counts one view.
-func (s *Server) openShare(w http.ResponseWriter, r *http.Request, view bool) (store.ShareLink, store.Comparison, *analysis.Entry, bool) {
+// openLink resolves /s/{token} to its live link; an unknown, revoked or
+// expired one answers 404 (ok false). view counts one view.
+func (s *Server) openLink(w http.ResponseWriter, r *http.Request, view bool) (store.ShareLink, bool) {
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("X-Robots-Tag", "noindex, nofollow")
-	notFound := func() (store.ShareLink, store.Comparison, *analysis.Entry, bool) {
-		s.render(w, r, http.StatusNotFound, views.SharedGone())
-		return store.ShareLink{}, store.Comparison{}, nil, false
-	}
 	l, err := s.st.OpenShare(r.Context(), auth.HashToken(chiParam(r, "token")), view)
 	if errors.Is(err, store.ErrNotFound) {
-		return notFound()
+		s.render(w, r, http.StatusNotFound, views.SharedGone())
+		return l, false
 	}
 	if err != nil {
 		s.fail(w, r, err)
-		return l, store.Comparison{}, nil, false
+		return l, false
+	}
+	return l, true
+}
+
+// sharedComparison is a comparison link's ready comparison and report.
+// Anything else (a collection's link, a comparison gone or not ready)
+// answers 404 or 503 and ok is false.
+func (s *Server) sharedComparison(w http.ResponseWriter, r *http.Request, l store.ShareLink) (store.Comparison, *analysis.Entry, bool) {
+	notFound := func() (store.Comparison, *analysis.Entry, bool) {
+		s.render(w, r, http.StatusNotFound, views.SharedGone())
+		return store.Comparison{}, nil, false
+	}
+	if l.ComparisonID == 0 {
+		return notFound()
 	}
 	c, err := s.st.GetComparison(r.Context(), l.ComparisonID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -233,18 +351,29 @@ func (s *Server) openShare(w http.ResponseWriter, r *http.Request, view bool) (s
 	}
 	if err != nil {
 		s.fail(w, r, err)
-		return l, c, nil, false
+		return c, nil, false
 	}
 	e, err := s.reports.Get(r.Context(), c.ID, analysis.Options{})
 	if errors.Is(err, analysis.ErrNotReady) {
 		s.render(w, r, http.StatusServiceUnavailable, views.SharedNotReady())
-		return l, c, nil, false
+		return c, nil, false
 	}
 	if err != nil {
 		s.fail(w, r, err)
-		return l, c, nil, false
+		return c, nil, false
 	}
-	return l, c, e, true
+	return c, e, true
+}
+
+// openShare resolves /s/{token} of a comparison's link: the link, its
+// ready comparison and report (see openLink and sharedComparison).
+func (s *Server) openShare(w http.ResponseWriter, r *http.Request, view bool) (store.ShareLink, store.Comparison, *analysis.Entry, bool) {
+	l, ok := s.openLink(w, r, view)
+	if !ok {
+		return l, store.Comparison{}, nil, false
+	}
+	c, e, ok := s.sharedComparison(w, r, l)
+	return l, c, e, ok
 }
 
 // sharedView builds the shared page's charts (only those the link covers).
@@ -275,15 +404,34 @@ func (s *Server) sharedView(r *http.Request, l store.ShareLink, c store.Comparis
 	return v, nil
 }
 
+// sharedPage is /s/{token}: a comparison's charts and figures, or a
+// collection's overlay and table.
 func (s *Server) sharedPage(w http.ResponseWriter, r *http.Request) {
-	l, c, e, ok := s.openShare(w, r, true)
+	l, ok := s.openLink(w, r, true)
+	if !ok {
+		return
+	}
+	if l.CollectionID != 0 {
+		s.sharedCollection(w, r, l)
+		return
+	}
+	c, e, ok := s.sharedComparison(w, r, l)
 	if !ok {
 		return
 	}
 	v, err := s.sharedView(r, l, c, e)
+	if err == nil && l.ShowNotes {
+		v.Notes, err = s.noteHTML(r.Context(), c.ID)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	// The intervals the owner's page shows: computed once, for both.
+	if e.Report.Stats.Status == analysis.StatsPending && s.jobs != nil {
+		if err := jobs.StartStats(r.Context(), s.jobs, c.ID); err != nil {
+			s.log.Warn("enqueue statistics", "comparison", c.ID, "err", err)
+		}
 	}
 	s.render(w, r, http.StatusOK, views.SharedPage(v))
 }
