@@ -86,8 +86,15 @@ func TestBrowserShareLink(t *testing.T) {
 	b.open(t, fmt.Sprintf("%s/comparisons/%d", a.url, id))
 	b.waitReport(t)
 	b.clickAndWait(t, "#share-button", regexp.MustCompile(`^/comparisons/\d+/shares$`))
+	b.do(t, "label the link and let it expire in 7 days", chromedp.SendKeys(chromedp.CSS(`#share-form input[name="label"]`), "for the workshop"),
+		chromedp.SetValue(chromedp.CSS(`#share-form select[name="expires_days"]`), "7"))
 	b.do(t, "create a share link", chromedp.Click(chromedp.CSS("#create-share")))
 	shareURL := b.waitFor(t, "the new share link", `(document.querySelector("#share-url") || {}).textContent || ""`, 15*time.Second)
+	week := time.Now().Add(7 * 24 * time.Hour).UTC().Format("2006-01-02")
+	if row := eval[[]string](t, b, `[...document.querySelectorAll("#share-links tbody tr")[0].cells].map(c => c.textContent.trim())`); len(row) < 7 ||
+		row[1] != "for the workshop" || !strings.HasPrefix(row[4], week) || row[6] != "live" {
+		t.Errorf("the new link's row %q: want label, expiry %s… and live", row, week)
+	}
 	if !strings.HasPrefix(shareURL, a.url+"/s/rsh_") {
 		t.Fatalf("share URL %q", shareURL)
 	}
@@ -102,11 +109,29 @@ func TestBrowserShareLink(t *testing.T) {
 	if !slices.Equal(cs.Series, []string{"base", "rl"}) || cs.Points[0] != 4 {
 		t.Errorf("shared crossover chart: series %q with %v points, want base and rl, k = 1..4", cs.Series, cs.Points)
 	}
+	// The owner's page enqueued the statistics: reload until the shared page has the intervals.
+	for deadline := time.Now().Add(time.Minute); eval[string](t, f, `document.querySelector("#shared-stats").textContent`) != "Brackets and the bands around the curves are 95% bootstrap intervals (problems resampled, paired across models)."; time.Sleep(500 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("shared page without intervals after a minute: %q", eval[string](t, f, `document.querySelector("#shared-stats").textContent`))
+		}
+		f.open(t, shareURL)
+	}
+	f.waitChart(t, "#crossover-chart")
 	figures := eval[[][]string](t, f, `Array.from(document.querySelectorAll("#headline tbody tr")).map(r =>
 		Array.from(r.cells).map(c => c.textContent.replace(/\s+/g, " ").trim()))`)
-	// pass@1: base (1+1+2+3+0)/20 = 35%, rl (0+0+0+2+4)/20 = 30%.
-	if len(figures) != 2 || figures[0][1] != "35.00%" || figures[1][1] != "30.00%" {
+	// pass@1: base (1+1+2+3+0)/20 = 35%, rl (0+0+0+2+4)/20 = 30%, each followed by its interval.
+	if len(figures) != 2 || !strings.HasPrefix(figures[0][1], "35.00%") || !strings.HasPrefix(figures[1][1], "30.00%") {
 		t.Errorf("shared headline %q, want pass@1 35.00%% and 30.00%%", figures)
+	}
+	// The intervals the owner's page shows: pass@1 and pass@k max of each model, ΔSE of the RL model.
+	if n := eval[int](t, f, `document.querySelectorAll("#headline tbody td.num .ci").length`); n != 5 {
+		t.Errorf("%d interval brackets in the shared headline, want 5 (pass@1 and pass@4 of both models, ΔSE)", n)
+	}
+	if bands := eval[int](t, f, `(() => {
+		const div = document.querySelector("#crossover-chart [_echarts_instance_]");
+		return echarts.getInstanceByDom(div).getOption().series.filter(s => String(s.id).indexOf("band") === 0).length;
+	})()`); bands != 4 {
+		t.Errorf("shared crossover chart has %d band series, want 4 (2 models × lower and width)", bands)
 	}
 	// The chart downloads as PNG and as SVG (drawn again by ECharts' SVG renderer).
 	img := eval[[]string](t, f, `(() => {
@@ -134,7 +159,14 @@ func TestBrowserShareLink(t *testing.T) {
 	if views := eval[string](t, b, `document.querySelector("#share-links tbody tr .views").textContent`); views != "1" {
 		t.Errorf("view count %q, want 1", views)
 	}
-	b.do(t, "revoke the link", chromedp.Click(chromedp.CSS("#share-links .revoke-share")))
+	b.clickAndWait(t, "#share-links .revoke-share", regexp.MustCompile(`^/shares/\d+/revoke$`))
+	if h := eval[string](t, b, `document.querySelector("h1").textContent`); h != "Revoke share link “for the workshop”?" {
+		t.Errorf("revoke confirmation asks %q", h)
+	}
+	if resp, err := chromedp.Run(f.ctx, chromedp.NavigateResponse(shareURL)); err != nil || resp.Status != 200 {
+		t.Errorf("the link while the owner is only asked: %v %v, want HTTP 200", resp, err)
+	}
+	b.clickAndWait(t, "#confirm-revoke", regexp.MustCompile(`^/comparisons/\d+/shares$`))
 	b.waitFor(t, "the revoked state", `(() => { const r = document.querySelector("#share-links tbody tr"); return r && r.textContent.includes("revoked") ? "yes" : ""; })()`, 10*time.Second)
 	resp, err := chromedp.Run(f.ctx, chromedp.NavigateResponse(shareURL))
 	if err != nil || resp.Status != 404 {
@@ -284,8 +316,29 @@ func TestBrowserHostileSharedPages(t *testing.T) {
 	if txt := eval[string](t, b, `document.querySelector("table.audit").innerText`); !strings.Contains(txt, xssImg) || !strings.Contains(txt, xssScript) {
 		t.Errorf("audit log does not show the notes as text:\n%s", txt)
 	}
+	// Notes written in the editor with every hostile snippet, raw and as markdown links.
+	notes := "# Notes\n\n" + strings.Join(hostile, "\n\n") + "\n\n" + xssModel + "\n\n[md](javascript:window.__xss=9)\n\n<b onmouseover=\"window.__xss=10\">b</b>\n"
+	b.open(t, fmt.Sprintf("%s/comparisons/%d/notes", a.url, id))
+	b.do(t, "write hostile notes", chromedp.SetValue(chromedp.CSS("#notes-text"), notes))
+	b.clickAndWait(t, "#save-notes", regexp.MustCompile(`^/comparisons/\d+$`))
+	b.waitReport(t)
+	b.noScriptRan(t)
+	checkNotes := func(b *browser, where string) {
+		t.Helper()
+		if h := eval[string](t, b, `(document.querySelector("#notes-body h1") || {}).textContent || ""`); h != "Notes" {
+			t.Errorf("%s: notes heading %q, want the markdown rendered", where, h)
+		}
+		if n := eval[int](t, b, `document.querySelectorAll("#notes-body :is(script, img, iframe, object, embed, svg, b), #notes-body [onerror], #notes-body [onclick], #notes-body [onmouseover]").length`); n != 0 {
+			t.Errorf("%s: %d live or raw-HTML elements in the notes", where, n)
+		}
+		if n := eval[int](t, b, `Array.from(document.querySelectorAll("#notes-body [href]")).filter(a => !/^https?:/i.test(a.getAttribute("href"))).length`); n != 0 {
+			t.Errorf("%s: %d links in the notes that are not http(s)", where, n)
+		}
+	}
+	checkNotes(b, "comparison page")
 	b.open(t, fmt.Sprintf("%s/comparisons/%d/shares", a.url, id))
-	b.do(t, "share with texts", chromedp.Click(chromedp.CSS(`#share-form input[name=show_texts]`)), chromedp.Click(chromedp.CSS("#create-share")))
+	b.do(t, "share with texts and notes", chromedp.Click(chromedp.CSS(`#share-form input[name=show_texts]`)),
+		chromedp.Click(chromedp.CSS(`#share-form input[name=show_notes]`)), chromedp.Click(chromedp.CSS("#create-share")))
 	shareURL := b.waitFor(t, "the new share link", `(document.querySelector("#share-url") || {}).textContent || ""`, 15*time.Second)
 	b.noScriptRan(t)
 	if n := eval[int](t, b, `document.querySelectorAll("main iframe, main img").length`); n != 0 {
@@ -295,6 +348,7 @@ func TestBrowserHostileSharedPages(t *testing.T) {
 	f := b.freshTab(t)
 	f.open(t, shareURL)
 	f.noScriptRan(t)
+	checkNotes(f, "shared page")
 	if og := eval[string](t, f, `document.querySelector('meta[property="og:title"]').content`); og != xssName+" — pass@k crossover" {
 		t.Errorf("og:title %q does not hold the name as text", og)
 	}
