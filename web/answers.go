@@ -2,7 +2,6 @@ package web
 
 import (
 	"cmp"
-	"context"
 	"slices"
 
 	"github.com/reach-lab/reach/internal/store"
@@ -14,21 +13,35 @@ import (
 // summed in one row.
 const answersShown = 12
 
-// answerGroups reads how a problem's samples distribute over final
-// answers, per model (in c.Runs order).
-func (s *Server) answerGroups(ctx context.Context, c store.Comparison, pid int64) ([]views.AnswerGroup, *views.AnswerGroup, error) {
-	var runs []int64
+// answerGroups turns a problem's answer counts (store.AnswerCounts) into
+// its answer distribution per model (in c.Runs order; models without
+// completion texts have none) and the samples each model's grading policy
+// leaves uncounted, by why (store.UncountedFallback, store.UncountedLength;
+// runs with none absent).
+func answerGroups(c store.Comparison, counts []store.AnswerCount) (groups []views.AnswerGroup, other *views.AnswerGroup, uncounted map[int64]map[string]int) {
+	texts := map[int64]bool{}
 	for _, r := range c.Runs {
-		if r.HasTexts {
-			runs = append(runs, r.ID)
+		texts[r.ID] = r.HasTexts
+	}
+	uncounted = map[int64]map[string]int{}
+	var shown []store.AnswerCount
+	for _, ac := range counts {
+		if !texts[ac.RunID] {
+			continue
+		}
+		shown = append(shown, ac)
+		for why, n := range map[string]int{store.UncountedFallback: ac.Fallback, store.UncountedLength: ac.Truncated} {
+			if n == 0 {
+				continue
+			}
+			if uncounted[ac.RunID] == nil {
+				uncounted[ac.RunID] = map[string]int{}
+			}
+			uncounted[ac.RunID][why] += n
 		}
 	}
-	counts, err := s.st.AnswerCounts(ctx, runs, pid)
-	if err != nil {
-		return nil, nil, err
-	}
-	groups, other := groupAnswers(c.Runs, counts, answersShown)
-	return groups, other, nil
+	groups, other = groupAnswers(c.Runs, shown, answersShown)
+	return groups, other, uncounted
 }
 
 // groupAnswers turns per-run answer counts into one row per answer with a

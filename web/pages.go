@@ -404,11 +404,14 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 		a := clip(strings.TrimSpace(q.Get("answer")), maxQuery)
 		v.Answer = &a
 	}
-	if v.Models, err = s.problemModels(r, c, p.ID, limit, v.Answer); err != nil {
+	answers, err := s.st.AnswerCounts(ctx, id, p.ID)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if v.Answers, v.OtherAnswers, err = s.answerGroups(ctx, c, p.ID); err != nil {
+	var uncounted map[int64]map[string]int
+	v.Answers, v.OtherAnswers, uncounted = answerGroups(c, answers)
+	if v.Models, err = s.problemModels(r, c, p.ID, limit, v.Answer, uncounted); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -530,12 +533,9 @@ func (s *Server) sampleTextPage(w http.ResponseWriter, r *http.Request) {
 
 // problemModels reads each model's counts and first samples on a problem.
 // With answer set, the samples shown are those with that answer.
-func (s *Server) problemModels(r *http.Request, c store.Comparison, pid int64, limit int, answer *string) ([]views.ProblemModel, error) {
+// uncounted is answerGroups'.
+func (s *Server) problemModels(r *http.Request, c store.Comparison, pid int64, limit int, answer *string, uncounted map[int64]map[string]int) ([]views.ProblemModel, error) {
 	counts, err := s.st.ProblemCounts(r.Context(), c.ID, pid)
-	if err != nil {
-		return nil, err
-	}
-	uncounted, err := s.st.ProblemUncounted(r.Context(), c.ID, pid)
 	if err != nil {
 		return nil, err
 	}

@@ -472,7 +472,13 @@ func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := views.ProblemView{C: c, P: p, Shared: chiParam(r, "token")}
-	if v.Models, err = s.problemModels(r, c, p.ID, samplesShown, nil); err != nil {
+	answers, err := s.st.AnswerCounts(r.Context(), c.ID, p.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	_, _, uncounted := answerGroups(c, answers)
+	if v.Models, err = s.problemModels(r, c, p.ID, samplesShown, nil, uncounted); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -47,18 +48,70 @@ func (s *Store) AggregateRun(ctx context.Context, runID int64) error {
 	if _, err := s.db.Exec(ctx, `SELECT 1 FROM runs WHERE id = $1 FOR NO KEY UPDATE`, runID); err != nil {
 		return fmt.Errorf("aggregate run %d: %w", runID, err)
 	}
-	if _, err := s.db.Exec(ctx, `DELETE FROM run_counts WHERE run_id = $1`, runID); err != nil {
-		return fmt.Errorf("aggregate run %d: %w", runID, err)
+	for _, table := range []string{"run_counts", "run_answers"} {
+		if _, err := s.db.Exec(ctx, `DELETE FROM `+table+` WHERE run_id = $1`, runID); err != nil {
+			return fmt.Errorf("aggregate run %d: %w", runID, err)
+		}
 	}
-	_, err := s.db.Exec(ctx, `INSERT INTO run_counts (run_id, problem_id, n, c)
-		SELECT s.run_id, s.problem_id, count(*), count(*) FILTER (WHERE `+solveSQL+`)
-		FROM samples s JOIN problems p ON p.id = s.problem_id
-			JOIN runs r ON r.id = s.run_id JOIN comparisons cmp ON cmp.id = r.comparison_id
-		WHERE s.run_id = $1
-			AND s.problem_id NOT IN (SELECT problem_id FROM sample_chunks WHERE run_id = $1 AND status = 'failed')
-		GROUP BY s.run_id, s.problem_id`, runID, verify.FallbackRules)
+	// One scan of the run's samples: grouped by problem and answer into
+	// run_answers, and those groups summed per problem into run_counts
+	// (solves are the correct verdicts less the uncounted ones).
+	_, err := s.db.Exec(ctx, `WITH g AS (`+answerGroupsSQL+`WHERE s.run_id = $1`+answerGroupsBy+`),
+		a AS (INSERT INTO run_answers (run_id, problem_id, answer, n, correct, fallback, truncated)
+			SELECT run_id, problem_id, answer, n, correct, fallback, truncated FROM g)
+		INSERT INTO run_counts (run_id, problem_id, n, c)
+		SELECT run_id, problem_id, sum(n), sum(correct - fallback - truncated) FROM g
+		WHERE problem_id NOT IN (SELECT problem_id FROM sample_chunks WHERE run_id = $1 AND status = 'failed')
+		GROUP BY run_id, problem_id`, runID, verify.FallbackRules)
 	if err != nil {
 		return fmt.Errorf("aggregate run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// answerGroupsSQL and answerGroupsBy, with a WHERE clause on samples s
+// between them, group samples by run, problem and answer (AnswerSQL):
+// how many, how many graded correct, and how many of those the grading
+// policy does not count, by why (uncountedSQL). $2 is
+// verify.FallbackRules.
+const (
+	answerGroupsSQL = `SELECT run_id, problem_id, answer, count(*) AS n, count(*) FILTER (WHERE status = 'correct') AS correct,
+			count(*) FILTER (WHERE why = '` + UncountedFallback + `') AS fallback, count(*) FILTER (WHERE why = '` + UncountedLength + `') AS truncated
+		FROM (SELECT s.run_id, s.problem_id, ` + AnswerSQL + ` AS answer,
+				s.status, ` + uncountedSQL + ` AS why
+			FROM samples s JOIN problems p ON p.id = s.problem_id
+				JOIN runs r ON r.id = s.run_id JOIN comparisons cmp ON cmp.id = r.comparison_id
+			`
+	answerGroupsBy = `) x GROUP BY run_id, problem_id, answer`
+)
+
+// FillAnswerGroups computes run_answers for every run that has none (the
+// runs aggregated before the table existed): migration 00091. Cost: one
+// scan of those runs' samples.
+func FillAnswerGroups(ctx context.Context, tx *sql.Tx) error {
+	var runs []int64
+	rows, err := tx.QueryContext(ctx, `SELECT id FROM runs WHERE NOT EXISTS (SELECT 1 FROM run_answers a WHERE a.run_id = runs.id)`)
+	if err != nil {
+		return fmt.Errorf("fill answer groups: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return fmt.Errorf("fill answer groups: %w", err)
+		}
+		runs = append(runs, id)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("fill answer groups: %w", err)
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO run_answers (run_id, problem_id, answer, n, correct, fallback, truncated)
+		`+answerGroupsSQL+`WHERE s.run_id = ANY($1)`+answerGroupsBy, runs, verify.FallbackRules)
+	if err != nil {
+		return fmt.Errorf("fill answer groups of %d runs: %w", len(runs), err)
 	}
 	return nil
 }
@@ -177,39 +230,6 @@ func (s *Store) ProblemCounts(ctx context.Context, comparisonID, problemID int64
 			return nil, fmt.Errorf("counts of problem %d in comparison %d: %w", problemID, comparisonID, err)
 		}
 		out[c.RunID] = c
-	}
-	return out, rows.Err()
-}
-
-// ProblemUncounted returns, per run of a comparison, how many of its
-// samples on one problem the verifier graded correct but the comparison's
-// grading policy does not count as solves (see uncountedSQL), split by
-// why: UncountedFallback and UncountedLength. Runs with none are absent.
-func (s *Store) ProblemUncounted(ctx context.Context, comparisonID, problemID int64) (map[int64]map[string]int, error) {
-	rows, err := s.db.Query(ctx, `SELECT s.run_id, `+uncountedSQL+` AS why, count(*)
-		FROM samples s JOIN problems p ON p.id = s.problem_id
-			JOIN runs r ON r.id = s.run_id JOIN comparisons cmp ON cmp.id = r.comparison_id
-		WHERE r.comparison_id = $1 AND s.problem_id = $3 AND s.status = 'correct'
-		GROUP BY s.run_id, why`, comparisonID, verify.FallbackRules, problemID)
-	if err != nil {
-		return nil, fmt.Errorf("uncounted samples of problem %d in comparison %d: %w", problemID, comparisonID, err)
-	}
-	defer rows.Close()
-	out := map[int64]map[string]int{}
-	for rows.Next() {
-		var run int64
-		var why string
-		var n int
-		if err := rows.Scan(&run, &why, &n); err != nil {
-			return nil, fmt.Errorf("uncounted samples of problem %d in comparison %d: %w", problemID, comparisonID, err)
-		}
-		if why == "" {
-			continue
-		}
-		if out[run] == nil {
-			out[run] = map[string]int{}
-		}
-		out[run][why] = n
 	}
 	return out, rows.Err()
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 
@@ -32,7 +33,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 	defer db.Close()
 	// Out of order: migrations written on parallel branches get numbers from
 	// separate ranges, so a database may have a higher one applied first.
-	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithAllowOutofOrder(true))
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithAllowOutofOrder(true),
+		goose.WithGoMigrations(goMigrations...))
 	if err != nil {
 		return fmt.Errorf("reach migrations: %w", err)
 	}
@@ -44,4 +46,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 		slog.Debug("applied migration", "source", r.Source.Path, "duration", r.Duration)
 	}
 	return nil
+}
+
+// goMigrations are the migrations that need Go: SQL built from Reach's
+// constants (the grading policy's SQL, verify.FallbackRules).
+var goMigrations = []*goose.Migration{
+	// 00091: answer groups of the runs aggregated before run_answers (00090).
+	goose.NewGoMigration(91, &goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
+		return FillAnswerGroups(ctx, tx)
+	}}, &goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error { return nil }}),
 }

@@ -156,27 +156,29 @@ func (x Sample) Answer() string {
 }
 
 // AnswerCount is how many of one run's samples on a problem gave one
-// answer, and how many of those were graded correct.
+// answer, how many of those were graded correct, and how many of the
+// correct ones the comparison's grading policy does not count, by why.
 type AnswerCount struct {
-	RunID   int64
-	Answer  string // AnswerSQL; "" for none
-	N       int
-	Correct int
+	RunID     int64
+	Answer    string // AnswerSQL; "" for none
+	N         int
+	Correct   int
+	Fallback  int // correct, not counted: UncountedFallback
+	Truncated int // correct, not counted: UncountedLength
 }
 
-// AnswerCounts groups the samples of runIDs on one problem by answer.
-func (s *Store) AnswerCounts(ctx context.Context, runIDs []int64, problemID int64) ([]AnswerCount, error) {
-	if len(runIDs) == 0 {
-		return nil, nil
-	}
-	rows, err := s.db.Query(ctx, `SELECT run_id, `+AnswerSQL+`, count(*), count(*) FILTER (WHERE status = 'correct')
-		FROM samples WHERE run_id = ANY($1) AND problem_id = $2 GROUP BY 1, 2`, runIDs, problemID)
+// AnswerCounts groups the samples of a comparison's runs on one problem by
+// answer, as of the runs' last aggregation (AggregateRun, which every
+// change of verdicts ends with): a few rows of run_answers, whatever n.
+func (s *Store) AnswerCounts(ctx context.Context, comparisonID, problemID int64) ([]AnswerCount, error) {
+	rows, err := s.db.Query(ctx, `SELECT a.run_id, a.answer, a.n, a.correct, a.fallback, a.truncated
+		FROM run_answers a JOIN runs r ON r.id = a.run_id WHERE r.comparison_id = $1 AND a.problem_id = $2`, comparisonID, problemID)
 	if err != nil {
 		return nil, fmt.Errorf("answers on problem %d: %w", problemID, err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (AnswerCount, error) {
 		var a AnswerCount
-		return a, row.Scan(&a.RunID, &a.Answer, &a.N, &a.Correct)
+		return a, row.Scan(&a.RunID, &a.Answer, &a.N, &a.Correct, &a.Fallback, &a.Truncated)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("answers on problem %d: %w", problemID, err)
