@@ -84,6 +84,7 @@ func run() error {
 		keep     = flag.Bool("keep", false, "keep the benchmark database")
 		use      = flag.String("use", "", "use this database (from an earlier -keep run) instead of generating one")
 		cpuprof  = flag.String("cpuprofile", "", "write a CPU profile of the page load to this file")
+		statprof = flag.String("stats-cpuprofile", "", "write a CPU profile of the statistics job to this file")
 		dump     = flag.String("dump", "", "write each page's body (uncompressed) into this directory")
 	)
 	flag.Parse()
@@ -133,14 +134,22 @@ func run() error {
 		}
 		fmt.Println()
 	}
-	start := time.Now()
 	if _, err := st.Pool().Exec(ctx, `DELETE FROM comparison_stats WHERE comparison_id = $1`, id); err != nil {
 		return err
 	}
-	if err := jobs.ComputeStats(ctx, st, id, 0); err != nil {
+	stopProfile, err := startProfile(*statprof)
+	if err != nil {
 		return err
 	}
-	fmt.Printf("statistics job (bootstrap 2,000 draws and maj@k, every variant, and the report): %.2fs\n", time.Since(start).Seconds())
+	fmt.Printf("load average before the statistics job: %s\n", loadAvg())
+	start := time.Now()
+	err = jobs.ComputeStats(ctx, st, id, 0)
+	stopProfile()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("statistics job (bootstrap 2,000 draws, maj@k and answer diversity, every variant, and the report): %.2fs (load average after: %s)\n",
+		time.Since(start).Seconds(), loadAvg())
 
 	// The first page view after a change finds the report computed by the
 	// statistics job; this is what computing it costs.
@@ -191,17 +200,11 @@ func run() error {
 		{name: "diff.csv", path: cp + "/data/diff.csv"},
 		{name: "cover.json", path: cp + "/data/cover.json"},
 	}
-	if *cpuprof != "" {
-		f, err := os.Create(*cpuprof)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err = startProfile(*cpuprof)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	fmt.Printf("\n%d concurrent clients, at most %d requests or %v per page (loopback, gzip accepted)\n", *clients, *requests, *maxTime)
 	fmt.Printf("load average before: %s\n", loadAvg())
 	fmt.Printf("%-16s %8s %8s %8s %8s %7s %8s %10s %10s\n", "page", "alone", "p50", "p95", "p99", "req/s", "CPU/req", "bytes", "on wire")
@@ -215,6 +218,23 @@ func run() error {
 	}
 	fmt.Printf("load average after: %s\n", loadAvg())
 	return nil
+}
+
+// startProfile starts a CPU profile into path ("" for none) and returns
+// what stops it.
+func startProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // load runs the page alone a few times (warm-up, then the median of 5 as

@@ -557,6 +557,16 @@ const EquivCap = 48
 // (store.Answer.Program), so two programs that behave alike but are written
 // differently count twice.
 func diversityOf(name string, rows []ProblemRow, byProblem map[int64][]store.Answer, equiv func(a, b string) bool) (*ModelDiversity, error) {
+	return diversityFrom(name, rows, byProblem, func(row ProblemRow) answerGroups {
+		var g answerGroups
+		g.sizes, g.noAnswer, g.capped = answerClasses(byProblem[row.ProblemID], equiv)
+		return g
+	})
+}
+
+// diversityFrom is diversityOf with each problem's answer classes from
+// groups (called for the rows with samples only).
+func diversityFrom(name string, rows []ProblemRow, byProblem map[int64][]store.Answer, groups func(ProblemRow) answerGroups) (*ModelDiversity, error) {
 	md := &ModelDiversity{Name: name, PerProblem: []ProblemDiversity{}}
 	var entropies []float64
 	for _, row := range rows {
@@ -564,7 +574,8 @@ func diversityOf(name string, rows []ProblemRow, byProblem map[int64][]store.Ans
 		if len(as) == 0 {
 			continue
 		}
-		sizes, noAnswer, capped := answerClasses(as, equiv)
+		g := groups(row)
+		sizes, noAnswer, capped := g.sizes, g.noAnswer, g.capped
 		md.Samples += len(as)
 		md.NoAnswer += noAnswer
 		for _, a := range as {

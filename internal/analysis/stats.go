@@ -70,6 +70,11 @@ type StatsOptions struct {
 	// whitespace removed. EquivName describes it in StatsInfo.MajGroup.
 	Equiv     func(a, b string) bool
 	EquivName string
+	// Memo, when set, keeps the per-problem answer grouping and maj@k
+	// values across calls with the same answers and Equiv (the report
+	// variants of one job); nil computes them afresh. Equiv must be a pure
+	// function: its answers are remembered.
+	Memo *StatsMemo
 }
 
 // Hash identifies the problems, counts and variant the report was computed
@@ -128,64 +133,39 @@ func ComputeStats(rep *Report, answers map[int64]map[int64][]store.Answer, opt S
 		return Stats{}, fmt.Errorf("comparison %d: %w", rep.ComparisonID, err)
 	}
 	st := Stats{Version: statsVersion, Bootstrap: b, Maj: make([]*MajCurve, len(rep.Models)), MajGroup: "answer text without whitespace"}
-	equiv := opt.Equiv
-	if equiv == nil {
-		equiv = func(a, b string) bool { return false } // texts are already grouped by key
-	} else if opt.EquivName != "" {
+	if opt.Equiv != nil && opt.EquivName != "" {
 		st.MajGroup = opt.EquivName
 	}
+	memo := opt.Memo
+	if memo == nil {
+		memo = NewStatsMemo()
+	}
+	if err := memo.fill(rep, answers, opt.Equiv); err != nil {
+		return Stats{}, err
+	}
+	st.Diversity = make([]*ModelDiversity, len(rep.Models))
 	for m, mr := range rep.Models {
 		byProblem, ok := answers[mr.RunID]
 		if !ok {
 			continue
 		}
-		mc, err := majCurve(rep.Rows, byProblem, equiv)
-		if err != nil {
-			return Stats{}, fmt.Errorf("maj@k of %q: %w", mr.Name, err)
-		}
-		st.Maj[m] = mc
-	}
-	st.Diversity = make([]*ModelDiversity, len(rep.Models))
-	for m, mr := range rep.Models {
-		if byProblem, ok := answers[mr.RunID]; ok {
-			if st.Diversity[m], err = diversityOf(mr.Name, rep.Rows, byProblem, opt.Equiv); err != nil {
-				return Stats{}, fmt.Errorf("answer diversity of %q: %w", mr.Name, err)
+		if ks := majKs(rep.Rows, byProblem); ks != nil {
+			st.Maj[m] = &MajCurve{Ks: ks, Values: make([]float64, len(ks))}
+			// The mean in row order, as passk.MajCurve takes it: the same figures to the bit.
+			for i, k := range ks {
+				for _, row := range rep.Rows {
+					st.Maj[m].Values[i] += memo.problem(mr.RunID, row.ProblemID).maj[k]
+				}
+				st.Maj[m].Values[i] /= float64(len(rep.Rows))
 			}
+		}
+		groups := func(row ProblemRow) answerGroups { return memo.problem(mr.RunID, row.ProblemID).groups }
+		if st.Diversity[m], err = diversityFrom(mr.Name, rep.Rows, byProblem, groups); err != nil {
+			return Stats{}, fmt.Errorf("answer diversity of %q: %w", mr.Name, err)
 		}
 	}
 	st.Seconds = time.Since(start).Seconds()
 	return st, nil
-}
-
-func majCurve(rows []ProblemRow, byProblem map[int64][]store.Answer, equiv func(a, b string) bool) (*MajCurve, error) {
-	problems := make([][]passk.Vote, len(rows))
-	total, withAnswer := 0, 0
-	nmin := 0
-	for j, row := range rows {
-		as := byProblem[row.ProblemID]
-		if len(as) == 0 {
-			return nil, nil
-		}
-		problems[j] = votes(as, equiv)
-		total += len(as)
-		for _, a := range as {
-			if a.Extracted != "" {
-				withAnswer++
-			}
-		}
-		if j == 0 || len(as) < nmin {
-			nmin = len(as)
-		}
-	}
-	if 2*withAnswer < total {
-		return nil, nil
-	}
-	ks := GroupKs(nmin)
-	vals, err := passk.MajCurve(problems, ks)
-	if err != nil {
-		return nil, err
-	}
-	return &MajCurve{Ks: ks, Values: vals}, nil
 }
 
 // votes assigns answer classes to one problem's samples: 0 for every

@@ -150,8 +150,9 @@ var openers = []string{
 
 // completion writes sample j of a problem: an opener, the reference
 // solution with one sentence left out and a check line, and a boxed answer
-// (the reference one when correct). A truncated sample stops mid-way.
-func completion(r *rand.Rand, p problem, correct, truncated bool) string {
+// (the reference one when correct), and returns the text with that answer
+// ("" when truncated: a truncated sample stops mid-way, before its answer).
+func completion(r *rand.Rand, p problem, correct, truncated bool) (text, answer string) {
 	var b strings.Builder
 	b.WriteString(openers[r.IntN(len(openers))])
 	b.WriteString("\n\n")
@@ -166,14 +167,14 @@ func completion(r *rand.Rand, p problem, correct, truncated bool) string {
 	fmt.Fprintf(&b, "\n\nCheck: %d \\cdot %d = %d.", x, y, x*y)
 	if truncated {
 		s := b.String()
-		return s[:len(s)*2/3]
+		return s[:len(s)*2/3], ""
 	}
 	ans := p.answer
 	if !correct {
 		ans = fmt.Sprintf("%s + %d", p.answer, 1+r.IntN(9))
 	}
 	fmt.Fprintf(&b, "\n\nThe final answer is $\\boxed{%s}$.", ans)
-	return b.String()
+	return b.String(), ans
 }
 
 // Create builds the comparison in st (in the default project) and returns
@@ -289,7 +290,10 @@ func Create(ctx context.Context, st *store.Store, spec Spec, log io.Writer) (int
 			for j := range n {
 				correct := j < cnt // which samples are right does not matter to any figure
 				trunc := !correct && r.IntN(50) == 0
-				s := store.Sample{RunID: run.ID, ProblemID: p.ID, SampleIndex: j, Completion: completion(r, src[i], correct, trunc),
+				text, answer := completion(r, src[i], correct, trunc)
+				// The answer as the verifier extracts it, so maj@k and answer
+				// diversity (the statistics job's answer grouping) have work to do.
+				s := store.Sample{RunID: run.ID, ProblemID: p.ID, SampleIndex: j, Completion: text, Extracted: answer,
 					FinishReason: "stop", CompletionTokens: 300 + r.IntN(700), FileCorrect: &correct, Status: store.SampleIncorrect,
 					VerdictSource: "file"}
 				if trunc {

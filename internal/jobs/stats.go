@@ -93,6 +93,7 @@ func ComputeStats(ctx context.Context, st *store.Store, id int64, draws int) err
 		return err
 	}
 	var answers map[int64]map[int64][]store.Answer
+	memo := analysis.NewStatsMemo() // the variants share each problem's answer grouping and maj@k
 	variants := []analysis.Options{{}, {ExcludeGuessable: true}}
 	for i := 0; i < len(variants); i++ {
 		opt := variants[i]
@@ -133,7 +134,7 @@ func ComputeStats(ctx context.Context, st *store.Store, id int64, draws int) err
 		}
 		row := store.Stats{ComparisonID: id, Variant: rep.Variant, Hash: rep.Hash(), Status: analysis.StatsReady}
 		s, err := analysis.ComputeStats(rep, answers, analysis.StatsOptions{Draws: w.draws, Equiv: mathEquiv,
-			EquivName: vmath.Name + " answer equivalence"})
+			EquivName: vmath.Name + " answer equivalence", Memo: memo})
 		if err == nil {
 			row.Data, err = json.Marshal(s)
 		}

@@ -77,6 +77,24 @@ func MajCurve(problems [][]Vote, ks []int) ([]float64, error) {
 	return out, nil
 }
 
+// MajAtKs returns MajAtK of one problem at each k in ks (same order), grouping the samples
+// once: out[j] is bit for bit MajAtK(samples, ks[j]), so the mean over problems taken in
+// MajCurve's order equals MajCurve. Errors as MajAtK's.
+func MajAtKs(samples []Vote, ks []int) ([]float64, error) {
+	t, err := newTally(samples)
+	if err != nil {
+		return nil, fmt.Errorf("maj@k: %w", err)
+	}
+	out := make([]float64, len(ks))
+	for j, k := range ks {
+		if k < 1 || k > t.n {
+			return nil, fmt.Errorf("maj@%d: %w: need 1 <= k <= n = %d", k, ErrInput, t.n)
+		}
+		out[j] = t.majAtK(k)
+	}
+	return out, nil
+}
+
 // tally is one problem's votes grouped by class.
 type tally struct {
 	n        int    // samples, including NoAnswer
