@@ -190,6 +190,10 @@ func importRep(ctx context.Context, adminURL, reach string, files benchdata.File
 	var figures []string
 	for _, extra := range modes {
 		var id int64
+		before, err := storedBytes(ctx, st)
+		if err != nil {
+			return nil, err
+		}
 		s, err := measure(ctx, st, func() (int64, error) {
 			args := append([]string{"import", "--database-url", dbURL, "--wait", "--name", "benchmark " + strings.Join(extra, " "),
 				"--dataset", files.Dataset, "--base", "base=" + files.Base, "--model", "rl=" + files.RL}, extra...)
@@ -222,6 +226,13 @@ func importRep(ctx context.Context, adminURL, reach string, files benchdata.File
 		}
 		fig := strings.Join(f, ", ")
 		fmt.Printf("  comparison %d (reach import %s): %d problems; %s\n", id, strings.Join(extra, " "), rep.Problems, fig)
+		after, err := storedBytes(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		samples := files.BaseSamples + files.RLSamples
+		fmt.Printf("  stored: database +%s, %.0f bytes per sample (input %.0f bytes per sample)\n",
+			mb(after-before), float64(after-before)/float64(samples), float64(files.Input())/float64(samples))
 		figures = append(figures, fig)
 	}
 	for i, m := range modes {
@@ -230,6 +241,16 @@ func importRep(ctx context.Context, adminURL, reach string, files benchdata.File
 		}
 	}
 	return out, nil
+}
+
+// storedBytes is the database's size on disk (tables, TOAST and indexes;
+// the figure a lab sizes Postgres by).
+func storedBytes(ctx context.Context, st *store.Store) (int64, error) {
+	var n int64
+	if err := st.Pool().QueryRow(ctx, `SELECT pg_database_size(current_database())`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("database size: %w", err)
+	}
+	return n, nil
 }
 
 // measure runs f after a CHECKPOINT (so each step starts from the same WAL
