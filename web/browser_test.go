@@ -567,5 +567,16 @@ func TestBrowserExampleReport(t *testing.T) {
 	if n := eval[int](t, b, `document.querySelectorAll(".katex-error").length`); n != 0 {
 		t.Errorf("%d KaTeX errors on the problem page", n)
 	}
+
+	// Every example's page fits the 1,280 px window: long problem ids and
+	// verdict notes wrap instead of widening the page (HumanEval's headline
+	// table was 1,965 px wide).
+	for _, id := range ids {
+		b.open(t, fmt.Sprintf("%s/comparisons/%d", a.url, id))
+		b.waitReport(t)
+		if w := eval[[]int](t, b, `[document.documentElement.scrollWidth, document.documentElement.clientWidth]`); w[0] > w[1] {
+			t.Errorf("comparison %d is %d px wide in a %d px window", id, w[0], w[1])
+		}
+	}
 	b.checkConsole(t)
 }
