@@ -1,35 +1,48 @@
 package web
 
 import (
-	"cmp"
-	"slices"
-
+	"github.com/reach-lab/reach/internal/answerclass"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/web/views"
 )
 
-// answersShown is how many answers the problem page's answer distribution
-// lists (correct ones always, then the most frequent); the others are
-// summed in one row.
+// answersShown is how many answer classes the problem page's answer
+// distribution lists (the correct one always, then the most frequent);
+// the others are summed in one row.
 const answersShown = 12
 
 // answerGroups turns a problem's answer counts (store.AnswerCounts) into
 // its answer distribution per model (in c.Runs order; models without
-// completion texts have none) and the samples each model's grading policy
-// leaves uncounted, by why (store.UncountedFallback, store.UncountedLength;
-// runs with none absent).
-func answerGroups(c store.Comparison, counts []store.AnswerCount) (groups []views.AnswerGroup, other *views.AnswerGroup, uncounted map[int64]map[string]int) {
+// completion texts have none), grouped into classes of answers the
+// verifier counts as one (kind is the problem's: math and choice answers
+// by the math verifier's equivalence, code by text), and the samples each
+// model's grading policy leaves uncounted (uncountedOf).
+func answerGroups(c store.Comparison, counts []store.AnswerCount, kind string) (groups []views.AnswerGroup, other *views.AnswerGroup, uncounted map[int64]map[string]int) {
+	groups, other = groupAnswers(c.Runs, withTexts(c, counts), answersShown, answerEquiv(kind))
+	return groups, other, uncountedOf(c, counts)
+}
+
+// withTexts keeps the answer counts of the runs with completion texts.
+func withTexts(c store.Comparison, counts []store.AnswerCount) []store.AnswerCount {
 	texts := map[int64]bool{}
 	for _, r := range c.Runs {
 		texts[r.ID] = r.HasTexts
 	}
-	uncounted = map[int64]map[string]int{}
 	var shown []store.AnswerCount
 	for _, ac := range counts {
-		if !texts[ac.RunID] {
-			continue
+		if texts[ac.RunID] {
+			shown = append(shown, ac)
 		}
-		shown = append(shown, ac)
+	}
+	return shown
+}
+
+// uncountedOf returns, per run with completion texts, the samples its
+// grading policy leaves uncounted, by why (store.UncountedFallback,
+// store.UncountedLength; runs with none absent).
+func uncountedOf(c store.Comparison, counts []store.AnswerCount) map[int64]map[string]int {
+	uncounted := map[int64]map[string]int{}
+	for _, ac := range withTexts(c, counts) {
 		for why, n := range map[string]int{store.UncountedFallback: ac.Fallback, store.UncountedLength: ac.Truncated} {
 			if n == 0 {
 				continue
@@ -40,60 +53,58 @@ func answerGroups(c store.Comparison, counts []store.AnswerCount) (groups []view
 			uncounted[ac.RunID][why] += n
 		}
 	}
-	groups, other = groupAnswers(c.Runs, shown, answersShown)
-	return groups, other, uncounted
+	return uncounted
 }
 
-// groupAnswers turns per-run answer counts into one row per answer with a
-// count per run (runs order): answers some sample of which was graded
-// correct first, then by how many samples gave them, then by text. At
-// most shown rows, correct answers always among them; the rest come back
-// summed as other (nil when none).
-func groupAnswers(runs []store.Run, counts []store.AnswerCount, shown int) ([]views.AnswerGroup, *views.AnswerGroup) {
+// answerEquiv is the answer equivalence for a problem kind (nil: by text).
+func answerEquiv(kind string) func(a, b string) bool {
+	if kind == "code" {
+		return nil // a code sample's answer is its program, judged by running it
+	}
+	return answerclass.MathEquiv
+}
+
+// groupAnswers turns per-run answer counts into one row per answer class
+// (answerclass.Group with equiv) with a count per run (runs order) and
+// its spellings: the correct class first, then by how many samples gave
+// it. At most shown rows, the correct one always among them; the rest come
+// back summed as other (nil when none).
+func groupAnswers(runs []store.Run, counts []store.AnswerCount, shown int, equiv func(a, b string) bool) ([]views.AnswerGroup, *views.AnswerGroup) {
 	col := map[int64]int{}
 	for i, r := range runs {
 		col[r.ID] = i
 	}
 	at := map[string]int{}
-	var groups []views.AnswerGroup
+	var answers []answerclass.Answer
 	for _, ac := range counts {
 		i, ok := at[ac.Answer]
 		if !ok {
-			i = len(groups)
+			i = len(answers)
 			at[ac.Answer] = i
-			groups = append(groups, views.AnswerGroup{Answer: ac.Answer, N: make([]int, len(runs))})
+			answers = append(answers, answerclass.Answer{Text: ac.Answer, N: make([]int, len(runs))})
 		}
-		g := &groups[i]
-		g.N[col[ac.RunID]] += ac.N
-		g.Total += ac.N
-		g.Correct += ac.Correct
+		answers[i].N[col[ac.RunID]] += ac.N
+		answers[i].Correct += ac.Correct
 	}
-	slices.SortFunc(groups, func(a, b views.AnswerGroup) int {
-		if (a.Correct > 0) != (b.Correct > 0) {
-			if a.Correct > 0 {
-				return -1
-			}
-			return 1
+	classes, _ := answerclass.Group(answers, len(runs), equiv)
+	groups := make([]views.AnswerGroup, len(classes))
+	for i, c := range classes {
+		g := views.AnswerGroup{Answer: c.Text(), N: c.N, Total: c.Total, Correct: c.Correct}
+		for _, m := range c.Members {
+			g.Members = append(g.Members, views.AnswerSpelling{Answer: m.Text, N: m.N, Total: m.Total(), Correct: m.Correct})
 		}
-		if c := cmp.Compare(b.Total, a.Total); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Answer, b.Answer)
-	})
+		groups[i] = g
+	}
 	if len(groups) <= shown {
 		return groups, nil
 	}
-	cut := slices.IndexFunc(groups, func(g views.AnswerGroup) bool { return g.Correct == 0 })
-	if cut < 0 {
-		cut = len(groups)
-	}
-	cut = max(cut, shown)
-	if cut == len(groups) {
-		return groups, nil
+	cut := shown
+	if groups[0].Correct > 0 {
+		cut = max(cut, 1)
 	}
 	other := &views.AnswerGroup{N: make([]int, len(runs))}
 	for _, g := range groups[cut:] {
-		other.Distinct++
+		other.Distinct += len(g.Members)
 		other.Total += g.Total
 		for i, n := range g.N {
 			other.N[i] += n

@@ -410,7 +410,7 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var uncounted map[int64]map[string]int
-	v.Answers, v.OtherAnswers, uncounted = answerGroups(c, answers)
+	v.Answers, v.OtherAnswers, uncounted = answerGroups(c, answers, p.Kind)
 	if v.Models, err = s.problemModels(r, c, p.ID, limit, v.Answer, uncounted); err != nil {
 		s.fail(w, r, err)
 		return
@@ -419,8 +419,10 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 		for i := range v.Models {
 			n := 0
 			for _, g := range v.Answers {
-				if g.Answer == *v.Answer {
-					n = g.N[i]
+				for _, m := range g.Members {
+					if m.Answer == *v.Answer {
+						n = m.N[i]
+					}
 				}
 			}
 			v.Models[i].More = max(0, n-len(v.Models[i].Samples))

@@ -477,7 +477,7 @@ func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	_, _, uncounted := answerGroups(c, answers)
+	uncounted := uncountedOf(c, answers)
 	if v.Models, err = s.problemModels(r, c, p.ID, samplesShown, nil, uncounted); err != nil {
 		s.fail(w, r, err)
 		return
