@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,9 +97,73 @@ func TestBrowserCollectionOverlay(t *testing.T) {
 		t.Error("a model name's markup became an element")
 	}
 	// The list page counts both comparisons.
+	collection := eval[string](t, b, `location.pathname`)
 	b.open(t, a.url+"/collections")
 	if got := eval[string](t, b, `document.querySelector("#collections tbody tr").innerText`); !regexp.MustCompile(`Two runs\s+\S.*\s+2$`).MatchString(got) {
 		t.Errorf("collections list row %q; want Two runs with 2 comparisons", got)
+	}
+
+	// Reorder: run 2 up, first in the list, the overlay and the table.
+	b.open(t, a.url+collection)
+	if n := eval[int](t, b, `document.querySelectorAll("#collection-items li:first-child .move-up, #collection-items li:last-child .move-down").length`); n != 0 {
+		t.Error("the first comparison can move up or the last down")
+	}
+	b.do(t, "move run 2 up", chromedp.Click(chromedp.CSS(`#collection-items li:last-child .move-up`)))
+	b.waitFor(t, "run 2 first", `(() => {
+		const a = document.querySelector("#collection-items li:first-child a");
+		return document.readyState === "complete" && a && a.textContent === "run 2" ? "yes" : "";
+	})()`, 15*time.Second)
+	cs = b.waitChart(t, "#overlay-chart")
+	if want := []string{"run 2 · Base", "run 2 · " + markup, "run 1 · Base", "run 1 · RL"}; !slices.Equal(cs.Series, want) {
+		t.Errorf("overlay series after the move %q; want %q", cs.Series, want)
+	}
+	// Rename.
+	b.do(t, "open rename", chromedp.Click(chromedp.CSS(`#rename-collection summary`)))
+	b.do(t, "rename", chromedp.SetValue(chromedp.CSS(`#rename-form input[name="name"]`), "Budgets: 1k vs 2k"))
+	b.clickAndWait(t, `#rename-form button[type="submit"]`, regexp.MustCompile(`^/collections/\d+$`))
+	b.waitFor(t, "the new name", `document.querySelector("#collection-name").textContent === "Budgets: 1k vs 2k" ? "yes" : ""`, 15*time.Second)
+
+	// Share: a read-only page of the overlay and table, without links into the instance.
+	b.clickAndWait(t, "#share-collection", regexp.MustCompile(`^/collections/\d+/shares$`))
+	b.do(t, "label the link", chromedp.SendKeys(chromedp.CSS(`#share-form input[name="label"]`), "reviewers"))
+	b.do(t, "create the link", chromedp.Click(chromedp.CSS("#create-share")))
+	shareURL := b.waitFor(t, "the new share link", `(document.querySelector("#share-url") || {}).textContent || ""`, 15*time.Second)
+	f := b.freshTab(t)
+	f.open(t, shareURL)
+	scs := f.waitChart(t, "#overlay-chart")
+	if !slices.Equal(scs.Series, cs.Series) || scs.Painted == 0 {
+		t.Errorf("shared overlay series %q (painted %d); want %q", scs.Series, scs.Painted, cs.Series)
+	}
+	srows := eval[[]string](t, f, `[...document.querySelectorAll("#collection-table tbody tr")].map(tr => [...tr.cells].map(c => c.innerText.trim()).join(" | "))`)
+	if want := append(append([]string{}, wantRows[2:]...), wantRows[:2]...); !slices.Equal(srows, want) {
+		t.Errorf("shared table rows %q; want %q", srows, want)
+	}
+	if n := eval[int](t, f, `document.querySelectorAll("a[href^='/'], nav, #who, form").length`); n != 0 {
+		t.Errorf("the shared collection page has %d links or controls of the instance", n)
+	}
+	if h := eval[string](t, f, `document.querySelector("h1").textContent`); h != "Budgets: 1k vs 2k" {
+		t.Errorf("shared heading %q", h)
+	}
+	f.screenshot(t, "collection-shared")
+	f.checkConsole(t)
+
+	// Delete, after the confirmation page: the link is gone with it, the comparisons stay.
+	b.open(t, a.url+collection)
+	b.clickAndWait(t, "#delete-collection", regexp.MustCompile(`^/collections/\d+/delete$`))
+	if txt := eval[string](t, b, `document.querySelector("main").innerText`); !strings.Contains(txt, "1 live share links") || !strings.Contains(txt, "2 comparisons stay") {
+		t.Errorf("delete confirmation says %q", txt)
+	}
+	b.clickAndWait(t, "#confirm-delete-collection", regexp.MustCompile(`^/collections$`))
+	if n := eval[int](t, b, `document.querySelectorAll("#collections tbody tr").length`); n != 0 {
+		t.Errorf("%d collections listed after the delete", n)
+	}
+	if resp, err := chromedp.Run(f.ctx, chromedp.NavigateResponse(shareURL)); err != nil || resp.Status != 404 {
+		t.Errorf("share link of the deleted collection: %v %v, want HTTP 404", resp, err)
+	}
+	for _, id := range ids {
+		if _, err := a.st.GetComparison(ctx, id); err != nil {
+			t.Errorf("comparison %d went with the collection: %v", id, err)
+		}
 	}
 	b.checkConsole(t)
 }

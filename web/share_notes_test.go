@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"html"
 	"io"
@@ -123,6 +124,19 @@ func TestShareLabelExpiryAndRevokeConfirm(t *testing.T) {
 	es, err := f.srv.st.Audit(ctx, f.cid, 0)
 	if err != nil || len(es) < 2 || es[0].Action != "share-revoke" || !strings.Contains(es[0].Target, "("+label+")") {
 		t.Errorf("audit log %+v (%v): want the revocation naming the label", es, err)
+	}
+	// The API takes the label and show_notes too.
+	resp := f.do("owner", "POST", fmt.Sprintf("/api/v1/comparisons/%d/shares", f.cid), "application/json", []byte(`{"label": "from CI", "show_notes": true}`))
+	var out struct {
+		ID int64 `json:"id"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("API share with a label: HTTP %d (%v)", resp.StatusCode, err)
+	}
+	if l, err := f.srv.st.GetShare(ctx, out.ID); err != nil || l.Label != "from CI" || !l.ShowNotes {
+		t.Errorf("API share link %+v (%v): want label from CI with notes", l, err)
 	}
 }
 

@@ -95,6 +95,7 @@ func TestBrowserShareLink(t *testing.T) {
 		row[1] != "for the workshop" || !strings.HasPrefix(row[4], week) || row[6] != "live" {
 		t.Errorf("the new link's row %q: want label, expiry %s… and live", row, week)
 	}
+	b.screenshot(t, "share-links")
 	if !strings.HasPrefix(shareURL, a.url+"/s/rsh_") {
 		t.Fatalf("share URL %q", shareURL)
 	}
@@ -123,6 +124,7 @@ func TestBrowserShareLink(t *testing.T) {
 	if len(figures) != 2 || !strings.HasPrefix(figures[0][1], "35.00%") || !strings.HasPrefix(figures[1][1], "30.00%") {
 		t.Errorf("shared headline %q, want pass@1 35.00%% and 30.00%%", figures)
 	}
+	f.screenshot(t, "shared-with-intervals")
 	// The intervals the owner's page shows: pass@1 and pass@k max of each model, ΔSE of the RL model.
 	if n := eval[int](t, f, `document.querySelectorAll("#headline tbody td.num .ci").length`); n != 5 {
 		t.Errorf("%d interval brackets in the shared headline, want 5 (pass@1 and pass@4 of both models, ΔSE)", n)
@@ -160,6 +162,7 @@ func TestBrowserShareLink(t *testing.T) {
 		t.Errorf("view count %q, want 1", views)
 	}
 	b.clickAndWait(t, "#share-links .revoke-share", regexp.MustCompile(`^/shares/\d+/revoke$`))
+	b.screenshot(t, "share-revoke-confirm")
 	if h := eval[string](t, b, `document.querySelector("h1").textContent`); h != "Revoke share link “for the workshop”?" {
 		t.Errorf("revoke confirmation asks %q", h)
 	}
@@ -336,6 +339,7 @@ func TestBrowserHostileSharedPages(t *testing.T) {
 		}
 	}
 	checkNotes(b, "comparison page")
+	b.screenshot(t, "notes-hostile")
 	b.open(t, fmt.Sprintf("%s/comparisons/%d/shares", a.url, id))
 	b.do(t, "share with texts and notes", chromedp.Click(chromedp.CSS(`#share-form input[name=show_texts]`)),
 		chromedp.Click(chromedp.CSS(`#share-form input[name=show_notes]`)), chromedp.Click(chromedp.CSS("#create-share")))
