@@ -322,18 +322,8 @@ func (rep *Report) AttachDebate(ctx context.Context, st *store.Store, c store.Co
 
 // hasLabels: people may label reasoning before any judge is set up.
 func hasLabels(ctx context.Context, st *store.Store, id int64) bool {
-	counts, err := st.CoTCounts(ctx, id, 0)
-	if err != nil {
-		return false
-	}
-	for _, cs := range counts {
-		for _, x := range cs {
-			if x.Human > 0 {
-				return true
-			}
-		}
-	}
-	return false
+	ok, err := st.HasSolveLabels(ctx, id)
+	return err == nil && ok
 }
 
 func agreementSamples(a store.Agreement) int {

@@ -485,3 +485,31 @@ func TestDiversityAndSupport(t *testing.T) {
 		t.Errorf("support %+v", s)
 	}
 }
+
+// Labels without a judge: the report has reasoning figures once a person
+// labels a solved sample (store.HasSolveLabels, an EXISTS over the labels
+// instead of counting every sample).
+func TestLabelsWithoutJudge(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	id, _ := e.debateFixture(t)
+	rep, err := analysis.Build(ctx, e.st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if has, err := e.st.HasSolveLabels(ctx, id); err != nil || has || rep.CoT.Status != analysis.DebateNone {
+		t.Fatalf("before labels: %v, %v, reasoning %s", has, err, rep.CoT.Status)
+	}
+	// Base p1 #0 is a solve.
+	l := store.ReasoningLabel{ComparisonID: id, RunID: rep.Models[0].RunID, ProblemID: problemID(t, e, id, "p1"), SampleIndex: 0, Label: "valid"}
+	if err := e.st.SetReasoningLabel(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = analysis.Build(ctx, e.st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if has, err := e.st.HasSolveLabels(ctx, id); err != nil || !has || rep.CoT.Status == analysis.DebateNone {
+		t.Fatalf("with a label: %v, %v, reasoning %s", has, err, rep.CoT.Status)
+	}
+}

@@ -3,6 +3,7 @@ package passk
 import (
 	"errors"
 	"math"
+	"math/big"
 	"math/bits"
 	"math/rand/v2"
 	"testing"
@@ -145,5 +146,116 @@ func TestMajAtKErrors(t *testing.T) {
 	}
 	if _, err := MajAtK([]Vote{{Class: 1}}, 2); !errors.Is(err, ErrInput) {
 		t.Errorf("k > n: %v", err)
+	}
+}
+
+// bigMaj is maj@k by exact integer counting (the formula MajAtK evaluates in scaled floating
+// point): for each winning tally t of the correct class, the draws in which every other class
+// gets fewer than t votes, as a polynomial product in big integers.
+func bigMaj(samples []Vote, k int) float64 {
+	sizes := map[int]int{}
+	correct, noAnswer := -2, 0
+	for _, s := range samples {
+		if s.Class == NoAnswer {
+			noAnswer++
+			continue
+		}
+		sizes[s.Class]++
+		if s.Correct {
+			correct = s.Class
+		}
+	}
+	binom := func(n, r int) *big.Int { return new(big.Int).Binomial(int64(n), int64(r)) }
+	wins := new(big.Int)
+	for t := 1; t <= min(sizes[correct], k); t++ {
+		poly := []*big.Int{binom(noAnswer, 0)}
+		mul := func(m, capX int) {
+			out := make([]*big.Int, min(len(poly)-1+capX, k-t)+1)
+			for i := range out {
+				out[i] = new(big.Int)
+			}
+			for i, a := range poly {
+				for x := 0; x <= capX && i+x < len(out); x++ {
+					out[i+x].Add(out[i+x], new(big.Int).Mul(a, binom(m, x)))
+				}
+			}
+			poly = out
+		}
+		mul(noAnswer, noAnswer)
+		for c, m := range sizes {
+			if c != correct {
+				mul(m, min(m, t-1))
+			}
+		}
+		if k-t < len(poly) {
+			wins.Add(wins, new(big.Int).Mul(binom(sizes[correct], t), poly[k-t]))
+		}
+	}
+	f, _ := new(big.Rat).SetFrac(wins, binom(len(samples), k)).Float64()
+	return f
+}
+
+// At a few hundred samples, with the classes of a real problem (one large correct class, a
+// dozen wrong ones of all sizes), MajAtK agrees with exact counting, and MajAtKs, MajAtK and
+// MajCurve agree with each other to the bit.
+func TestMajAtKsExactAtLargeN(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 4 {
+		n := 150 + r.IntN(150)
+		classes := make([]int, n)
+		for i := range classes {
+			switch u := r.Float64(); {
+			case u < 0.2+0.15*float64(trial):
+				classes[i] = 0
+			case u < 0.8:
+				classes[i] = 1 + int(r.ExpFloat64()*4)
+			default:
+				classes[i] = NoAnswer
+			}
+		}
+		s := votes(classes, 0)
+		ks := []int{1, 2, 4, 8, 16, 32, 64, 128, n}
+		all, err := MajAtKs(s, ks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		curve, err := MajCurve([][]Vote{s}, ks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, k := range ks {
+			want := bigMaj(s, k)
+			if one := mustMaj(t, s, k); one != all[i] || curve[i] != all[i] {
+				t.Errorf("trial %d maj@%d: MajAtKs %v, MajAtK %v, MajCurve %v", trial, k, all[i], one, curve[i])
+			}
+			if math.Abs(all[i]-want) > 1e-12*max(want, 1e-3) {
+				t.Errorf("trial %d n %d maj@%d = %.17g, exact %.17g", trial, n, k, all[i], want)
+			}
+		}
+	}
+}
+
+// BenchmarkMajAtKs1024 is one problem's maj@k at the statistics job's ks (powers of two to
+// 1,024) with n = 1,024: 600 correct samples, 380 wrong ones over 9 answers, 44 without one.
+//
+//	go test -run XXX -bench MajAtKs1024 ./internal/passk/
+func BenchmarkMajAtKs1024(b *testing.B) {
+	classes := make([]int, 1024)
+	for i := range classes {
+		switch {
+		case i < 600:
+			classes[i] = 0
+		case i < 980:
+			classes[i] = 1 + i%9
+		default:
+			classes[i] = NoAnswer
+		}
+	}
+	s := votes(classes, 0)
+	ks := []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
+	for b.Loop() {
+		if _, err := MajAtKs(s, ks); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

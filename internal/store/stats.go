@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/reach-lab/reach/internal/verify"
 )
 
 // Stats is one cached statistics row of a comparison: the JSON the
@@ -120,4 +122,21 @@ func (s *Store) TouchStats(ctx context.Context, comparisonID int64, variant stri
 		return fmt.Errorf("touch statistics of comparison %d (%s): %w", comparisonID, variant, err)
 	}
 	return nil
+}
+
+// HasSolveLabels reports whether a person labelled the reasoning of any
+// sample of the comparison that counts as a solve under its grading
+// policy (CoTCounts's Human > 0 somewhere), without counting every sample:
+// the labels are few, each is looked up by its sample's key.
+func (s *Store) HasSolveLabels(ctx context.Context, comparisonID int64) (bool, error) {
+	var ok bool
+	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sample_reasoning_labels l
+			JOIN runs r ON r.id = l.run_id JOIN comparisons cmp ON cmp.id = r.comparison_id
+			JOIN samples s ON s.run_id = l.run_id AND s.problem_id = l.problem_id AND s.sample_index = l.sample_index
+			JOIN problems p ON p.id = s.problem_id
+		WHERE r.comparison_id = $1 AND `+solveSQL+`)`, comparisonID, verify.FallbackRules).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("reasoning labels of comparison %d: %w", comparisonID, err)
+	}
+	return ok, nil
 }
