@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/store"
@@ -122,14 +125,8 @@ func ComputeStats(ctx context.Context, st *store.Store, id int64, draws int) err
 			return err
 		}
 		if answers == nil {
-			answers = map[int64]map[int64][]store.Answer{}
-			for _, r := range c.Runs {
-				if !r.HasTexts {
-					continue
-				}
-				if answers[r.ID], err = w.st.AnswersForRun(ctx, r.ID); err != nil {
-					return err
-				}
+			if answers, err = readAnswers(ctx, w.st, c.Runs); err != nil {
+				return err
 			}
 		}
 		row := store.Stats{ComparisonID: id, Variant: rep.Variant, Hash: rep.Hash(), Status: analysis.StatsReady}
@@ -148,6 +145,28 @@ func ComputeStats(ctx context.Context, st *store.Store, id int64, draws int) err
 	}
 	// The page shows the report with these statistics: compute it now, once.
 	return analysis.Precompute(ctx, st, id)
+}
+
+// readAnswers reads the answers of the runs with texts, several runs at a
+// time (each is a scan of the run's samples in Postgres).
+func readAnswers(ctx context.Context, st *store.Store, runs []store.Run) (map[int64]map[int64][]store.Answer, error) {
+	var mu sync.Mutex
+	answers := map[int64]map[int64][]store.Answer{}
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, r := range runs {
+		if !r.HasTexts {
+			continue
+		}
+		g.Go(func() error {
+			as, err := st.AnswersForRun(ctx, r.ID)
+			mu.Lock()
+			answers[r.ID] = as
+			mu.Unlock()
+			return err
+		})
+	}
+	return answers, g.Wait()
 }
 
 func (w *StatsWorker) sweep(ctx context.Context) error {
