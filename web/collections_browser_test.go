@@ -150,7 +150,7 @@ func TestBrowserCollectionOverlay(t *testing.T) {
 	// Delete, after the confirmation page: the link is gone with it, the comparisons stay.
 	b.open(t, a.url+collection)
 	b.clickAndWait(t, "#delete-collection", regexp.MustCompile(`^/collections/\d+/delete$`))
-	if txt := eval[string](t, b, `document.querySelector("main").innerText`); !strings.Contains(txt, "1 live share links") || !strings.Contains(txt, "2 comparisons stay") {
+	if txt := eval[string](t, b, `document.querySelector("main").innerText`); !strings.Contains(txt, "1 live share link (") || !strings.Contains(txt, "2 comparisons stay") {
 		t.Errorf("delete confirmation says %q", txt)
 	}
 	b.clickAndWait(t, "#confirm-delete-collection", regexp.MustCompile(`^/collections$`))

@@ -323,7 +323,7 @@ func TestCollectionEditsAndShare(t *testing.T) {
 
 	// Delete: asks first, then the collection and its links are gone, its comparisons stay.
 	code, confirm := f.page("editor", base+"/delete")
-	if code != 200 || !strings.Contains(confirm, `id="confirm-delete-collection"`) || !strings.Contains(confirm, "1 live share links") || !strings.Contains(confirm, "3 comparisons stay") {
+	if code != 200 || !strings.Contains(confirm, `id="confirm-delete-collection"`) || !strings.Contains(confirm, "1 live share link (") || !strings.Contains(confirm, "3 comparisons stay") {
 		t.Errorf("delete confirmation: HTTP %d\n%.600s", code, confirm)
 	}
 	if code, loc, _ := f.send("editor", base+"/delete", nil); code != 303 || loc != "/collections" {
