@@ -2,6 +2,7 @@ package charts
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"regexp"
 	"strings"
@@ -100,7 +101,7 @@ func TestCrossoverOption(t *testing.T) {
 		t.Errorf("band width at k=128 = %v, want [128 2]", got)
 	}
 	for _, i := range []int{1, 2} {
-		if dig(t, series, i, "stack") != "band0" || dig(t, series, i, "stackStrategy") != "all" || dig(t, series, i, "name") != "base" {
+		if dig(t, series, i, "stack") != "band0" || dig(t, series, i, "stackStrategy") != "all" || dig(t, series, i, "name") != BandsLegend {
 			t.Errorf("band series %d: %v", i, series[i])
 		}
 	}
@@ -125,8 +126,13 @@ func TestCrossoverOption(t *testing.T) {
 	if _, ok := dig(t, o, "tooltip").(map[string]any)["formatter"]; ok {
 		t.Error("Option still holds the JavaScript formatter")
 	}
-	if legend := dig(t, o, "legend", "data"); !stringsEqual(legend, "base", "rl") {
+	// The models, then the one entry that toggles every band: on with two curves.
+	legend := dig(t, o, "legend", "data").([]any)
+	if len(legend) != 3 || !stringsEqual(legend[:2], "base", "rl") || dig(t, legend, 2, "name") != BandsLegend {
 		t.Errorf("legend = %v", legend)
+	}
+	if dig(t, o, "legend", "type") != "plain" || dig(t, o, "legend", "selected", BandsLegend) != true {
+		t.Errorf("legend %v: want plain, bands selected", dig(t, o, "legend"))
 	}
 	// The script holds the same option with the formatter as code.
 	html := string(s.HTML)
@@ -491,4 +497,50 @@ func toAny(fs []float64) []any {
 		out[i] = f
 	}
 	return out
+}
+
+// With six and eleven models the legend is plain (every name shown, never a "1/2" page), the
+// grid leaves the estimated legend rows below the plot, the chart grows by the rows past the
+// first, and the bands start hidden behind their legend entry.
+func TestManyCurvesLegend(t *testing.T) {
+	ks := []int{1, 2, 4, 8}
+	mk := func(n int) CrossoverInput {
+		var in CrossoverInput
+		for i := range n {
+			v := []float64{.2, .3, .4, .5}
+			in.Series = append(in.Series, CurveSeries{Name: fmt.Sprintf("checkpoint-%d (step %d00)", i, i), Ks: ks,
+				Values: v, Lo: []float64{.1, .2, .3, .4}, Hi: []float64{.3, .4, .5, .6}})
+		}
+		return in
+	}
+	for _, n := range []int{2, 6, 11} {
+		s, err := Crossover("many", mk(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := option(t, s)
+		lg := dig(t, o, "legend").(map[string]any)
+		data := lg["data"].([]any)
+		if lg["type"] != "plain" || len(data) != n+1 {
+			t.Errorf("%d models: legend type %v with %d entries, want plain with %d", n, lg["type"], len(data), n+1)
+		}
+		for i := range n {
+			if data[i] != fmt.Sprintf("checkpoint-%d (step %d00)", i, i) {
+				t.Errorf("%d models: legend entry %d = %v", n, i, data[i])
+			}
+		}
+		if on := dig(t, lg, "selected", BandsLegend); on != (n <= 2) {
+			t.Errorf("%d models: bands shown at first = %v, want %v", n, on, n <= 2)
+		}
+		rows := legendRows(data, legendEstimateWidth)
+		if n >= 6 && rows < 2 {
+			t.Errorf("%d models: estimated %d legend rows", n, rows)
+		}
+		if got := dig(t, o, "grid", "bottom"); got != float64(54+rows*legendRowPx) {
+			t.Errorf("%d models: grid bottom %v, want %d (axis) + %d rows", n, got, 54, rows)
+		}
+		if want := fmt.Sprintf("height:%dpx", 420+(rows-1)*legendRowPx); !strings.Contains(string(s.HTML), want) {
+			t.Errorf("%d models: chart lacks %s", n, want)
+		}
+	}
 }

@@ -41,6 +41,30 @@ type mark struct {
 	label string
 }
 
+// BandsLegend is the legend entry that shows and hides the 95% bands of a curve chart. The
+// bands are on at first when at most two curves have one, off otherwise.
+const BandsLegend = "95% CI bands"
+
+// bandOpacity is a band's fill.
+const bandOpacity = 0.18
+
+// bandsJS hides the band of a curve hidden in the legend (curve i's band is band_width i) and
+// shows it again with its curve.
+var bandsJS = `%MY_ECHARTS%.on('legendselectchanged', function (e) {
+  const inst = %MY_ECHARTS%;
+  const series = inst.getOption().series || [];
+  const names = {};
+  series.forEach(function (s) { const id = String(s.id); if (id.indexOf('curve') === 0) { names[id.slice(5)] = s.name; } });
+  const update = [];
+  series.forEach(function (s) {
+    const id = String(s.id);
+    if (id.indexOf('band_width') !== 0) { return; }
+    const shown = e.selected[names[id.slice(10)]] !== false;
+    update.push({id: id, areaStyle: {opacity: shown ? ` + fmt.Sprint(bandOpacity) + ` : 0}});
+  });
+  if (update.length) { inst.setOption({series: update}); }
+});`
+
 // tooltipJS formats the axis tooltip: series names escaped (they are caller data), band
 // helper series skipped, the 95% interval shown next to each value when present.
 func tooltipJS(header, unit string) string {
@@ -64,7 +88,8 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 	c := charts.NewLine()
 	bc := &c.BaseConfiguration
 	var seriesExtra []any
-	var legend []string
+	var legend []any
+	bands := 0
 	for i, cv := range sp.curves {
 		col := color(i)
 		if cv.color > 0 {
@@ -105,7 +130,8 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 			continue
 		}
 		// The band is two stacked, line-less series: the lower bound, then (upper − lower)
-		// with a filled area. They share the model's name so the legend toggles them together.
+		// with a filled area. Every band is named BandsLegend, so one legend entry shows and
+		// hides them all; hiding a model hides its band too (bandsJS).
 		lo := make([][]float64, len(cv.xs))
 		width := make([][]float64, len(cv.xs))
 		for j := range cv.xs {
@@ -115,12 +141,13 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 		stack := fmt.Sprintf("band%d", i)
 		invisible := &opts.LineStyle{Opacity: opts.Float(0)}
 		bc.MultiSeries = append(bc.MultiSeries,
-			charts.SingleSeries{Name: cv.name, Type: "line", Id: fmt.Sprintf("band_lo%d", i), Stack: stack,
+			charts.SingleSeries{Name: BandsLegend, Type: "line", Id: fmt.Sprintf("band_lo%d", i), Stack: stack,
 				Data: lo, Symbol: "none", Color: col, LineStyle: invisible},
-			charts.SingleSeries{Name: cv.name, Type: "line", Id: fmt.Sprintf("band_width%d", i), Stack: stack,
+			charts.SingleSeries{Name: BandsLegend, Type: "line", Id: fmt.Sprintf("band_width%d", i), Stack: stack,
 				Data: width, Symbol: "none", Color: col, LineStyle: invisible,
-				AreaStyle: &opts.AreaStyle{Color: col, Opacity: opts.Float(0.18)}},
+				AreaStyle: &opts.AreaStyle{Color: col, Opacity: opts.Float(bandOpacity)}},
 		)
+		bands++
 		// stackStrategy "all": the default stacks only values of the same sign, which would
 		// detach a band from a negative lower bound (DiffCurve).
 		bandExtra := map[string]any{"silent": true, "stackStrategy": "all", "z": 1,
@@ -144,14 +171,25 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 	setIf(yAxis, "min", sp.yMin)
 	setIf(yAxis, "max", sp.yMax)
 
+	lg := bottomLegend(legend)
+	if bands > 0 {
+		// Bands of more than two curves overlap into one grey mass: off until asked for.
+		lg["data"] = append(legend, map[string]any{"name": BandsLegend, "icon": "rect",
+			"itemStyle": map[string]any{"color": "#8c959f", "opacity": 0.45}})
+		lg["selected"] = map[string]any{BandsLegend: bands <= 2}
+	}
 	overlay := map[string]any{
 		"series": seriesExtra,
 		"xAxis":  []any{xAxis},
 		"yAxis":  []any{yAxis},
-		"grid":   map[string]any{"left": 64, "right": 28, "top": 48, "bottom": 78},
-		"legend": map[string]any{"data": legend, "bottom": 0, "type": "scroll"},
+		// top: the k* label above the plot stays clear of the save-image icon.
+		"grid":   map[string]any{"left": 64, "right": 28, "top": 52, "bottom": 54},
+		"legend": lg,
 		"tooltip": map[string]any{"trigger": "axis", "formatter": tooltipJS(sp.tipHeader, sp.unit),
 			"axisPointer": map[string]any{"type": "line"}},
+	}
+	if bands > 0 {
+		bc.AddJSFuncStrs(opts.FuncOpts(bandsJS))
 	}
 	if err := setup(bc, id, sp.title, sp.opts, 420, overlay); err != nil {
 		return Snippet{}, err

@@ -83,8 +83,8 @@ func Perplexity(id string, in PerplexityInput) (Snippet, error) {
 		"xAxis": []any{map[string]any{"type": "category", "axisLabel": map[string]any{"interval": 0, "fontSize": 11}}},
 		"yAxis": []any{map[string]any{"type": "value", "name": in.YName, "nameLocation": "middle", "nameGap": 42,
 			"min": 1, "max": niceCeil(top)}},
-		"grid":    map[string]any{"left": 64, "right": 28, "top": 48, "bottom": 96},
-		"legend":  map[string]any{"data": []string{"correct", "incorrect"}, "bottom": 0},
+		"grid":    map[string]any{"left": 64, "right": 28, "top": 48, "bottom": 72},
+		"legend":  bottomLegend([]any{"correct", "incorrect"}),
 		"tooltip": map[string]any{"trigger": "item"},
 	}
 	if err := setup(&c.BaseConfiguration, fullID, in.Title, in.Options, 400, overlay); err != nil {
@@ -160,7 +160,7 @@ func Entropy(id string, in EntropyInput) (Snippet, error) {
 	}
 	c := charts.NewScatter()
 	top := 1.0
-	var legend []string
+	var legend []any
 	for i, s := range in.Series {
 		if s.Name == "" {
 			return Snippet{}, fmt.Errorf("entropy chart: series %d has an empty name", i)
@@ -193,8 +193,8 @@ func Entropy(id string, in EntropyInput) (Snippet, error) {
 			"min": 0, "max": lim}},
 		"yAxis": []any{map[string]any{"type": "value", "name": "other model: answer entropy (bits)", "nameLocation": "middle",
 			"nameGap": 42, "min": 0, "max": lim}},
-		"grid":   map[string]any{"left": 64, "right": 28, "top": 48, "bottom": 78},
-		"legend": map[string]any{"data": legend, "bottom": 0, "type": "scroll"},
+		"grid":   map[string]any{"left": 64, "right": 28, "top": 48, "bottom": 54},
+		"legend": bottomLegend(legend),
 		"tooltip": map[string]any{"trigger": "item", "formatter": js(`function (p) {
 var esc = echarts.format.encodeHTML;
 return esc(p.seriesName) + '<br>problem ' + esc(String(p.name)) + '<br>base ' + p.value[0].toFixed(2) + ' bits, this model ' + p.value[1].toFixed(2) + ' bits';
@@ -258,8 +258,8 @@ func Support(id string, in SupportInput) (Snippet, error) {
 		// Horizontal bars: the category axis is y.
 		"xAxis":   []any{map[string]any{"type": "value", "name": "problems", "nameLocation": "middle", "nameGap": 28, "minInterval": 1}},
 		"yAxis":   []any{map[string]any{"type": "category", "data": names}},
-		"grid":    map[string]any{"left": 140, "right": 28, "top": 48, "bottom": 70},
-		"legend":  map[string]any{"data": order, "bottom": 0},
+		"grid":    map[string]any{"left": 140, "right": 28, "top": 48, "bottom": 46},
+		"legend":  bottomLegend(legendData(order)),
 		"tooltip": map[string]any{"trigger": "axis", "axisPointer": map[string]any{"type": "shadow"}},
 	}
 	if err := setup(&c.BaseConfiguration, fullID, in.Title, in.Options, 120+60*len(in.Bars), overlay); err != nil {

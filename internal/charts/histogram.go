@@ -38,7 +38,7 @@ func Histogram(id string, in HistogramInput) (Snippet, error) {
 	}
 	c := charts.NewBar()
 	c.SetXAxis(in.Labels)
-	var legend []string
+	var legend []any
 	for i, s := range in.Series {
 		if s.Name == "" {
 			return Snippet{}, fmt.Errorf("histogram chart: series %d has an empty name", i)
@@ -69,8 +69,9 @@ func Histogram(id string, in HistogramInput) (Snippet, error) {
 			"nameLocation": "middle", "nameGap": 44, "axisLabel": map[string]any{"interval": 0, "rotate": rotate, "fontSize": 11}}},
 		"yAxis": []any{map[string]any{"type": "value", "name": "problems", "nameLocation": "middle",
 			"nameGap": 42, "minInterval": 1}},
-		"grid":    map[string]any{"left": 64, "right": 28, "top": 48, "bottom": 92},
-		"legend":  map[string]any{"data": legend, "bottom": 0, "type": "scroll"},
+		// top: the count above the tallest bar stays clear of the save-image icon.
+		"grid":    map[string]any{"left": 64, "right": 28, "top": 52, "bottom": 68},
+		"legend":  bottomLegend(legend),
 		"tooltip": map[string]any{"trigger": "axis", "axisPointer": map[string]any{"type": "shadow"}},
 	}
 	if err := setup(&c.BaseConfiguration, fullID, in.Title, in.Options, 380, overlay); err != nil {

@@ -7,6 +7,11 @@
 // and disposes of its ECharts instance once its div leaves the document. Get the instance with
 // echarts.getInstanceByDom(document.getElementById(snippet.ID)).
 //
+// Legends are never paginated: they wrap, and the chart grows by the rows past the first
+// (legend.go). A page that gives a chart a fixed height instead (the share embed) marks an
+// ancestor of the snippet with the data-chart-fill attribute and sizes the snippet's div
+// itself; the legend's rows then come out of the plot.
+//
 // Every string a caller passes (model names, titles, labels) ends up only inside JSON strings
 // with <, > and & escaped, so it cannot leave the <script> element; custom tooltip formatters
 // escape names with echarts.format.encodeHTML before they reach the tooltip's HTML.
@@ -51,8 +56,8 @@ const (
 type Options struct {
 	// Renderer is Canvas or SVG; empty means Canvas.
 	Renderer Renderer
-	// Height is the chart height in CSS pixels; 0 means the builder's default. Width is always
-	// 100% of the container.
+	// Height is the chart height in CSS pixels with a one-row legend (each further row adds
+	// its height); 0 means the builder's default. Width is always 100% of the container.
 	Height int
 }
 
@@ -115,6 +120,7 @@ func setup(bc *charts.BaseConfiguration, id, title string, o Options, defaultHei
 	if h < 0 {
 		return fmt.Errorf("height %d px is negative", h)
 	}
+	h, fit := layoutLegend(id, overlay, h)
 	gopts := []charts.GlobalOpts{
 		charts.WithInitializationOpts(opts.Initialization{
 			ChartID: id, Width: "100%", Height: fmt.Sprintf("%dpx", h), Renderer: string(r),
@@ -133,19 +139,30 @@ func setup(bc *charts.BaseConfiguration, id, title string, o Options, defaultHei
 	// no field for them.
 	base := map[string]any{
 		"color": palette,
-		"toolbox": map[string]any{"feature": map[string]any{"saveAsImage": map[string]any{
+		// ECharts 6 pads the toolbox by 15 px, which put its icon level with labels above
+		// the plot (k*, the tallest bar's count); 4 px keeps it in the title's line.
+		"toolbox": map[string]any{"padding": 4, "feature": map[string]any{"saveAsImage": map[string]any{
 			"pixelRatio": 2, "backgroundColor": "#ffffff"}}},
 	}
 	deepMerge(base, overlay)
 	// Follow the container's width; when htmx swaps the chart out (the observer fires with the
-	// element detached), dispose of the instance so ECharts' registry does not keep it.
+	// element detached), dispose of the instance so ECharts' registry does not keep it. After
+	// a resize the legend may wrap differently: fit it again in the next frame (changing the
+	// height inside the observer's callback would loop it).
 	inst := render.EchartsInstancePlaceholder
+	refit := ""
+	if fit != "" {
+		refit = "\n  requestAnimationFrame(function () { fit_" + id + "(); });"
+	}
 	bc.AddJSFuncStrs(opts.FuncOpts(`const el_` + id + ` = document.getElementById('` + id + `');
 const ro_` + id + ` = new ResizeObserver(function () {
   if (!el_` + id + `.isConnected) { ro_` + id + `.disconnect(); ` + inst + `.dispose(); return; }
-  ` + inst + `.resize();
+  ` + inst + `.resize();` + refit + `
 });
 ro_` + id + `.observe(el_` + id + `);`))
+	if fit != "" {
+		bc.AddJSFuncStrs(opts.FuncOpts(fit))
+	}
 	bc.Accept(finisher{overlay: base})
 	return nil
 }
