@@ -265,7 +265,7 @@ func statsCharts(prefix string, rep *analysis.Report) (views.StatsCharts, error)
 	}
 
 	for i, b := range rep.Breakdowns {
-		gin := charts.CrossoverInput{Title: b.Group, Options: charts.Options{Height: 240}}
+		gin := charts.CrossoverInput{Title: b.Group, Options: charts.Options{Height: 250}}
 		for _, m := range b.Models {
 			gs := pointsSeries(m.Name, m.PassAtK, nil)
 			gs.Color = modelIndex(rep, m.Name) + 1

@@ -50,7 +50,7 @@ const bandOpacity = 0.18
 
 // bandsJS hides the band of a curve hidden in the legend (curve i's band is band_width i) and
 // shows it again with its curve.
-var bandsJS = `%MY_ECHARTS%.on('legendselectchanged', function (e) {
+var bandsJS = `['legendselectchanged', 'legendselected', 'legendunselected', 'legendselectall', 'legendinverseselect'].forEach(function (ev) { %MY_ECHARTS%.on(ev, function (e) {
   const inst = %MY_ECHARTS%;
   const series = inst.getOption().series || [];
   const names = {};
@@ -63,7 +63,7 @@ var bandsJS = `%MY_ECHARTS%.on('legendselectchanged', function (e) {
     update.push({id: id, areaStyle: {opacity: shown ? ` + fmt.Sprint(bandOpacity) + ` : 0}});
   });
   if (update.length) { inst.setOption({series: update}); }
-});`
+}); });`
 
 // tooltipJS formats the axis tooltip: series names escaped (they are caller data), band
 // helper series skipped, the 95% interval shown next to each value when present.

@@ -63,9 +63,11 @@ type Options struct {
 
 // palette gives series i the colour palette[i%len]; the Venn uses the first two, so a page
 // that lists the base model first gets the same colour for it everywhere.
+// ECharts' nine, then three more so that up to twelve models get twelve colours.
 var palette = []string{
 	"#5470c6", "#ee6666", "#91cc75", "#fac858", "#73c0de",
 	"#3ba272", "#fc8452", "#9a60b4", "#ea7ccc",
+	"#8c564b", "#bcbd22", "#2f4554",
 }
 
 func color(i int) string { return palette[i%len(palette)] }
