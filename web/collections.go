@@ -124,7 +124,12 @@ func (s *Server) collectionView(ctx context.Context, c store.Collection) (views.
 		return v, err
 	}
 	in := charts.CrossoverInput{Title: "pass@k of every model"}
-	for _, cid := range ids {
+	// A model keeps one colour across the collection (by name, in order of
+	// first appearance: the base model of the first comparison gets the base
+	// colour of the comparison pages); the comparisons differ by line and
+	// marker.
+	colour := map[string]int{}
+	for ci, cid := range ids {
 		cmp, err := s.st.GetComparison(ctx, cid)
 		if err != nil {
 			return v, err
@@ -140,10 +145,18 @@ func (s *Server) collectionView(ctx context.Context, c store.Collection) (views.
 				if m.Crossover != nil && m.Crossover.Found {
 					row.KStar = m.Crossover.Label
 				}
-				v.Rows = append(v.Rows, row)
 				if len(m.PassAtK) > 0 {
-					in.Series = append(in.Series, curveSeries(cmp.Name+" · "+m.Name, m.PassAtK, nil))
+					if _, ok := colour[m.Name]; !ok {
+						colour[m.Name] = len(colour) + 1
+					}
+					row.Colour = charts.Colour(colour[m.Name] - 1)
+					cs := curveSeries(cmp.Name+" · "+m.Name, m.PassAtK, nil)
+					cs.Color = colour[m.Name]
+					cs.Dashed, cs.Dotted = ci%3 == 1, ci%3 == 2
+					cs.Symbol = charts.Symbols[ci%len(charts.Symbols)]
+					in.Series = append(in.Series, cs)
 				}
+				v.Rows = append(v.Rows, row)
 			}
 		}
 		v.Items = append(v.Items, item)

@@ -117,3 +117,119 @@ func TestBrowserModelColours(t *testing.T) {
 	}
 	b.checkConsole(t)
 }
+
+// A model keeps its colour across a collection: three comparisons whose
+// models sit at different positions (the RL model is third in one, fourth
+// in another) overlay one curve per model and comparison; each model has
+// one colour, which is its colour on the first comparison's page, distinct
+// models have distinct colours, and each comparison has its own line and
+// marker. The table's swatches match, and the legend names every curve.
+func TestBrowserCollectionColours(t *testing.T) {
+	a := startApp(t)
+	b := newBrowser(t, 2*time.Minute)
+	b.signIn(t, a)
+	ctx := context.Background()
+	var ids []int64
+	for i, models := range []int{3, 4, 3} {
+		id, _ := manyModels(t, a, models, uint64(20+i))
+		// Distinct comparison names: benchdata names a comparison by its shape.
+		if _, err := a.st.Pool().Exec(ctx, `UPDATE comparisons SET name = $1 WHERE id = $2`, fmt.Sprintf("run %d", i+1), id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	c, err := a.st.GetComparison(ctx, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := a.st.UserByEmail(ctx, "admin@reach.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kid, err := a.st.CreateCollection(ctx, c.ProjectID, "three runs", u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		if err := a.st.AddToCollection(ctx, kid, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The first comparison's colours, from its crossover chart.
+	b.open(t, fmt.Sprintf("%s/comparisons/%d", a.url, ids[0]))
+	b.waitReport(t)
+	b.waitChart(t, "#crossover-chart")
+	type curve struct {
+		Name   string `json:"name"`
+		Colour string `json:"colour"`
+		Line   string `json:"line"`
+		Symbol string `json:"symbol"`
+	}
+	curvesJS := func(sel string) string {
+		return `(() => { const o = echarts.getInstanceByDom(document.querySelector("` + sel + ` [_echarts_instance_]")).getOption();
+			return o.series.filter(s => /^curve/.test(s.id)).map(s => ({name: s.name, colour: s.color, line: s.lineStyle.type, symbol: s.symbol})); })()`
+	}
+	first := map[string]string{}
+	for _, cv := range eval[[]curve](t, b, curvesJS("#crossover-chart")) {
+		first[cv.Name] = cv.Colour
+	}
+
+	b.open(t, fmt.Sprintf("%s/collections/%d", a.url, kid))
+	b.waitChart(t, "#overlay-chart")
+	b.settle(t)
+	b.screenshot(t, "collection-page")
+	got := eval[[]curve](t, b, curvesJS("#overlay-chart"))
+	if len(got) != 10 {
+		t.Fatalf("%d overlay curves, want 3 + 4 + 3: %v", len(got), got)
+	}
+	colourOf, modelOf, styleOf := map[string]string{}, map[string]string{}, map[string]string{}
+	var names []string
+	for _, cv := range got {
+		names = append(names, cv.Name)
+		run, model, ok := strings.Cut(cv.Name, " · ")
+		if !ok {
+			t.Fatalf("overlay curve %q is not named comparison · model", cv.Name)
+		}
+		if col, ok := colourOf[model]; ok && col != cv.Colour {
+			t.Errorf("%s is %s in one comparison and %s in another", model, col, cv.Colour)
+		}
+		if m, ok := modelOf[cv.Colour]; ok && m != model {
+			t.Errorf("%s and %s share the colour %s", m, model, cv.Colour)
+		}
+		colourOf[model], modelOf[cv.Colour] = cv.Colour, model
+		if want, ok := first[model]; ok && want != cv.Colour {
+			t.Errorf("%s is %s on the collection and %s on its comparison's page", cv.Name, cv.Colour, want)
+		}
+		style := cv.Line + " " + cv.Symbol
+		if s, ok := styleOf[run]; ok && s != style {
+			t.Errorf("%s: curves drawn %q and %q", run, s, style)
+		}
+		styleOf[run] = style
+	}
+	if len(styleOf) != 3 || styleOf["run 1"] == styleOf["run 2"] || styleOf["run 2"] == styleOf["run 3"] || styleOf["run 1"] == styleOf["run 3"] {
+		t.Errorf("comparison styles %v, want three different", styleOf)
+	}
+	for _, cs := range b.chartLayouts(t) {
+		for _, p := range cs.Layout.Problems(names) {
+			t.Errorf("overlay: %s (%s)", p, cs.Layout.Describe())
+		}
+	}
+	rows := eval[[][]string](t, b, `[...document.querySelectorAll("#collection-table tbody tr")].map(tr => [tr.cells[1].innerText.trim(),
+		getComputedStyle(tr.cells[1].querySelector(".swatch")).backgroundColor])`)
+	for _, r := range rows {
+		if want := rgb(colourOf[r[0]]); r[1] != want {
+			t.Errorf("table swatch of %s is %s, want %s", r[0], r[1], want)
+		}
+	}
+	b.checkConsole(t)
+}
+
+// rgb writes a #rrggbb colour as getComputedStyle does.
+func rgb(hex string) string {
+	var r, g, b int
+	if _, err := fmt.Sscanf(hex, "#%02x%02x%02x", &r, &g, &b); err != nil {
+		return "invalid " + hex
+	}
+	return fmt.Sprintf("rgb(%d, %d, %d)", r, g, b)
+}

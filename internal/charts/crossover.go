@@ -17,6 +17,12 @@ type CurveSeries struct {
 	Lo, Hi []float64
 	// Dashed draws the line dashed (e.g. a reference curve beside its variant).
 	Dashed bool
+	// Dotted draws the line dotted (when not Dashed).
+	Dotted bool
+	// Symbol is the marker at each point, an ECharts symbol name ("circle", "triangle",
+	// "rect", "diamond", "roundRect", "pin", "arrow"); "" is a circle. With line styles it
+	// tells apart curves that share a colour (one model in several comparisons).
+	Symbol string
 	// Color is a 1-based palette index, to give two series one model's colour; 0 colours
 	// series by position.
 	Color int
@@ -116,8 +122,27 @@ func passkCurves(in []CurveSeries, vmin, vmax float64) ([]curve, float64, error)
 			return nil, 0, err
 		}
 		kmax = math.Max(kmax, cv.xs[len(cv.xs)-1])
-		cv.dashed, cv.color = s.Dashed, s.Color
+		if !validSymbol(s.Symbol) {
+			return nil, 0, fmt.Errorf("series %q: symbol %q is not an ECharts symbol", s.Name, s.Symbol)
+		}
+		cv.dashed, cv.dotted, cv.color, cv.symbol = s.Dashed, s.Dotted, s.Color, s.Symbol
 		cs = append(cs, cv)
 	}
 	return cs, kmax, nil
+}
+
+// Symbols are the ECharts marker names CurveSeries.Symbol takes, in the order callers give
+// them to tell curves of one colour apart.
+var Symbols = []string{"circle", "triangle", "rect", "diamond", "roundRect", "pin", "arrow"}
+
+func validSymbol(s string) bool {
+	if s == "" {
+		return true
+	}
+	for _, v := range Symbols {
+		if s == v {
+			return true
+		}
+	}
+	return false
 }

@@ -16,7 +16,9 @@ type curve struct {
 	ys     []float64
 	lo, hi []float64 // nil when there is no band
 	dashed bool
-	color  int // 1-based palette index; 0 = by position
+	dotted bool
+	symbol string // "" = circle
+	color  int    // 1-based palette index; 0 = by position
 }
 
 // curveSpec describes a line chart of curves with optional 95% bands: what Crossover,
@@ -95,9 +97,15 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 		if cv.color > 0 {
 			col = color(cv.color - 1)
 		}
-		lineType := "solid"
-		if cv.dashed {
+		lineType, symbol := "solid", "circle"
+		switch {
+		case cv.dashed:
 			lineType = "dashed"
+		case cv.dotted:
+			lineType = "dotted"
+		}
+		if cv.symbol != "" {
+			symbol = cv.symbol
 		}
 		legend = append(legend, cv.name)
 		data := make([][]float64, len(cv.xs))
@@ -109,7 +117,7 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 		}
 		main := charts.SingleSeries{
 			Name: cv.name, Type: "line", Id: fmt.Sprintf("curve%d", i), Data: data,
-			Symbol: "circle", SymbolSize: 5, ShowSymbol: opts.Bool(len(cv.xs) <= 40), Color: col,
+			Symbol: symbol, SymbolSize: symbolSize(symbol), ShowSymbol: opts.Bool(len(cv.xs) <= 40), Color: col,
 			LineStyle: &opts.LineStyle{Width: 2, Color: col, Type: lineType},
 		}
 		extra := map[string]any{"z": 3}
@@ -195,6 +203,15 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 		return Snippet{}, err
 	}
 	return finish(id, c)
+}
+
+// symbolSize is a marker's size in px: shapes other than the default dot need a little more
+// to be told apart.
+func symbolSize(symbol string) int {
+	if symbol == "circle" {
+		return 5
+	}
+	return 8
 }
 
 func appendZeroLine(m *opts.MarkLines) *opts.MarkLines {

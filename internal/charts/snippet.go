@@ -72,6 +72,10 @@ var palette = []string{
 
 func color(i int) string { return palette[i%len(palette)] }
 
+// Colour is the colour the charts give model i (0-based position; the palette repeats after
+// twelve), for pages that key tables to the charts.
+func Colour(i int) string { return color(i) }
+
 // chartID turns a caller prefix into a unique, safe element id: [a-zA-Z0-9_] only, starting
 // with the chart kind. Prefixes that differ only in replaced characters stay distinct through
 // the hash suffix.
