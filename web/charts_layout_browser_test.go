@@ -166,6 +166,7 @@ func TestBrowserManyModelCharts(t *testing.T) {
 		}
 		if n == 6 {
 			b.screenshotOf(t, "#crossover-chart", "six-model-crossover")
+			b.screenshot(t, "six-model-comparison-page")
 		}
 		// Click the legend entries as a reader does.
 		for _, name := range []string{charts.BandsLegend, models[0]} {
