@@ -966,7 +966,11 @@ func TestShareLinks(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("shared page: HTTP %d", code)
 	}
-	for _, want := range []string{`property="og:title" content="fixture — pass@k crossover"`, `property="og:description" content="base vs rl on fixture`,
+	// A link to one chart is titled by it.
+	if _, one := get(t, f.srv.url+"/s/"+cross); !strings.Contains(one, `property="og:title" content="fixture — pass@k crossover"`) {
+		t.Error("a crossover-only link's og:title does not name the crossover")
+	}
+	for _, want := range []string{`property="og:title" content="fixture — pass@k crossover, solved sets and histogram"`, `property="og:description" content="base vs rl on fixture`,
 		`id="crossover-chart"`, `id="headline"`, "/embed", "noindex"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("shared page lacks %q", want)

@@ -144,7 +144,7 @@ func TestBrowserShareLink(t *testing.T) {
 	if img[0] != "data:image/png;base64," || !strings.HasPrefix(img[1], "<svg") || !strings.Contains(img[1], ">rl<") || img[2] != "PNG SVG" {
 		t.Errorf("chart images: PNG %q, SVG %.80q (names the series: %v), buttons %q", img[0], img[1], strings.Contains(img[1], ">rl<"), img[2])
 	}
-	if og := eval[string](t, f, `document.querySelector('meta[property="og:title"]').content`); og != "team pair — pass@k crossover" {
+	if og := eval[string](t, f, `document.querySelector('meta[property="og:title"]').content`); og != "team pair — pass@k crossover, solved sets and histogram" {
 		t.Errorf("og:title %q", og)
 	}
 	if n := eval[int](t, f, `document.querySelectorAll("#who, nav, a[href^='/comparisons'], a[href='/']").length`); n != 0 {
@@ -353,7 +353,7 @@ func TestBrowserHostileSharedPages(t *testing.T) {
 	f.open(t, shareURL)
 	f.noScriptRan(t)
 	checkNotes(f, "shared page")
-	if og := eval[string](t, f, `document.querySelector('meta[property="og:title"]').content`); og != xssName+" — pass@k crossover" {
+	if og := eval[string](t, f, `document.querySelector('meta[property="og:title"]').content`); og != xssName+" — pass@k crossover, solved sets and histogram" {
 		t.Errorf("og:title %q does not hold the name as text", og)
 	}
 	if h := eval[string](t, f, `document.querySelector("h1").textContent`); h != xssName {
