@@ -628,6 +628,7 @@ func TestFieldSizeLimits(t *testing.T) {
 		return []byte(v.Encode())
 	}
 	cid, rid, pid := f.comparisonIn(worldA, true)
+	coll := f.freshCollection(worldA)
 	for _, c := range []struct {
 		name, role, path string
 		body             []byte
@@ -641,6 +642,10 @@ func TestFieldSizeLimits(t *testing.T) {
 		{"project name", "admin", "/projects", formOf("name", long(201)), 400, "Project name: at most 200 characters"},
 		{"invitation email", "admin", "/admin/invites", formOf("email", strings.Repeat("a", 250)+"@x.org"), 400, "Email: at most 254 characters"},
 		{"member email", "owner", fmt.Sprintf("/projects/%d/members", f.project), formOf("email", strings.Repeat("a", 250)+"@x.org", "role", "viewer"), 400, "Email: at most 254"},
+		{"share label", "owner", fmt.Sprintf("/comparisons/%d/shares", cid), formOf("label", long(201)), 400, "Label: at most 200 characters"},
+		{"collection share label", "owner", fmt.Sprintf("/collections/%d/shares", coll), formOf("label", long(201)), 400, "Label: at most 200 characters"},
+		{"collection name", "editor", fmt.Sprintf("/collections/%d/rename", coll), formOf("name", long(201)), 400, "Collection name: at most 200 characters"},
+		{"notes", "editor", fmt.Sprintf("/comparisons/%d/notes", cid), formOf("body", long(32<<10)+"x"), 400, "notes are at most 64 KiB"},
 	} {
 		code, page := send(c.role, "POST", c.path, urlencoded, c.body)
 		if code != c.want || !strings.Contains(page, c.says) || len(page) > 100<<10 {
