@@ -212,7 +212,33 @@
     });
   }
 
+  // Completions: rendered markdown or the raw text, one button for the
+  // page, the choice remembered in this browser. Each completion is in the
+  // page both ways (data-view); only one shows.
+  var viewKey = "reach.completionView";
+
+  function setupCompletionView() {
+    var btn = document.getElementById("completion-view");
+    if (!btn) return;
+    var raw = false;
+    try { raw = localStorage.getItem(viewKey) === "raw"; } catch (e) { /* storage off: rendered */ }
+    function apply() {
+      document.querySelectorAll(".models [data-view]").forEach(function (el) {
+        el.hidden = (el.getAttribute("data-view") === "raw") !== raw;
+      });
+      btn.setAttribute("aria-pressed", raw ? "true" : "false");
+      btn.textContent = raw ? "Show rendered markdown" : "Show raw text";
+    }
+    apply();
+    btn.addEventListener("click", function () {
+      raw = !raw;
+      try { localStorage.setItem(viewKey, raw ? "raw" : "rendered"); } catch (e) { /* not remembered */ }
+      apply();
+    });
+  }
+
   onReady(function () {
+    setupCompletionView();
     renderMath(document);
     highlightCode(document);
     setupForm();

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/reach-lab/reach/internal/intake"
 )
 
@@ -105,5 +107,78 @@ func TestBrowserAnswerClasses(t *testing.T) {
 	if !slices.Equal(shown, []int{0, 1}) {
 		t.Errorf("samples with answer 3.0 per model %v; want [0 1]", shown)
 	}
+	b.checkConsole(t)
+}
+
+// Completions show as markdown with their math typeset (math delimiters
+// survive markdown) and the answer line marked; hostile markdown (raw
+// HTML, javascript: links, images with onerror) stays inert text; the raw
+// toggle shows the plain text and is remembered across page loads.
+func TestBrowserCompletionMarkdown(t *testing.T) {
+	a := startApp(t)
+	b := newBrowser(t, 90*time.Second)
+	b.signIn(t, a)
+	good := "## Plan\n\nWe add **one** and *one*: $1_{a} + 1_{b}$ and \\(x_1 * y_1\\).\n\n- first\n- second\n\nSo the answer is $\\boxed{2}$."
+	hostile := []string{
+		"[click](javascript:window.__xss=4)",
+		"![pic](x\" onerror=\"window.__xss=5)",
+		"<details open ontoggle=\"window.__xss=6\">x</details>\n\nSo $\\boxed{3}$",
+		"![p](https://127.0.0.1:1/track.png) and <img src=x onerror=\"window.__xss=7\">",
+		"<a href=\"javascript:window.__xss=8\">**bold link**</a>",
+	}
+	page := onePairOnOneProblem(t, a, b, "2", append([]string{good}, hostile...), append([]string{good}, hostile...))
+	b.noScriptRan(t)
+	type view struct {
+		Headings, Strong, Items, Katex int
+		Mark                           string
+	}
+	first := eval[view](t, b, `(() => {
+		const md = document.querySelector(".model-samples details.sample-correct .completion-md");
+		const m = md.querySelector("mark.answer-line");
+		return {Headings: md.querySelectorAll("h2").length, Strong: md.querySelectorAll("strong").length, Items: md.querySelectorAll("li").length,
+			Katex: md.querySelectorAll(".katex").length, Mark: m ? m.textContent + (m.querySelector(".katex") ? "|katex" : "") : ""};
+	})()`)
+	if first.Headings != 1 || first.Strong != 1 || first.Items != 2 || first.Katex != 3 || !strings.HasPrefix(first.Mark, "So the answer is ") ||
+		!strings.HasSuffix(first.Mark, "|katex") {
+		t.Errorf("rendered completion %+v; want a heading, bold, two list items, three typeset formulas and the marked answer line", first)
+	}
+	live := `document.querySelectorAll("main img, main [onerror], main [ontoggle], .completion-md details, .completion-md a").length +
+		Array.from(document.querySelectorAll("[href]")).filter(a => /^\s*javascript:/i.test(a.getAttribute("href"))).length`
+	if n := eval[int](t, b, `(document.querySelectorAll("details.sample").forEach(d => { d.open = true; }), `+live+`)`); n != 0 {
+		t.Errorf("%d live images, handlers or javascript: links in the rendered completions; want none", n)
+	}
+	text := eval[string](t, b, `Array.from(document.querySelectorAll(".completion-md")).map(p => p.innerText).join("\n")`)
+	for _, s := range []string{"<details open ontoggle=", `<img src=x onerror=`, "![p](https://127.0.0.1:1/track.png)", "click", "bold link"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("rendered completions do not show %q as text", s)
+		}
+	}
+	b.noScriptRan(t)
+
+	// The raw toggle, remembered in this browser.
+	shown := func() []int {
+		return eval[[]int](t, b, `[document.querySelectorAll(".completion-md:not([hidden])").length, document.querySelectorAll("pre.completion:not([hidden])").length]`)
+	}
+	if got := shown(); !slices.Equal(got, []int{12, 0}) {
+		t.Fatalf("rendered and raw completions shown %v; want [12 0] (rendered first)", got)
+	}
+	b.do(t, "show the raw text", chromedp.Click(chromedp.CSS("#completion-view")))
+	if got := shown(); !slices.Equal(got, []int{0, 12}) {
+		t.Errorf("after the toggle, rendered and raw shown %v; want [0 12]", got)
+	}
+	if raw := eval[string](t, b, `document.querySelector("pre.completion").textContent`); !strings.HasPrefix(raw, "## Plan\n\nWe add **one**") {
+		t.Errorf("raw text starts %q; want the markdown as written", raw[:min(len(raw), 40)])
+	}
+	b.open(t, a.url+page)
+	if got := shown(); !slices.Equal(got, []int{0, 12}) {
+		t.Errorf("after a reload, rendered and raw shown %v; want [0 12] (remembered)", got)
+	}
+	b.do(t, "show the rendered markdown", chromedp.Click(chromedp.CSS("#completion-view")))
+	if got := shown(); !slices.Equal(got, []int{12, 0}) {
+		t.Errorf("toggled back, rendered and raw shown %v; want [12 0]", got)
+	}
+	eval[bool](t, b, `(document.querySelector("#samples").scrollIntoView(), true)`)
+	b.screenshot(t, "problem-markdown")
+	b.noScriptRan(t)
 	b.checkConsole(t)
 }

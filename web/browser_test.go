@@ -430,7 +430,24 @@ func TestBrowserHostileModelOutput(t *testing.T) {
 		t.Errorf("model headings %q do not show the names as text", heads)
 	}
 
-	// Click the word that looks like a link: nothing happens.
+	// The rendered markdown (the default view) shows the same hostile
+	// completions as text too, with nothing live in it.
+	md := eval[[]string](t, b, `Array.from(document.querySelectorAll(".completion-md")).map(p => p.innerText)`)
+	if len(md) != 8 {
+		t.Fatalf("%d rendered completions, want 8", len(md))
+	}
+	mdAll := strings.Join(md, "\n")
+	for _, s := range []string{xssScript, xssImg, xssLink} {
+		if strings.Count(mdAll, s) != 2 {
+			t.Errorf("rendered completion %q shown %d times as text, want 2 (once per model)", s, strings.Count(mdAll, s))
+		}
+	}
+	if n := eval[int](t, b, `document.querySelectorAll(".completion-md *:is(img, a, script, iframe, object, embed), .completion-md [onerror], .completion-md [onclick]").length`); n != 0 {
+		t.Errorf("%d live elements inside the rendered completions, want none", n)
+	}
+
+	// Click the word that looks like a link in the raw text: nothing happens.
+	b.do(t, "show the raw text", chromedp.Click(chromedp.CSS("#completion-view")))
 	before := eval[string](t, b, `location.href`)
 	pt := eval[[]float64](t, b, `(() => {
 		const pre = Array.from(document.querySelectorAll("pre.completion")).find(p => p.textContent.includes("javascript:window.__xss=3"));

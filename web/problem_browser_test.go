@@ -80,7 +80,7 @@ func TestBrowserProblemSideBySide(t *testing.T) {
 			d.scrollIntoView({block: "start"});
 			const box = d.getBoundingClientRect();
 			const ans = d.querySelector("summary .final-answer").getBoundingClientRect();
-			const pre = d.querySelector("pre.completion");
+			const pre = d.querySelector(".completion-md:not([hidden]), pre.completion:not([hidden])");
 			return {
 				verdict: d.querySelector("summary .verdict").textContent.trim(),
 				answer: d.querySelector("summary .final-answer").textContent.trim(),
@@ -119,6 +119,15 @@ func TestBrowserProblemSideBySide(t *testing.T) {
 	})`)
 	if len(marks) != 2 || !strings.HasPrefix(marks[0], "So the answer is ") || !strings.HasSuffix(marks[0], "|katex") || !strings.HasPrefix(marks[1], "So ") {
 		t.Errorf("marked answer lines %q, want the \\boxed{2} lines, typeset", marks)
+	}
+
+	// The rendered markdown (shown first) marks the same lines, typeset.
+	rendered := eval[[]string](t, b, `Array.from(document.querySelectorAll(".model-samples:first-of-type details.sample-correct .completion-md:not([hidden])")).map(p => {
+		const m = p.querySelector("mark.answer-line");
+		return m ? m.textContent + "|" + (m.querySelector(".katex") ? "katex" : "") : "";
+	})`)
+	if len(rendered) != 2 || !strings.HasPrefix(rendered[0], "So the answer is ") || !strings.HasSuffix(rendered[0], "|katex") || !strings.HasPrefix(rendered[1], "So ") {
+		t.Errorf("marked answer lines in the rendered completions %q, want the \\boxed{2} lines, typeset", rendered)
 	}
 
 	// The answer distribution.

@@ -3,8 +3,12 @@ package views
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 
+	"github.com/a-h/templ"
+
+	"github.com/reach-lab/reach/internal/markdown"
 	"github.com/reach-lab/reach/internal/store"
 )
 
@@ -49,4 +53,20 @@ func DatasetLabel(d store.Dataset) string {
 		s += " · " + strings.Join(d.Projects, ", ")
 	}
 	return s
+}
+
+// completionMarkdown renders a math completion as sanitised markdown with
+// its math left for KaTeX and its answer line marked (see answerLine);
+// ok is false when it cannot, and the raw text then shows alone.
+func completionMarkdown(text, answer string) (templ.Component, bool) {
+	before, line, after, ok := answerLine(text, answer)
+	if !ok {
+		before, line, after = text, "", ""
+	}
+	html, err := markdown.Completion(before, line, after)
+	if err != nil {
+		slog.Warn("render completion markdown", "err", err)
+		return nil, false
+	}
+	return templ.Raw(html), true
 }
