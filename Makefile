@@ -64,7 +64,8 @@ bench-import: build postgres
 	bin/reach-bench import -reach $(BIN) $(BENCH_IMPORT)
 
 ## bench-pages: a paper-scale comparison (2 models × 500 × 1,024 samples with texts) and 20 concurrent
-## clients on each page: p50/p95/p99 and CPU per request. More flags with BENCH_PAGES="...".
+## clients on each page: p50/p95/p99, CPU per request (this process: server and clients) and the CPU per request
+## of the Postgres backends serving it (when Postgres runs on this machine). More flags with BENCH_PAGES="...".
 bench-pages: postgres
 	$(GO) build -o bin/reach-bench ./cmd/reach-bench
 	bin/reach-bench -texts $(BENCH_PAGES)

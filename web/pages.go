@@ -385,17 +385,12 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	c, err := s.st.GetComparison(ctx, id)
+	pid, err := idParam(r, "pid")
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	p, err := s.problemOf(r, c)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	v := views.ProblemView{C: c, P: p, ShowAll: r.URL.Query().Get("all") == "1", Can: perms(routeRole(r))}
+	v := views.ProblemView{ShowAll: r.URL.Query().Get("all") == "1", Can: perms(routeRole(r))}
 	limit := samplesShown
 	if v.ShowAll {
 		limit = 4096
@@ -404,17 +399,34 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 		a := clip(strings.TrimSpace(q.Get("answer")), maxQuery)
 		v.Answer = &a
 	}
-	answers, err := s.st.AnswerCounts(ctx, id, p.ID)
+	// Everything the page reads, in one round trip to Postgres (a dozen
+	// small queries: one at a time, each waited for a wake-up of the
+	// database and of this handler, which on a busy machine cost more than
+	// the queries).
+	var (
+		answers   []store.AnswerCount
+		counts    map[int64]store.Count
+		samples   map[int64][]store.Sample
+		reviews   map[int64]store.Review
+		version   string
+		reasoning store.Reasoning
+	)
+	err = s.st.Batch(ctx, s.st.ComparisonInto(id, &v.C), s.st.ProblemInto(pid, &v.P),
+		s.st.AnswerCountsInto(id, pid, &answers), s.st.ProblemCountsInto(id, pid, &counts),
+		s.st.ProblemSamplesInto(id, pid, limit, v.Answer, &samples), s.st.ReviewsInto(id, &reviews),
+		s.st.AuditInto(id, pid, &v.History), s.st.ReportVersionInto(id, &version), s.st.ReasoningInto(id, pid, &reasoning))
+	if err == nil {
+		err = problemIn(v.C, v.P)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	c, p := v.C, v.P
+	v.Judgments, v.Labels, v.Scores = reasoning.Judgments, reasoning.Labels, reasoning.Scores
 	var uncounted map[int64]map[string]int
 	v.Answers, v.OtherAnswers, uncounted = answerGroups(c, answers, p.Kind)
-	if v.Models, err = s.problemModels(r, c, p.ID, limit, v.Answer, uncounted); err != nil {
-		s.fail(w, r, err)
-		return
-	}
+	v.Models = problemModels(c, counts, samples, uncounted)
 	if v.Answer != nil { // "show more" counts the samples with that answer
 		for i := range v.Models {
 			n := 0
@@ -428,20 +440,11 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 			v.Models[i].More = max(0, n-len(v.Models[i].Samples))
 		}
 	}
-	reviews, err := s.st.Reviews(ctx, id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	if rv, ok := reviews[p.ID]; ok {
 		v.Review = &rv
 	}
-	if v.History, err = s.st.Audit(ctx, id, p.ID); err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	if c.Status == store.StatusReady {
-		if e, err := s.reports.Get(ctx, id, analysis.Options{}); err == nil {
+		if e, err := s.reports.GetAt(ctx, id, analysis.Options{}, version); err == nil {
 			rep := e.Report
 			// Without a list: j / k go through the problem's solved set in
 			// dataset order, J / K through its unreviewed problems.
@@ -459,10 +462,6 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-	}
-	if v.Judgments, v.Labels, v.Scores, err = s.st.ReasoningForProblem(ctx, id, p.ID); err != nil {
-		s.fail(w, r, err)
-		return
 	}
 	s.render(w, r, http.StatusOK, views.ProblemPage(v))
 }
@@ -533,14 +532,10 @@ func (s *Server) sampleTextPage(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// problemModels reads each model's counts and first samples on a problem.
-// With answer set, the samples shown are those with that answer.
-// uncounted is answerGroups'.
-func (s *Server) problemModels(r *http.Request, c store.Comparison, pid int64, limit int, answer *string, uncounted map[int64]map[string]int) ([]views.ProblemModel, error) {
-	counts, err := s.st.ProblemCounts(r.Context(), c.ID, pid)
-	if err != nil {
-		return nil, err
-	}
+// problemModels puts together each model's counts (store.ProblemCounts),
+// first samples (store.ProblemSamplesInto) and uncounted solves
+// (answerGroups') on a problem, in c.Runs order.
+func problemModels(c store.Comparison, counts map[int64]store.Count, samples map[int64][]store.Sample, uncounted map[int64]map[string]int) []views.ProblemModel {
 	var out []views.ProblemModel
 	for _, run := range c.Runs {
 		pm := views.ProblemModel{Run: run, Uncounted: uncounted[run.ID]}
@@ -548,19 +543,12 @@ func (s *Server) problemModels(r *http.Request, c store.Comparison, pid int64, l
 			pm.N, pm.C = x.N, x.C
 		}
 		if run.HasTexts {
-			if answer != nil {
-				pm.Samples, err = s.st.SamplesWithAnswer(r.Context(), run.ID, pid, *answer, limit)
-			} else {
-				pm.Samples, err = s.st.SamplesForProblem(r.Context(), run.ID, pid, limit)
-			}
-			if err != nil {
-				return nil, err
-			}
+			pm.Samples = samples[run.ID]
 			pm.More = pm.N - len(pm.Samples)
 		}
 		out = append(out, pm)
 	}
-	return out, nil
+	return out
 }
 
 // neighbours finds a problem's region and the previous and next problems of

@@ -146,10 +146,16 @@ func (s *Server) problemOf(r *http.Request, c store.Comparison) (store.Problem, 
 	if err != nil {
 		return p, err
 	}
+	return p, problemIn(c, p)
+}
+
+// problemIn is store.ErrNotFound (a 404) unless p is a problem of c's
+// dataset.
+func problemIn(c store.Comparison, p store.Problem) error {
 	if c.DatasetID == nil || p.DatasetID != *c.DatasetID {
-		return p, fmt.Errorf("problem %d is not in comparison %d: %w", pid, c.ID, store.ErrNotFound)
+		return fmt.Errorf("problem %d is not in comparison %d: %w", p.ID, c.ID, store.ErrNotFound)
 	}
-	return p, nil
+	return nil
 }
 
 // review records a verdict on a problem: POST verdict, note.

@@ -472,16 +472,17 @@ func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := views.ProblemView{C: c, P: p, Shared: chiParam(r, "token")}
-	answers, err := s.st.AnswerCounts(r.Context(), c.ID, p.ID)
-	if err != nil {
+	var (
+		answers []store.AnswerCount
+		counts  map[int64]store.Count
+		samples map[int64][]store.Sample
+	)
+	if err := s.st.Batch(r.Context(), s.st.AnswerCountsInto(c.ID, p.ID, &answers), s.st.ProblemCountsInto(c.ID, p.ID, &counts),
+		s.st.ProblemSamplesInto(c.ID, p.ID, samplesShown, nil, &samples)); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	uncounted := uncountedOf(c, answers)
-	if v.Models, err = s.problemModels(r, c, p.ID, samplesShown, nil, uncounted); err != nil {
-		s.fail(w, r, err)
-		return
-	}
+	v.Models = problemModels(c, counts, samples, uncountedOf(c, answers))
 	for _, row := range e.Report.Rows {
 		if row.ProblemID == p.ID {
 			v.Region = row.Region

@@ -33,6 +33,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -207,12 +208,13 @@ func run() error {
 	defer stopProfile()
 	fmt.Printf("\n%d concurrent clients, at most %d requests or %v per page (loopback, gzip accepted)\n", *clients, *requests, *maxTime)
 	fmt.Printf("load average before: %s\n", loadAvg())
-	fmt.Printf("%-16s %8s %8s %8s %8s %7s %8s %10s %10s\n", "page", "alone", "p50", "p95", "p99", "req/s", "CPU/req", "bytes", "on wire")
+	fmt.Printf("%-16s %8s %8s %8s %8s %7s %8s %8s %10s %10s\n", "page", "alone", "p50", "p95", "p99", "req/s", "CPU/req", "PG/req", "bytes", "on wire")
+	pg := func() time.Duration { return postgresCPU(ctx, st) }
 	for _, p := range pages {
 		if *only != "" && p.name != *only {
 			continue
 		}
-		if err := load(base, p, cookie, token, *clients, *requests, *maxTime, *dump); err != nil {
+		if err := load(base, p, cookie, token, *clients, *requests, *maxTime, *dump, pg); err != nil {
 			return fmt.Errorf("%s: %w", p.name, err)
 		}
 	}
@@ -240,7 +242,7 @@ func startProfile(path string) (stop func(), err error) {
 // load runs the page alone a few times (warm-up, then the median of 5 as
 // "alone"), then with clients at once until requests are done or maxTime
 // has passed.
-func load(base string, p page, cookie, token string, clients, requests int, maxTime time.Duration, dumpDir string) error {
+func load(base string, p page, cookie, token string, clients, requests int, maxTime time.Duration, dumpDir string, pgCPU func() time.Duration) error {
 	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 60 * time.Second}
@@ -299,7 +301,7 @@ func load(base string, p page, cookie, token string, clients, requests int, maxT
 	)
 	deadline := time.Now().Add(maxTime)
 	start := time.Now()
-	cpu0 := cpuTime()
+	cpu0, pg0 := cpuTime(), pgCPU()
 	var wg sync.WaitGroup
 	for range clients {
 		wg.Add(1)
@@ -325,15 +327,19 @@ func load(base string, p page, cookie, token string, clients, requests int, maxT
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu := cpuTime() - cpu0
+	cpu, pg := cpuTime()-cpu0, pgCPU()-pg0
 	if first != nil {
 		return first
 	}
 	slices.Sort(lat)
 	q := func(f float64) time.Duration { return lat[min(len(lat)-1, int(f*float64(len(lat))))] }
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }
-	fmt.Printf("%-16s %8s %8s %8s %8s %7.0f %8s %10d %10d\n", p.name, ms(alone[len(alone)/2]), ms(q(0.50)), ms(q(0.95)), ms(q(0.99)),
-		float64(len(lat))/elapsed.Seconds(), ms(cpu/time.Duration(len(lat))), raw, wire.Load())
+	pgPer := "-"
+	if pg > 0 {
+		pgPer = ms(pg / time.Duration(len(lat)))
+	}
+	fmt.Printf("%-16s %8s %8s %8s %8s %7.0f %8s %8s %10d %10d\n", p.name, ms(alone[len(alone)/2]), ms(q(0.50)), ms(q(0.95)), ms(q(0.99)),
+		float64(len(lat))/elapsed.Seconds(), ms(cpu/time.Duration(len(lat))), pgPer, raw, wire.Load())
 	return nil
 }
 
@@ -434,6 +440,38 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// postgresCPU is the CPU time (user + system) the Postgres backends
+// connected to st's database have used, read from /proc: 0 when Postgres
+// runs on another machine (its pids are not here). Backends that ended are
+// not counted; the server's pool keeps its connections during a load.
+func postgresCPU(ctx context.Context, st *store.Store) time.Duration {
+	rows, err := st.Pool().Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`)
+	if err != nil {
+		return 0
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return 0
+	}
+	var ticks int64
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || !strings.Contains(string(b), "(postgres)") {
+			continue
+		}
+		// Fields after the command's closing parenthesis: state is the 3rd
+		// field of stat, utime and stime the 14th and 15th.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		s, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += u + s
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ, 100 on Linux
 }
 
 // loadAvg is the machine's load average (other processes compete for the

@@ -133,6 +133,12 @@ func (c *Cache) Get(ctx context.Context, id int64, opt Options) (*Entry, error) 
 	if err != nil {
 		return nil, err
 	}
+	return c.GetAt(ctx, id, opt, version)
+}
+
+// GetAt is Get for a caller that has read the report's current version
+// (store.ReportVersion) itself, with its other queries.
+func (c *Cache) GetAt(ctx context.Context, id int64, opt Options, version string) (*Entry, error) {
 	key := cacheKey{id, opt.Key()}
 	c.mu.Lock()
 	e := c.items[key]

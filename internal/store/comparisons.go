@@ -222,40 +222,52 @@ func (s *Store) CreateComparison(ctx context.Context, nc NewComparison) (int64, 
 
 // GetComparison returns a comparison with its runs, or ErrNotFound.
 func (s *Store) GetComparison(ctx context.Context, id int64) (Comparison, error) {
-	c := Comparison{ID: id}
-	err := s.db.QueryRow(ctx, `SELECT c.name, c.dataset_id, COALESCE(d.name, ''), c.dataset_upload_id, c.status, c.error,
+	var c Comparison
+	err := s.Batch(ctx, s.ComparisonInto(id, &c))
+	return c, err
+}
+
+// ComparisonInto queues GetComparison's queries (two) with c as the
+// result.
+func (s *Store) ComparisonInto(id int64, c *Comparison) Queued {
+	return func(b *pgx.Batch) {
+		*c = Comparison{ID: id}
+		b.Queue(`SELECT c.name, c.dataset_id, COALESCE(d.name, ''), c.dataset_upload_id, c.status, c.error,
 			c.source_note, c.reverify, c.sampling, c.auto_start, c.created_at, c.project_id, p.name, c.grading_policy
 		FROM comparisons c JOIN projects p ON p.id = c.project_id LEFT JOIN datasets d ON d.id = c.dataset_id WHERE c.id = $1`, id).
-		Scan(&c.Name, &c.DatasetID, &c.DatasetName, &c.DatasetUploadID, &c.Status, &c.Error, &c.SourceNote, &c.Reverify,
-			&c.Sampling, &c.AutoStart, &c.CreatedAt, &c.ProjectID, &c.ProjectName, &c.GradingPolicy)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return c, fmt.Errorf("comparison %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return c, fmt.Errorf("comparison %d: %w", id, err)
-	}
-	rows, err := s.db.Query(ctx, `SELECT id, comparison_id, position, model_name, role, step, upload_id, source_file, format,
+			QueryRow(func(row pgx.Row) error {
+				err := row.Scan(&c.Name, &c.DatasetID, &c.DatasetName, &c.DatasetUploadID, &c.Status, &c.Error, &c.SourceNote, &c.Reverify,
+					&c.Sampling, &c.AutoStart, &c.CreatedAt, &c.ProjectID, &c.ProjectName, &c.GradingPolicy)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return fmt.Errorf("comparison %d: %w", id, ErrNotFound)
+				}
+				if err != nil {
+					return fmt.Errorf("comparison %d: %w", id, err)
+				}
+				return nil
+			})
+		b.Queue(`SELECT id, comparison_id, position, model_name, role, step, upload_id, source_file, format,
 			mapping, has_texts, verdict_source, status, error, endpoint_url, endpoint_model, endpoint_style, api_key_enc,
 			max_concurrency, tokens_in, tokens_out, requests, errors, sampling_started_at, verdicts_changed, sampling_override,
 			tool_meta, import_warnings, code_harness,
 			(SELECT count(*) FROM samples o WHERE o.run_id = runs.id AND o.override_from IS NOT NULL)
-		FROM runs WHERE comparison_id = $1 ORDER BY position`, id)
-	if err != nil {
-		return c, fmt.Errorf("runs of comparison %d: %w", id, err)
+		FROM runs WHERE comparison_id = $1 ORDER BY position`, id).Query(func(rows pgx.Rows) error {
+			var err error
+			c.Runs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Run, error) {
+				var r Run
+				err := row.Scan(&r.ID, &r.ComparisonID, &r.Position, &r.ModelName, &r.Role, &r.Step, &r.UploadID, &r.SourceFile,
+					&r.Format, &r.Mapping, &r.HasTexts, &r.VerdictSource, &r.Status, &r.Error, &r.Endpoint.BaseURL, &r.Endpoint.Model,
+					&r.Endpoint.Style, &r.Endpoint.APIKeyEnc, &r.Endpoint.MaxConcurrency, &r.Usage.TokensIn, &r.Usage.TokensOut,
+					&r.Usage.Requests, &r.Usage.Errors, &r.Usage.StartedAt, &r.VerdictsChanged, &r.SamplingOverride,
+					&r.ToolMeta, &r.ImportWarnings, &r.CodeHarness, &r.Overrides)
+				return r, err
+			})
+			if err != nil {
+				return fmt.Errorf("runs of comparison %d: %w", id, err)
+			}
+			return nil
+		})
 	}
-	c.Runs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Run, error) {
-		var r Run
-		err := row.Scan(&r.ID, &r.ComparisonID, &r.Position, &r.ModelName, &r.Role, &r.Step, &r.UploadID, &r.SourceFile,
-			&r.Format, &r.Mapping, &r.HasTexts, &r.VerdictSource, &r.Status, &r.Error, &r.Endpoint.BaseURL, &r.Endpoint.Model,
-			&r.Endpoint.Style, &r.Endpoint.APIKeyEnc, &r.Endpoint.MaxConcurrency, &r.Usage.TokensIn, &r.Usage.TokensOut,
-			&r.Usage.Requests, &r.Usage.Errors, &r.Usage.StartedAt, &r.VerdictsChanged, &r.SamplingOverride,
-			&r.ToolMeta, &r.ImportWarnings, &r.CodeHarness, &r.Overrides)
-		return r, err
-	})
-	if err != nil {
-		return c, fmt.Errorf("runs of comparison %d: %w", id, err)
-	}
-	return c, nil
 }
 
 // ComparisonSummary is one row of the comparisons list.

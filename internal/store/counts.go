@@ -217,21 +217,30 @@ func (s *Store) SetRunReadyIfSettled(ctx context.Context, runID int64) error {
 // ProblemCounts returns each run's counts on one problem of a comparison,
 // keyed by run id (runs without counts for it are absent).
 func (s *Store) ProblemCounts(ctx context.Context, comparisonID, problemID int64) (map[int64]Count, error) {
-	rows, err := s.db.Query(ctx, `SELECT rc.run_id, rc.n, rc.c FROM run_counts rc JOIN runs r ON r.id = rc.run_id
-		WHERE r.comparison_id = $1 AND rc.problem_id = $2`, comparisonID, problemID)
-	if err != nil {
-		return nil, fmt.Errorf("counts of problem %d in comparison %d: %w", problemID, comparisonID, err)
+	var out map[int64]Count
+	err := s.Batch(ctx, s.ProblemCountsInto(comparisonID, problemID, &out))
+	return out, err
+}
+
+// ProblemCountsInto queues ProblemCounts' query with out as the result.
+func (s *Store) ProblemCountsInto(comparisonID, problemID int64, out *map[int64]Count) Queued {
+	return func(b *pgx.Batch) {
+		b.Queue(`SELECT rc.run_id, rc.n, rc.c FROM run_counts rc JOIN runs r ON r.id = rc.run_id
+			WHERE r.comparison_id = $1 AND rc.problem_id = $2`, comparisonID, problemID).Query(func(rows pgx.Rows) error {
+			*out = map[int64]Count{}
+			for rows.Next() {
+				c := Count{ProblemID: problemID}
+				if err := rows.Scan(&c.RunID, &c.N, &c.C); err != nil {
+					return fmt.Errorf("counts of problem %d in comparison %d: %w", problemID, comparisonID, err)
+				}
+				(*out)[c.RunID] = c
+			}
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("counts of problem %d in comparison %d: %w", problemID, comparisonID, err)
+			}
+			return nil
+		})
 	}
-	defer rows.Close()
-	out := map[int64]Count{}
-	for rows.Next() {
-		c := Count{ProblemID: problemID}
-		if err := rows.Scan(&c.RunID, &c.N, &c.C); err != nil {
-			return nil, fmt.Errorf("counts of problem %d in comparison %d: %w", problemID, comparisonID, err)
-		}
-		out[c.RunID] = c
-	}
-	return out, rows.Err()
 }
 
 // PolicyScope is what a comparison's grading policy applies to: which of

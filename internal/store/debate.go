@@ -513,52 +513,68 @@ type SampleKey struct {
 // ReasoningForProblem returns the judge's verdicts, the people's labels and
 // the scores of every sample of a comparison's runs on one problem.
 func (s *Store) ReasoningForProblem(ctx context.Context, comparisonID, problemID int64) (map[SampleKey]Judgment, map[SampleKey]ReasoningLabel, map[SampleKey]Score, error) {
-	js, ls, ss := map[SampleKey]Judgment{}, map[SampleKey]ReasoningLabel{}, map[SampleKey]Score{}
-	rows, err := s.db.Query(ctx, `SELECT j.run_id, j.sample_index, COALESCE(j.verdict, ''), j.reason, j.error, j.judge_model, j.judged_at
-		FROM sample_judgments j JOIN runs r ON r.id = j.run_id WHERE r.comparison_id = $1 AND j.problem_id = $2`, comparisonID, problemID)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("judgments of problem %d: %w", problemID, err)
+	var r Reasoning
+	err := s.Batch(ctx, s.ReasoningInto(comparisonID, problemID, &r))
+	return r.Judgments, r.Labels, r.Scores, err
+}
+
+// Reasoning is what ReasoningForProblem returns, for ReasoningInto.
+type Reasoning struct {
+	Judgments map[SampleKey]Judgment
+	Labels    map[SampleKey]ReasoningLabel
+	Scores    map[SampleKey]Score
+}
+
+// ReasoningInto queues ReasoningForProblem's queries (three) with r as the
+// result.
+func (s *Store) ReasoningInto(comparisonID, problemID int64, r *Reasoning) Queued {
+	return func(b *pgx.Batch) {
+		*r = Reasoning{Judgments: map[SampleKey]Judgment{}, Labels: map[SampleKey]ReasoningLabel{}, Scores: map[SampleKey]Score{}}
+		b.Queue(`SELECT j.run_id, j.sample_index, COALESCE(j.verdict, ''), j.reason, j.error, j.judge_model, j.judged_at
+			FROM sample_judgments j JOIN runs r ON r.id = j.run_id WHERE r.comparison_id = $1 AND j.problem_id = $2`, comparisonID, problemID).
+			Query(func(rows pgx.Rows) error {
+				_, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
+					j := Judgment{ProblemID: problemID}
+					err := row.Scan(&j.RunID, &j.SampleIndex, &j.Verdict, &j.Reason, &j.Error, &j.JudgeModel, &j.JudgedAt)
+					r.Judgments[SampleKey{j.RunID, j.SampleIndex}] = j
+					return struct{}{}, err
+				})
+				if err != nil {
+					return fmt.Errorf("judgments of problem %d: %w", problemID, err)
+				}
+				return nil
+			})
+		b.Queue(`SELECT l.run_id, l.sample_index, l.label, l.note, COALESCE(l.user_id, 0), COALESCE(u.email, ''), l.updated_at
+			FROM sample_reasoning_labels l JOIN runs r ON r.id = l.run_id LEFT JOIN users u ON u.id = l.user_id
+			WHERE r.comparison_id = $1 AND l.problem_id = $2`, comparisonID, problemID).
+			Query(func(rows pgx.Rows) error {
+				_, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
+					l := ReasoningLabel{ComparisonID: comparisonID, ProblemID: problemID}
+					err := row.Scan(&l.RunID, &l.SampleIndex, &l.Label, &l.Note, &l.UserID, &l.UserEmail, &l.UpdatedAt)
+					r.Labels[SampleKey{l.RunID, l.SampleIndex}] = l
+					return struct{}{}, err
+				})
+				if err != nil {
+					return fmt.Errorf("reasoning labels of problem %d: %w", problemID, err)
+				}
+				return nil
+			})
+		b.Queue(`SELECT x.run_id, x.sample_index, x.scorer_model, x.method, x.tokens, COALESCE(x.sum_logprob, 0),
+				COALESCE(x.perplexity, 0), x.error
+			FROM sample_scores x JOIN runs r ON r.id = x.run_id WHERE r.comparison_id = $1 AND x.problem_id = $2`, comparisonID, problemID).
+			Query(func(rows pgx.Rows) error {
+				_, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (struct{}, error) {
+					x := Score{ProblemID: problemID}
+					err := row.Scan(&x.RunID, &x.SampleIndex, &x.ScorerModel, &x.Method, &x.Tokens, &x.SumLogprob, &x.Perplexity, &x.Error)
+					r.Scores[SampleKey{x.RunID, x.SampleIndex}] = x
+					return struct{}{}, err
+				})
+				if err != nil {
+					return fmt.Errorf("scores of problem %d: %w", problemID, err)
+				}
+				return nil
+			})
 	}
-	_, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (struct{}, error) {
-		j := Judgment{ProblemID: problemID}
-		err := r.Scan(&j.RunID, &j.SampleIndex, &j.Verdict, &j.Reason, &j.Error, &j.JudgeModel, &j.JudgedAt)
-		js[SampleKey{j.RunID, j.SampleIndex}] = j
-		return struct{}{}, err
-	})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("judgments of problem %d: %w", problemID, err)
-	}
-	rows, err = s.db.Query(ctx, `SELECT l.run_id, l.sample_index, l.label, l.note, COALESCE(l.user_id, 0), COALESCE(u.email, ''), l.updated_at
-		FROM sample_reasoning_labels l JOIN runs r ON r.id = l.run_id LEFT JOIN users u ON u.id = l.user_id
-		WHERE r.comparison_id = $1 AND l.problem_id = $2`, comparisonID, problemID)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("reasoning labels of problem %d: %w", problemID, err)
-	}
-	_, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (struct{}, error) {
-		l := ReasoningLabel{ComparisonID: comparisonID, ProblemID: problemID}
-		err := r.Scan(&l.RunID, &l.SampleIndex, &l.Label, &l.Note, &l.UserID, &l.UserEmail, &l.UpdatedAt)
-		ls[SampleKey{l.RunID, l.SampleIndex}] = l
-		return struct{}{}, err
-	})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("reasoning labels of problem %d: %w", problemID, err)
-	}
-	rows, err = s.db.Query(ctx, `SELECT x.run_id, x.sample_index, x.scorer_model, x.method, x.tokens, COALESCE(x.sum_logprob, 0),
-			COALESCE(x.perplexity, 0), x.error
-		FROM sample_scores x JOIN runs r ON r.id = x.run_id WHERE r.comparison_id = $1 AND x.problem_id = $2`, comparisonID, problemID)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("scores of problem %d: %w", problemID, err)
-	}
-	_, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (struct{}, error) {
-		x := Score{ProblemID: problemID}
-		err := r.Scan(&x.RunID, &x.SampleIndex, &x.ScorerModel, &x.Method, &x.Tokens, &x.SumLogprob, &x.Perplexity, &x.Error)
-		ss[SampleKey{x.RunID, x.SampleIndex}] = x
-		return struct{}{}, err
-	})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("scores of problem %d: %w", problemID, err)
-	}
-	return js, ls, ss, nil
 }
 
 // PerplexityGroup is the perplexities of one run's scored samples that are

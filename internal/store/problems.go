@@ -245,18 +245,27 @@ func scanProblem(row pgx.CollectableRow) (Problem, error) {
 
 // GetProblem returns one problem with its text, or ErrNotFound.
 func (s *Store) GetProblem(ctx context.Context, id int64) (Problem, error) {
-	rows, err := s.db.Query(ctx, `SELECT id, dataset_id, idx, key, statement, reference, subject, level, kind, extra FROM problems WHERE id = $1`, id)
-	if err != nil {
-		return Problem{}, fmt.Errorf("problem %d: %w", id, err)
+	var p Problem
+	err := s.Batch(ctx, s.ProblemInto(id, &p))
+	return p, err
+}
+
+// ProblemInto queues GetProblem's query with p as the result.
+func (s *Store) ProblemInto(id int64, p *Problem) Queued {
+	return func(b *pgx.Batch) {
+		b.Queue(`SELECT id, dataset_id, idx, key, statement, reference, subject, level, kind, extra FROM problems WHERE id = $1`, id).
+			Query(func(rows pgx.Rows) error {
+				var err error
+				*p, err = pgx.CollectExactlyOneRow(rows, scanProblem)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return fmt.Errorf("problem %d: %w", id, ErrNotFound)
+				}
+				if err != nil {
+					return fmt.Errorf("problem %d: %w", id, err)
+				}
+				return nil
+			})
 	}
-	p, err := pgx.CollectExactlyOneRow(rows, scanProblem)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return p, fmt.Errorf("problem %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return p, fmt.Errorf("problem %d: %w", id, err)
-	}
-	return p, nil
 }
 
 // DatasetKinds returns the distinct problem kinds of a dataset ("math",

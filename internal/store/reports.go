@@ -13,12 +13,24 @@ import (
 // change to the comparison's counts, quality figures, statistics, runs,
 // fields or problems. One index-only lookup.
 func (s *Store) ReportVersion(ctx context.Context, comparisonID int64) (string, error) {
-	var n, last int64
-	err := s.db.QueryRow(ctx, `SELECT count(*), COALESCE(max(id), 0) FROM report_changes WHERE comparison_id = $1`, comparisonID).Scan(&n, &last)
-	if err != nil {
-		return "", fmt.Errorf("report version of comparison %d: %w", comparisonID, err)
+	var v string
+	err := s.Batch(ctx, s.ReportVersionInto(comparisonID, &v))
+	return v, err
+}
+
+// ReportVersionInto queues ReportVersion's query with v as the result.
+func (s *Store) ReportVersionInto(comparisonID int64, v *string) Queued {
+	return func(b *pgx.Batch) {
+		b.Queue(`SELECT count(*), COALESCE(max(id), 0) FROM report_changes WHERE comparison_id = $1`, comparisonID).
+			QueryRow(func(row pgx.Row) error {
+				var n, last int64
+				if err := row.Scan(&n, &last); err != nil {
+					return fmt.Errorf("report version of comparison %d: %w", comparisonID, err)
+				}
+				*v = fmt.Sprintf("%d.%d", n, last)
+				return nil
+			})
 	}
-	return fmt.Sprintf("%d.%d", n, last), nil
 }
 
 // StoredReport is a computed report as kept in Postgres.

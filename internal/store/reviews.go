@@ -58,22 +58,31 @@ func (s *Store) AddAudit(ctx context.Context, e AuditEntry) error {
 
 // Audit returns a comparison's changes, newest first; problemID 0 means all.
 func (s *Store) Audit(ctx context.Context, comparisonID, problemID int64) ([]AuditEntry, error) {
-	rows, err := s.db.Query(ctx, `SELECT a.id, a.at, COALESCE(a.user_id, 0), COALESCE(u.email, ''), COALESCE(a.comparison_id, 0),
-			COALESCE(a.problem_id, 0), a.action, a.target, a.old_value, a.new_value, a.note
-		FROM audit_log a LEFT JOIN users u ON u.id = a.user_id
-		WHERE a.comparison_id = $1 AND ($2 = 0 OR a.problem_id = $2) ORDER BY a.id DESC LIMIT 1000`, comparisonID, problemID)
-	if err != nil {
-		return nil, fmt.Errorf("audit log of comparison %d: %w", comparisonID, err)
+	var out []AuditEntry
+	err := s.Batch(ctx, s.AuditInto(comparisonID, problemID, &out))
+	return out, err
+}
+
+// AuditInto queues Audit's query with out as the result.
+func (s *Store) AuditInto(comparisonID, problemID int64, out *[]AuditEntry) Queued {
+	return func(b *pgx.Batch) {
+		b.Queue(`SELECT a.id, a.at, COALESCE(a.user_id, 0), COALESCE(u.email, ''), COALESCE(a.comparison_id, 0),
+				COALESCE(a.problem_id, 0), a.action, a.target, a.old_value, a.new_value, a.note
+			FROM audit_log a LEFT JOIN users u ON u.id = a.user_id
+			WHERE a.comparison_id = $1 AND ($2 = 0 OR a.problem_id = $2) ORDER BY a.id DESC LIMIT 1000`, comparisonID, problemID).
+			Query(func(rows pgx.Rows) error {
+				var err error
+				*out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditEntry, error) {
+					var e AuditEntry
+					err := r.Scan(&e.ID, &e.At, &e.UserID, &e.UserEmail, &e.ComparisonID, &e.ProblemID, &e.Action, &e.Target, &e.Old, &e.New, &e.Note)
+					return e, err
+				})
+				if err != nil {
+					return fmt.Errorf("audit log of comparison %d: %w", comparisonID, err)
+				}
+				return nil
+			})
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditEntry, error) {
-		var e AuditEntry
-		err := r.Scan(&e.ID, &e.At, &e.UserID, &e.UserEmail, &e.ComparisonID, &e.ProblemID, &e.Action, &e.Target, &e.Old, &e.New, &e.Note)
-		return e, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("audit log of comparison %d: %w", comparisonID, err)
-	}
-	return out, nil
 }
 
 // SetReview records a verdict on a problem (replacing an earlier one) and
@@ -100,24 +109,31 @@ func (s *Store) SetReview(ctx context.Context, r Review) error {
 
 // Reviews returns a comparison's reviews by problem id.
 func (s *Store) Reviews(ctx context.Context, comparisonID int64) (map[int64]Review, error) {
-	rows, err := s.db.Query(ctx, `SELECT r.problem_id, r.verdict, r.note, COALESCE(r.reviewer_id, 0), COALESCE(u.email, ''), r.updated_at
-		FROM problem_reviews r LEFT JOIN users u ON u.id = r.reviewer_id WHERE r.comparison_id = $1`, comparisonID)
-	if err != nil {
-		return nil, fmt.Errorf("reviews of comparison %d: %w", comparisonID, err)
+	var out map[int64]Review
+	err := s.Batch(ctx, s.ReviewsInto(comparisonID, &out))
+	return out, err
+}
+
+// ReviewsInto queues Reviews' query with out as the result.
+func (s *Store) ReviewsInto(comparisonID int64, out *map[int64]Review) Queued {
+	return func(b *pgx.Batch) {
+		b.Queue(`SELECT r.problem_id, r.verdict, r.note, COALESCE(r.reviewer_id, 0), COALESCE(u.email, ''), r.updated_at
+			FROM problem_reviews r LEFT JOIN users u ON u.id = r.reviewer_id WHERE r.comparison_id = $1`, comparisonID).
+			Query(func(rows pgx.Rows) error {
+				*out = map[int64]Review{}
+				for rows.Next() {
+					r := Review{ComparisonID: comparisonID}
+					if err := rows.Scan(&r.ProblemID, &r.Verdict, &r.Note, &r.ReviewerID, &r.ReviewerEmail, &r.UpdatedAt); err != nil {
+						return fmt.Errorf("reviews of comparison %d: %w", comparisonID, err)
+					}
+					(*out)[r.ProblemID] = r
+				}
+				if err := rows.Err(); err != nil {
+					return fmt.Errorf("reviews of comparison %d: %w", comparisonID, err)
+				}
+				return nil
+			})
 	}
-	defer rows.Close()
-	out := map[int64]Review{}
-	for rows.Next() {
-		r := Review{ComparisonID: comparisonID}
-		if err := rows.Scan(&r.ProblemID, &r.Verdict, &r.Note, &r.ReviewerID, &r.ReviewerEmail, &r.UpdatedAt); err != nil {
-			return nil, fmt.Errorf("reviews of comparison %d: %w", comparisonID, err)
-		}
-		out[r.ProblemID] = r
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reviews of comparison %d: %w", comparisonID, err)
-	}
-	return out, nil
 }
 
 // SampleOverride is a reviewer's change of one sample's verdict.

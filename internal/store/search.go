@@ -171,17 +171,26 @@ type AnswerCount struct {
 // answer, as of the runs' last aggregation (AggregateRun, which every
 // change of verdicts ends with): a few rows of run_answers, whatever n.
 func (s *Store) AnswerCounts(ctx context.Context, comparisonID, problemID int64) ([]AnswerCount, error) {
-	rows, err := s.db.Query(ctx, `SELECT a.run_id, a.answer, a.n, a.correct, a.fallback, a.truncated
-		FROM run_answers a JOIN runs r ON r.id = a.run_id WHERE r.comparison_id = $1 AND a.problem_id = $2`, comparisonID, problemID)
-	if err != nil {
-		return nil, fmt.Errorf("answers on problem %d: %w", problemID, err)
+	var out []AnswerCount
+	err := s.Batch(ctx, s.AnswerCountsInto(comparisonID, problemID, &out))
+	return out, err
+}
+
+// AnswerCountsInto queues AnswerCounts' query with out as the result.
+func (s *Store) AnswerCountsInto(comparisonID, problemID int64, out *[]AnswerCount) Queued {
+	return func(b *pgx.Batch) {
+		b.Queue(`SELECT a.run_id, a.answer, a.n, a.correct, a.fallback, a.truncated
+			FROM run_answers a JOIN runs r ON r.id = a.run_id WHERE r.comparison_id = $1 AND a.problem_id = $2`, comparisonID, problemID).
+			Query(func(rows pgx.Rows) error {
+				var err error
+				*out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (AnswerCount, error) {
+					var a AnswerCount
+					return a, row.Scan(&a.RunID, &a.Answer, &a.N, &a.Correct, &a.Fallback, &a.Truncated)
+				})
+				if err != nil {
+					return fmt.Errorf("answers on problem %d: %w", problemID, err)
+				}
+				return nil
+			})
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (AnswerCount, error) {
-		var a AnswerCount
-		return a, row.Scan(&a.RunID, &a.Answer, &a.N, &a.Correct, &a.Fallback, &a.Truncated)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("answers on problem %d: %w", problemID, err)
-	}
-	return out, nil
 }
