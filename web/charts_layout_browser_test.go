@@ -1,8 +1,11 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/png"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,18 +94,38 @@ func (b *browser) chartLayouts(t *testing.T) []pageChart {
 	})`)
 }
 
-// screenshotOf saves the element sel as name.png under $REACH_SCREENSHOTS.
+// screenshotOf saves the element sel, scrolled into the viewport, as
+// name.png under $REACH_SCREENSHOTS. It crops a viewport capture: a capture
+// beyond the viewport (chromedp.Screenshot) showed canvases from stale
+// frames, drawn at another size than the chart's.
 func (b *browser) screenshotOf(t *testing.T, sel, name string) {
 	t.Helper()
 	dir := os.Getenv("REACH_SCREENSHOTS")
 	if dir == "" {
 		return
 	}
-	png, err := chromedp.Run(b.ctx, chromedp.Screenshot(chromedp.CSS(sel)))
+	r := eval[[]float64](t, b, fmt.Sprintf(`(() => { const el = document.querySelector(%q); el.scrollIntoView({block: "start"});
+		const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, Math.min(r.bottom, innerHeight)]; })()`, sel))
+	b.settle(t)
+	shot, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+	img, err := png.Decode(bytes.NewReader(shot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, ok := img.(interface {
+		SubImage(image.Rectangle) image.Image
+	})
+	if !ok || len(r) != 4 {
+		t.Fatalf("screenshot %s: cannot crop", name)
+	}
+	var out bytes.Buffer
+	if err := png.Encode(&out, sub.SubImage(image.Rect(int(r[0]), int(r[1]), int(r[2]), int(r[3])))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), out.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -166,7 +189,8 @@ func TestBrowserManyModelCharts(t *testing.T) {
 		}
 		if n == 6 {
 			b.screenshotOf(t, "#crossover-chart", "six-model-crossover")
-			b.screenshot(t, "six-model-comparison-page")
+			b.screenshotOf(t, "#subjects", "six-model-subjects")
+			b.screenshotOf(t, "#histogram-chart", "six-model-histogram")
 		}
 		// Click the legend entries as a reader does.
 		for _, name := range []string{charts.BandsLegend, models[0]} {
