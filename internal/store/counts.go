@@ -30,6 +30,16 @@ func (s *Store) InsertCounts(ctx context.Context, cs []Count) error {
 	return nil
 }
 
+// AnalyzeSamples refreshes the planner's statistics of the samples table
+// and the per-run tables derived from it (ANALYZE reads a fixed-size sample
+// of rows, so it takes about a second whatever the table's size).
+func (s *Store) AnalyzeSamples(ctx context.Context) error {
+	if _, err := s.db.Exec(ctx, `ANALYZE samples, run_counts, run_answers`); err != nil {
+		return fmt.Errorf("analyze samples: %w", err)
+	}
+	return nil
+}
+
 // AggregateRun recomputes a run's per-problem counts from its verified
 // samples under its comparison's grading policy. Samples still pending
 // count towards n but not c; callers aggregate after verification.
