@@ -2,12 +2,16 @@ package markdown
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"html"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/maypok86/otter/v2"
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -68,7 +72,48 @@ var (
 // line (between before and after; none when line is "") inside
 // <mark class="answer-line">. The text is before+line+after. An error
 // comes only from goldmark; callers then show the text unrendered.
+//
+// Renders are remembered (up to renderCacheBytes of HTML, keyed by a hash
+// of the three parts): a problem page shows the same 32 completions to
+// everyone who opens it, and rendering is 1–2 ms each.
 func Completion(before, line, after string) (string, error) {
+	key := renderKey(before, line, after)
+	if html, ok := renders.GetIfPresent(key); ok {
+		return html, nil
+	}
+	html, err := render(before, line, after)
+	if err != nil {
+		return "", err
+	}
+	renders.Set(key, html)
+	return html, nil
+}
+
+// renderCacheBytes bounds the remembered renders' HTML.
+const renderCacheBytes = 32 << 20
+
+var renders = otter.Must(&otter.Options[[sha256.Size]byte, string]{
+	MaximumWeight: renderCacheBytes,
+	Weigher:       func(_ [sha256.Size]byte, html string) uint32 { return uint32(min(len(html)+64, math.MaxUint32)) },
+})
+
+// renderKey hashes the parts with their lengths, so that no two different
+// splits of one text share a key.
+func renderKey(before, line, after string) [sha256.Size]byte {
+	h := sha256.New()
+	var n [8]byte
+	for _, s := range []string{before, line, after} {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	return k
+}
+
+// render is Completion without the cache.
+func render(before, line, after string) (string, error) {
 	before, line, after = stripMarkers.Replace(before), stripMarkers.Replace(line), stripMarkers.Replace(after)
 	src := before
 	if line != "" {

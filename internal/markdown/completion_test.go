@@ -117,15 +117,53 @@ func TestCompletionHostile(t *testing.T) {
 	}
 }
 
-// BenchmarkCompletion renders a typical 5 KB completion; the problem page
-// renders up to 32.
+// BenchmarkCompletion renders a typical 5 KB completion (not remembered);
+// the problem page renders up to 32.
 func BenchmarkCompletion(b *testing.B) {
-	para := "We compute $x_1 + x_2 = \\frac{3}{4}$ and **check** it: $$\\sum_{i=1}^n i = \\frac{n(n+1)}{2}$$\n\n"
-	src := strings.Repeat(para, 5000/len(para))
+	src := benchText()
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		if _, err := render(src, "So the answer is $\\boxed{2}$.", ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompletionRemembered is the same completion shown again.
+func BenchmarkCompletionRemembered(b *testing.B) {
+	src := benchText()
 	b.SetBytes(int64(len(src)))
 	for b.Loop() {
 		if _, err := Completion(src, "So the answer is $\\boxed{2}$.", ""); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func benchText() string {
+	para := "We compute $x_1 + x_2 = \\frac{3}{4}$ and **check** it: $$\\sum_{i=1}^n i = \\frac{n(n+1)}{2}$$\n\n"
+	return strings.Repeat(para, 5000/len(para))
+}
+
+// A remembered render is the render of the same parts; the same text split
+// at another answer line is a different render.
+func TestCompletionRemembered(t *testing.T) {
+	text := "Step one.\n\nSo the answer is $\\boxed{2}$.\n\nDone."
+	for range 2 {
+		got, err := Completion("Step one.\n\n", "So the answer is $\\boxed{2}$.", "\n\nDone.")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := render("Step one.\n\n", "So the answer is $\\boxed{2}$.", "\n\nDone.")
+		if got != want || !strings.Contains(got, "answer-line") {
+			t.Fatalf("remembered %q, rendered %q", got, want)
+		}
+	}
+	plain, err := Completion(text, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain, "answer-line") {
+		t.Errorf("the text without an answer line came back marked (a remembered render of another split): %q", plain)
 	}
 }
