@@ -178,7 +178,7 @@ func TestBrowserCollectionColours(t *testing.T) {
 	b.open(t, fmt.Sprintf("%s/collections/%d", a.url, kid))
 	b.waitChart(t, "#overlay-chart")
 	b.settle(t)
-	b.screenshot(t, "collection-page")
+	b.screenshot(t, "collection-colours")
 	got := eval[[]curve](t, b, curvesJS("#overlay-chart"))
 	if len(got) != 10 {
 		t.Fatalf("%d overlay curves, want 3 + 4 + 3: %v", len(got), got)

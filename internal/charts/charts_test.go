@@ -113,8 +113,8 @@ func TestCrossoverOption(t *testing.T) {
 		t.Errorf("x axis = %v, want log base 2 from 1 to 128", x)
 	}
 	y := dig(t, o, "yAxis", 0).(map[string]any)
-	if y["min"] != 60.0 || y["max"] != 100.0 {
-		t.Errorf("y axis %v–%v, want 60–100 (lowest value 60%% rounded down to 10)", y["min"], y["max"])
+	if y["min"] != 50.0 || y["max"] != 100.0 {
+		t.Errorf("y axis %v–%v, want 50–100 (lowest value 60%%, less 1, rounded down to 10)", y["min"], y["max"])
 	}
 	ml := dig(t, series, 0, "markLine", "data", 0).(map[string]any)
 	if ml["xAxis"] != 16.0 || ml["name"] != "k* ≈ 16" {
@@ -154,8 +154,8 @@ func TestCrossoverWithoutK(t *testing.T) {
 	if _, ok := dig(t, o, "series", 0).(map[string]any)["markLine"]; ok {
 		t.Error("mark line drawn without a crossover k")
 	}
-	if y := dig(t, o, "yAxis", 0, "min"); y != 20.0 {
-		t.Errorf("y min = %v, want 20", y)
+	if y := dig(t, o, "yAxis", 0, "min"); y != 10.0 {
+		t.Errorf("y min = %v, want 10 (the lowest value 20 is not drawn on the axis)", y)
 	}
 	if h := string(s.HTML); !strings.Contains(h, `renderer: "svg"`) || !strings.Contains(h, "height:300px") {
 		t.Errorf("renderer or height not applied:\n%.400s", h)

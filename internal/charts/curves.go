@@ -300,7 +300,8 @@ func intsToFloats(ks []int) []float64 {
 
 // percentFloor is the y-axis minimum for curves in percent: the lowest value (or lower bound)
 // rounded down to a multiple of 10, so curves that all sit high (pass@k at large k) are not
-// squeezed into the top of a 0–100 axis.
+// squeezed into the top of a 0–100 axis, and at least 1 point below it, so a curve at exactly
+// 50% is not drawn on the x axis itself (a collection screenshot lost two such curves).
 func percentFloor(cs []curve) float64 {
 	lowest := 100.0
 	for _, c := range cs {
@@ -311,5 +312,5 @@ func percentFloor(cs []curve) float64 {
 			}
 		}
 	}
-	return math.Max(0, math.Floor(lowest/10)*10)
+	return math.Max(0, math.Floor((lowest-1)/10)*10)
 }
