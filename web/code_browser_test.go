@@ -193,5 +193,14 @@ func TestBrowserReverifyCode(t *testing.T) {
 	if tags := eval[int](t, b, fmt.Sprintf(`document.querySelectorAll(%q + " pre.detail *").length`, sel)); tags != 0 {
 		t.Errorf("the detail holds %d HTML elements: model output must be text", tags)
 	}
+	// A program has no final answer: no answer table (it put every program
+	// in one "no answer" row marked correct) and no "no answer" tags.
+	if got := eval[[]int](t, b, `[document.querySelectorAll("#answers").length, document.querySelectorAll(".no-answer").length]`); got[0] != 0 || got[1] != 0 {
+		t.Errorf("code problem page: %d answer tables, %d \"no answer\" tags; want none", got[0], got[1])
+	}
+	b.open(t, base)
+	if q := eval[string](t, b, `Array.from(document.querySelectorAll("#headline td.quality")).map(e => e.innerText).join(" | ")`); strings.Contains(q, "no answer") || !strings.Contains(q, "without code to run") {
+		t.Errorf("code comparison's verdict notes %q: want \"without code to run\", not \"no answer\"", q)
+	}
 	b.checkConsole(t)
 }

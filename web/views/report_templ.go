@@ -923,7 +923,7 @@ func ReportPage(v ReportView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if q := qualityText(m); q != "" {
+				if q := qualityText(m, v.Code.Problems > 0 && v.Code.Problems >= v.R.Problems); q != "" {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "· ")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err

@@ -247,7 +247,10 @@ func warningsBox(ws []analysis.Warning, action func(*analysis.WarningAction) tem
 
 // qualityText sums up how a model's samples were graded and what doubts
 // they carry, for the headline table.
-func qualityText(m analysis.ModelReport) string {
+// qualityText is a model's verdict-quality line; code says every problem is
+// a code problem, where a sample without an answer is one without a
+// program to run (an empty completion, or no code in it).
+func qualityText(m analysis.ModelReport, code bool) string {
 	var parts []string
 	if m.GradingPolicy != "" && m.GradingPolicy != "file" {
 		parts = append(parts, m.GradingPolicy+" grading")
@@ -258,8 +261,12 @@ func qualityText(m analysis.ModelReport) string {
 		}
 		return strings.Join(parts, " · ")
 	}
-	parts = append(parts, fmt.Sprintf("%d truncated", *m.Truncated), fmt.Sprintf("%d by fallback", *m.FallbackGraded),
-		fmt.Sprintf("%d no answer", *m.NoAnswer))
+	if code {
+		parts = append(parts, fmt.Sprintf("%d truncated", *m.Truncated), fmt.Sprintf("%d without code to run", *m.NoAnswer))
+	} else {
+		parts = append(parts, fmt.Sprintf("%d truncated", *m.Truncated), fmt.Sprintf("%d by fallback", *m.FallbackGraded),
+			fmt.Sprintf("%d no answer", *m.NoAnswer))
+	}
 	if m.DistinctTexts != nil && m.RepeatedTextProblems != nil && *m.RepeatedTextProblems > 0 {
 		parts = append(parts, fmt.Sprintf("fewest distinct texts: %d of %d (%s)", *m.DistinctTexts, m.DistinctTextsN, m.DistinctTextsProblem))
 	}
@@ -292,7 +299,7 @@ func budgetNote(p analysis.PairReport) templ.Component {
 			var templ_7745c5c3_Var13 string
 			templ_7745c5c3_Var13, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(eb.BaseMore)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 91, Col: 76}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 98, Col: 76}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var13)
 			if templ_7745c5c3_Err != nil {
@@ -305,7 +312,7 @@ func budgetNote(p analysis.PairReport) templ.Component {
 			var templ_7745c5c3_Var14 string
 			templ_7745c5c3_Var14, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(eb.OtherMore)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 91, Col: 121}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 98, Col: 121}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var14)
 			if templ_7745c5c3_Err != nil {
@@ -318,7 +325,7 @@ func budgetNote(p analysis.PairReport) templ.Component {
 			var templ_7745c5c3_Var15 string
 			templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(plural(eb.BaseMore+eb.OtherMore, "problem", "problems"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 92, Col: 78}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 99, Col: 78}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 			if templ_7745c5c3_Err != nil {
@@ -331,7 +338,7 @@ func budgetNote(p analysis.PairReport) templ.Component {
 			var templ_7745c5c3_Var16 string
 			templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("%.1f", eb.Both))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 93, Col: 99}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 100, Col: 99}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 			if templ_7745c5c3_Err != nil {
@@ -344,7 +351,7 @@ func budgetNote(p analysis.PairReport) templ.Component {
 			var templ_7745c5c3_Var17 string
 			templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("%.1f", eb.BaseOnly))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 93, Col: 147}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 100, Col: 147}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 			if templ_7745c5c3_Err != nil {
@@ -357,7 +364,7 @@ func budgetNote(p analysis.PairReport) templ.Component {
 			var templ_7745c5c3_Var18 string
 			templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(p.Other)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 94, Col: 12}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 101, Col: 12}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
 			if templ_7745c5c3_Err != nil {
@@ -370,7 +377,7 @@ func budgetNote(p analysis.PairReport) templ.Component {
 			var templ_7745c5c3_Var19 string
 			templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("%.1f", eb.OtherOnly))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 94, Col: 55}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 101, Col: 55}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var19))
 			if templ_7745c5c3_Err != nil {
@@ -383,7 +390,7 @@ func budgetNote(p analysis.PairReport) templ.Component {
 			var templ_7745c5c3_Var20 string
 			templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("%.1f", eb.Neither))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 94, Col: 100}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 101, Col: 100}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var20))
 			if templ_7745c5c3_Err != nil {
