@@ -1099,14 +1099,14 @@ func ReportPage(v ReportView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 77, "</p><p class=\"hint\">pass@k is the unbiased estimator 1 − C(n−c,k)/C(n,k) (Chen et al. 2021) averaged over problems. k* is the k from which the base model's curve is ahead of the other model's and stays ahead through k max (interpolated on log₂ k); curves that only meet or are equal (both 100%, say) do not cross. ΔSE = pass@")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 77, "</p><p class=\"hint\">pass@k is the unbiased estimator 1 − C(n−c,k)/C(n,k) (Chen et al. 2021) averaged over problems. k* is the k from which the base model's curve is ahead of the other model's and never behind again through k max (interpolated on log₂ k; \"equal from k = …\" when they end equal, both at 100%, say); curves that only meet, without the base model ever ahead, do not cross. ΔSE = pass@")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var45 string
 			templ_7745c5c3_Var45, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(v.R.Pairs[0].DeltaSEK))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `report.templ`, Line: 397, Col: 224}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `report.templ`, Line: 397, Col: 298}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var45))
 			if templ_7745c5c3_Err != nil {
