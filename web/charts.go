@@ -94,7 +94,20 @@ func reportCharts(id int64, rep *analysis.Report, opt analysis.Options, pair int
 	if opt.Biased && rep.Pairs[0].CrossoverBiased != nil {
 		in.Title, cr = "pass@k, biased estimator 1 − (1 − c/n)^k", *rep.Pairs[0].CrossoverBiased
 	}
-	if cr.Found && cr.K > 1 {
+	switch {
+	case len(rep.Pairs) > 1:
+		// One k* line per pair, named by its model: a single line would say
+		// nothing of which pair it is.
+		for i, p := range rep.Pairs {
+			pc := p.Crossover
+			if opt.Biased && p.CrossoverBiased != nil {
+				pc = *p.CrossoverBiased
+			}
+			if pc.Found && pc.K > 1 {
+				in.Crossovers = append(in.Crossovers, charts.CrossoverLine{K: pc.K, Label: fmt.Sprintf("k* ≈ %.1f %s", pc.K, p.Other), Series: i + 1})
+			}
+		}
+	case cr.Found && cr.K > 1:
 		in.CrossoverK, in.CrossoverLabel = cr.K, cr.Label
 	}
 	cross, err := charts.Crossover(prefix, in)

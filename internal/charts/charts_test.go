@@ -544,3 +544,43 @@ func TestManyCurvesLegend(t *testing.T) {
 		}
 	}
 }
+
+// With more than two models each pair's k* line hangs on its model's
+// series, labelled with the model; a line of a series that is not there is
+// an error.
+func TestCrossoverLinePerPair(t *testing.T) {
+	ks := powersOf2(16)
+	mk := func(name string, v ...float64) CurveSeries { return CurveSeries{Name: name, Ks: ks, Values: v} }
+	in := CrossoverInput{Series: []CurveSeries{mk("SFT", .5, .6, .7, .8, .9), mk("ckpt-100", .6, .65, .7, .75, .8), mk("ckpt-300", .6, .7, .75, .78, .85)},
+		Crossovers: []CrossoverLine{{K: 3.2, Label: "k* ≈ 3.2 ckpt-100", Series: 1}, {K: 5, Label: "k* ≈ 5 ckpt-300", Series: 2}}}
+	s, err := Crossover("pairs", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := option(t, s)["series"].([]any)
+	byName := map[string]map[string]any{}
+	for _, x := range series {
+		m := x.(map[string]any)
+		if id, _ := m["id"].(string); strings.HasPrefix(id, "curve") {
+			byName[m["name"].(string)] = m
+		}
+	}
+	if _, ok := byName["SFT"]["markLine"]; ok {
+		t.Error("the base model's series carries a k* line")
+	}
+	for name, want := range map[string][2]any{"ckpt-100": {3.2, "k* ≈ 3.2 ckpt-100"}, "ckpt-300": {5.0, "k* ≈ 5 ckpt-300"}} {
+		ml, ok := byName[name]["markLine"].(map[string]any)
+		if !ok {
+			t.Errorf("%s has no k* line", name)
+			continue
+		}
+		d := ml["data"].([]any)[0].(map[string]any)
+		if d["xAxis"] != want[0] || d["name"] != want[1] {
+			t.Errorf("%s k* line %v, want %v", name, d, want)
+		}
+	}
+	in.Crossovers = []CrossoverLine{{K: 2, Series: 3}}
+	if _, err := Crossover("pairs", in); err == nil {
+		t.Error("a k* line on series 3 of 3 was accepted")
+	}
+}

@@ -38,7 +38,19 @@ type CrossoverInput struct {
 	CrossoverK float64
 	// CrossoverLabel is the text at the top of the vertical line, e.g. "k* ≈ 45".
 	CrossoverLabel string
+	// Crossovers are further k* lines, one per base-vs-model pair of a comparison with more
+	// than two models (then CrossoverK is left 0): each hangs on its model's series, so
+	// hiding the model in the legend hides its line, and its label names the model.
+	Crossovers []CrossoverLine
 	Options
+}
+
+// CrossoverLine is one pair's k* line: K in [1, k max], Label its text, Series the index
+// in Series of the pair's non-base model.
+type CrossoverLine struct {
+	K      float64
+	Label  string
+	Series int
 }
 
 // Crossover draws pass@k in percent (y) against k on a base-2 log axis (x: ticks 1, 2, 4, …),
@@ -68,7 +80,16 @@ func Crossover(id string, in CrossoverInput) (Snippet, error) {
 		if math.IsNaN(in.CrossoverK) || in.CrossoverK < 1 || in.CrossoverK > kmax {
 			return Snippet{}, fmt.Errorf("crossover chart: crossover k %v outside [1, %v]", in.CrossoverK, kmax)
 		}
-		sp.vLine = &mark{x: in.CrossoverK, label: in.CrossoverLabel}
+		sp.vLines = append(sp.vLines, mark{x: in.CrossoverK, label: in.CrossoverLabel})
+	}
+	for _, l := range in.Crossovers {
+		if math.IsNaN(l.K) || l.K < 1 || l.K > kmax {
+			return Snippet{}, fmt.Errorf("crossover chart: crossover k %v outside [1, %v]", l.K, kmax)
+		}
+		if l.Series < 0 || l.Series >= len(cs) {
+			return Snippet{}, fmt.Errorf("crossover chart: crossover line of series %d of %d", l.Series, len(cs))
+		}
+		sp.vLines = append(sp.vLines, mark{x: l.K, label: l.Label, series: l.Series})
 	}
 	return buildCurves(fullID, sp)
 }

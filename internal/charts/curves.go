@@ -34,13 +34,14 @@ type curveSpec struct {
 	unit        string  // appended to values in the tooltip ("%", " pp")
 	tipHeader   string  // before the x value in the tooltip ("k = ")
 	curves      []curve // in legend order
-	vLine       *mark   // vertical line at x
+	vLines      []mark  // vertical lines at x, each on its series
 	zeroLine    bool    // horizontal line at y = 0
 }
 
 type mark struct {
-	x     float64
-	label string
+	x      float64
+	label  string
+	series int // the series it hangs on (hidden with it)
 }
 
 // BandsLegend is the legend entry that shows and hides the 95% bands of a curve chart. The
@@ -121,9 +122,15 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 			LineStyle: &opts.LineStyle{Width: 2, Color: col, Type: lineType},
 		}
 		extra := map[string]any{"z": 3}
-		if i == 0 && sp.vLine != nil {
+		var lines []any
+		for _, m := range sp.vLines {
+			if m.series == i {
+				lines = append(lines, map[string]any{"xAxis": m.x, "name": m.label})
+			}
+		}
+		if len(lines) > 0 {
 			main.MarkLines = &opts.MarkLines{
-				Data: []any{map[string]any{"xAxis": sp.vLine.x, "name": sp.vLine.label}},
+				Data: lines,
 				MarkLineStyle: opts.MarkLineStyle{
 					Symbol:    []string{"none", "none"},
 					LineStyle: &opts.LineStyle{Color: "#444", Type: "dashed", Width: 1.5},
