@@ -54,6 +54,12 @@ func (s *Server) saveNotes(w http.ResponseWriter, r *http.Request) {
 	if !ok || !s.parseForm(w, r) {
 		return
 	}
+	if _, ok := r.PostForm["body"]; !ok {
+		// A client that misnames the field must not wipe the notes: an empty
+		// note is saved only from an explicit, empty body field.
+		http.Error(w, "the form has no body field: send the notes as body (an empty body deletes them)", http.StatusBadRequest)
+		return
+	}
 	// Browsers send CRLF from a textarea; store what people typed.
 	body := strings.ReplaceAll(r.PostForm.Get("body"), "\r\n", "\n")
 	if strings.TrimSpace(body) == "" {

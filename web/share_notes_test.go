@@ -158,6 +158,13 @@ func TestComparisonNotes(t *testing.T) {
 	if err != nil || n.Body != hostile || n.UpdatedBy != f.acc["editor"].ID {
 		t.Fatalf("stored note %+v (%v): want the text as typed (LF line ends), by the editor", n, err)
 	}
+	// A form without the body field (a client's typo) is refused, not read as "delete".
+	if code, _, body := f.send("editor", notes, url.Values{"text": {"typo"}}); code != 400 || !strings.Contains(body, "no body field") {
+		t.Errorf("notes form without body: HTTP %d %q, want 400", code, body)
+	}
+	if n, _ := f.srv.st.GetNote(ctx, f.cid); n.Body != hostile {
+		t.Error("a form without a body field changed the notes")
+	}
 	if code, _, _ := f.send("viewer", notes, url.Values{"body": {"mine"}}); code != 403 {
 		t.Errorf("save notes as viewer: HTTP %d, want 403", code)
 	}
