@@ -7,6 +7,8 @@ import (
 	"flag"
 	"strings"
 	"testing"
+
+	"github.com/reach-lab/reach/internal/store"
 )
 
 func TestRunUserRefusesBadArgs(t *testing.T) {
@@ -79,5 +81,20 @@ func TestRunImportNamesMissingFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want+" (") {
 			t.Errorf("runImport(%q) = %v, want an error containing %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// reach report on a comparison without a report says what happened and
+// what to do, once each.
+func TestReportNotReadyMessage(t *testing.T) {
+	var out bytes.Buffer
+	err := reportNotReady(&out, store.Comparison{ID: 8, Name: "pair", Status: store.StatusFailed, Error: "broken.jsonl:43: truncated JSON."}, false)
+	want := "no report yet: comparison 8 (pair) failed: broken.jsonl:43: truncated JSON. Fix the file and import it again."
+	if err == nil || err.Error() != want || !errors.Is(err, errNotReady) {
+		t.Errorf("failed comparison: %v\nwant %s", err, want)
+	}
+	err = reportNotReady(&out, store.Comparison{ID: 9, Name: "pair", Status: store.StatusVerifying}, false)
+	if err == nil || !strings.HasPrefix(err.Error(), "no report yet: comparison 9 (pair) is verifying. Its jobs run in") {
+		t.Errorf("running comparison: %v", err)
 	}
 }

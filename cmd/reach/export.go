@@ -67,7 +67,13 @@ func runExport(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if f, ok := w.(*os.File); ok && *out != "" {
-		return f.Close()
+		if err := f.Close(); err != nil {
+			return err
+		}
+		// Say where it went: a silent exit left people checking the file.
+		if fi, err := os.Stat(*out); err == nil {
+			fmt.Fprintf(os.Stderr, "comparison %d: every sample with its verdict written to %s (%s, %d bytes)\n", id, *out, *format, fi.Size())
+		}
 	}
 	return nil
 }

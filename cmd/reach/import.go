@@ -297,7 +297,7 @@ func reportNotReady(stdout io.Writer, c store.Comparison, asJSON bool) error {
 	hint := "its jobs run in `reach serve` or `reach worker`: if none is running against this database, start one, or import with --wait"
 	switch c.Status {
 	case store.StatusFailed:
-		hint = "it failed; fix the file and import it again"
+		hint = "fix the file and import it again"
 	case store.StatusNeedsMapping:
 		hint = fmt.Sprintf("confirm the field mapping of its samples file at /comparisons/%d/mapping", c.ID)
 	case store.StatusConfigured, store.StatusPaused:
@@ -311,11 +311,16 @@ func reportNotReady(stdout io.Writer, c store.Comparison, asJSON bool) error {
 		}
 		return errNotReady
 	}
-	msg := fmt.Sprintf("comparison %d (%s) is %s", c.ID, c.Name, c.Status)
-	if c.Error != "" {
-		msg += ": " + c.Error
+	state := "is " + c.Status
+	if c.Status == store.StatusFailed {
+		state = "failed"
 	}
-	return fmt.Errorf("%s; %s: %w", msg, hint, errNotReady)
+	msg := fmt.Sprintf("comparison %d (%s) %s", c.ID, c.Name, state)
+	if c.Error != "" {
+		msg += ": " + strings.TrimRight(c.Error, ". ")
+	}
+	// "no report yet: comparison 8 (x) failed: broken.jsonl:43: truncated JSON. Fix the file and import it again."
+	return fmt.Errorf("%w: %s. %s.", errNotReady, msg, strings.ToUpper(hint[:1])+hint[1:])
 }
 
 // errNotReady makes `reach report` exit non-zero on an unfinished comparison.
