@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -339,6 +340,14 @@ func (s *Server) targetProject(ctx context.Context, u *store.User, id int64, nam
 				return p.ID, nil
 			}
 		}
+	}
+	// Not among the user's projects: say so rather than blame their role
+	// (and name nothing they cannot see).
+	if id != 0 {
+		return 0, fmt.Errorf("%w: project_id %d is not a project of yours (no such project, or you are not a member; the Projects page lists yours)", errForbidden, id)
+	}
+	if name != "" {
+		return 0, fmt.Errorf("%w: project %q is not a project of yours (no such project, or you are not a member; the Projects page lists yours, and an admin can create it there)", errForbidden, name)
 	}
 	return 0, errForbidden
 }

@@ -32,7 +32,11 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, store.ErrNotFound):
 		writeJSON(w, http.StatusNotFound, apiError{err.Error()})
 	case errors.Is(err, errForbidden):
-		writeJSON(w, http.StatusForbidden, apiError{"your role in that project does not allow this"})
+		msg := "your role in that project does not allow this"
+		if err != errForbidden { // wrapped with what was refused
+			msg = err.Error()
+		}
+		writeJSON(w, http.StatusForbidden, apiError{msg})
 	case errors.Is(err, analysis.ErrNotReady):
 		writeJSON(w, http.StatusConflict, apiError{err.Error()})
 	case errors.Is(err, context.Canceled):

@@ -149,6 +149,9 @@ func multipartFiles(t *testing.T, name string, files map[string][2]string) (stri
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	_ = mw.WriteField("name", name)
+	if p, ok := files["project"]; ok { // a form field, not a file
+		_ = mw.WriteField("project", p[1])
+	}
 	for _, key := range []string{"dataset_file", "base", "rl"} {
 		f, ok := files[key]
 		if !ok {
@@ -186,6 +189,16 @@ func TestAPIMapping(t *testing.T) {
 		line("p2", []string{"7*6 = \\boxed{42}", "\\boxed{42}"}, []bool{true, true})
 	ctype, body := multipartFiles(t, "nested layout", map[string][2]string{"dataset_file": {"ds.jsonl", dataset},
 		"base": {"base.jsonl", samples}, "rl": {"rl.jsonl", samples}})
+	// A project that is not one of the user's is named in the refusal
+	// (it said "your role in that project does not allow this").
+	{
+		ctype, body := multipartFiles(t, "nested layout", map[string][2]string{"dataset_file": {"ds.jsonl", dataset},
+			"base": {"base.jsonl", samples}, "rl": {"rl.jsonl", samples}, "project": {"", "Team B"}})
+		var fail struct{ Error string }
+		if code := apiDo(t, acct, "POST", a.url+"/api/v1/comparisons", ctype, body, &fail); code != 403 || !strings.Contains(fail.Error, `project "Team B" is not a project of yours`) {
+			t.Errorf("upload to a project that does not exist: HTTP %d %q", code, fail.Error)
+		}
+	}
 	var created struct {
 		ID     int64  `json:"id"`
 		Status string `json:"status"`
