@@ -107,7 +107,7 @@ func (s *Server) reasoningLabel(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d/problems/%d#sample-%d-%d", c.ID, p.ID, rid, idx), http.StatusSeeOther)
+	http.Redirect(w, r, problemBack(r, c.ID, p.ID)+fmt.Sprintf("#sample-%d-%d", rid, idx), http.StatusSeeOther)
 }
 
 // unreviewedNeighbours finds, among the rows of region in dataset order,
@@ -188,11 +188,18 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	back := fmt.Sprintf("/comparisons/%d/problems/%d", id, p.ID)
-	if r.PostForm.Has("list") { // the list the reviewer moves through
+	http.Redirect(w, r, problemBack(r, id, p.ID)+"#review", http.StatusSeeOther)
+}
+
+// problemBack is the problem page a form on it returns to, in the list the
+// reviewer moves through (the form's list field), so j / k keep the
+// table's order after a review, an override or a reasoning label.
+func problemBack(r *http.Request, comparisonID, problemID int64) string {
+	back := fmt.Sprintf("/comparisons/%d/problems/%d", comparisonID, problemID)
+	if r.PostForm.Has("list") {
 		back += "?list=" + url.QueryEscape(clip(r.PostForm.Get("list"), 2000))
 	}
-	http.Redirect(w, r, back+"#review", http.StatusSeeOther)
+	return back
 }
 
 // overrideSample changes one sample's verdict: POST status (correct or
@@ -239,7 +246,7 @@ func (s *Server) overrideSample(w http.ResponseWriter, r *http.Request) {
 			s.log.Warn("enqueue statistics", "comparison", id, "err", err)
 		}
 	}
-	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d/problems/%d#sample-%d-%d", id, p.ID, rid, idx), http.StatusSeeOther)
+	http.Redirect(w, r, problemBack(r, id, p.ID)+fmt.Sprintf("#sample-%d-%d", rid, idx), http.StatusSeeOther)
 }
 
 func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) {
