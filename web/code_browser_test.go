@@ -124,6 +124,10 @@ func TestBrowserReverifyCode(t *testing.T) {
 	}
 	b.clickAndWait(t, "#reverify-button", regexp.MustCompile(`/reverify$`))
 	b.clickAndWait(t, "#confirm-reverify", regexp.MustCompile(fmt.Sprintf(`^/comparisons/%d$`, id)))
+	// While it runs the page says what is happening (it said "Importing and verifying").
+	if lead := eval[string](t, b, `(document.querySelector("p.lead") || {}).innerText || ""`); strings.Contains(lead, "Importing") {
+		t.Errorf("progress page during re-verification: %q", lead)
+	}
 
 	// Re-verification runs on the workers; the page, reloaded, says how
 	// many of Reach's verdicts differ from the file's labels.
