@@ -16,8 +16,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/answerclass"
 	"github.com/reach-lab/reach/internal/store"
-	"github.com/reach-lab/reach/internal/verify"
 	vmath "github.com/reach-lab/reach/internal/verify/math"
 )
 
@@ -58,10 +58,6 @@ type StatsWorker struct {
 	st    *store.Store
 	draws int // bootstrap draws; 0 means 2,000
 }
-
-// mathEquiv is the math verifier's answer equivalence, used to group
-// extracted answers for maj@k.
-func mathEquiv(a, b string) bool { return vmath.Check(a, b, vmath.Options{}).Status == verify.Correct }
 
 // Work computes what is missing or stale and stores it. Statistics that
 // cannot be computed from the counts are stored as failed (shown on the
@@ -130,7 +126,7 @@ func ComputeStats(ctx context.Context, st *store.Store, id int64, draws int) err
 			}
 		}
 		row := store.Stats{ComparisonID: id, Variant: rep.Variant, Hash: rep.Hash(), Status: analysis.StatsReady}
-		s, err := analysis.ComputeStats(rep, answers, analysis.StatsOptions{Draws: w.draws, Equiv: mathEquiv,
+		s, err := analysis.ComputeStats(rep, answers, analysis.StatsOptions{Draws: w.draws, Equiv: answerclass.MathEquiv,
 			EquivName: vmath.Name + " answer equivalence", Memo: memo})
 		if err == nil {
 			row.Data, err = json.Marshal(s)
