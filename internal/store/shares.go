@@ -93,28 +93,25 @@ func (s *Store) GetShare(ctx context.Context, id int64) (ShareLink, error) {
 
 // ListShares returns a comparison's share links, newest first.
 func (s *Store) ListShares(ctx context.Context, comparisonID int64) ([]ShareLink, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+shareColumns+` FROM share_links l LEFT JOIN users u ON u.id = l.created_by
-		WHERE l.comparison_id = $1 ORDER BY l.id DESC`, comparisonID)
-	if err != nil {
-		return nil, fmt.Errorf("share links of comparison %d: %w", comparisonID, err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ShareLink, error) { return scanShare(r) })
-	if err != nil {
-		return nil, fmt.Errorf("share links of comparison %d: %w", comparisonID, err)
-	}
-	return out, nil
+	return s.listShares(ctx, "comparison", comparisonID)
 }
 
 // ListCollectionShares returns a collection's share links, newest first.
 func (s *Store) ListCollectionShares(ctx context.Context, collectionID int64) ([]ShareLink, error) {
+	return s.listShares(ctx, "collection", collectionID)
+}
+
+// listShares lists the links of what ("comparison" or "collection", a
+// constant: it names the column) id.
+func (s *Store) listShares(ctx context.Context, what string, id int64) ([]ShareLink, error) {
 	rows, err := s.db.Query(ctx, `SELECT `+shareColumns+` FROM share_links l LEFT JOIN users u ON u.id = l.created_by
-		WHERE l.collection_id = $1 ORDER BY l.id DESC`, collectionID)
+		WHERE l.`+what+`_id = $1 ORDER BY l.id DESC`, id)
 	if err != nil {
-		return nil, fmt.Errorf("share links of collection %d: %w", collectionID, err)
+		return nil, fmt.Errorf("share links of %s %d: %w", what, id, err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ShareLink, error) { return scanShare(r) })
 	if err != nil {
-		return nil, fmt.Errorf("share links of collection %d: %w", collectionID, err)
+		return nil, fmt.Errorf("share links of %s %d: %w", what, id, err)
 	}
 	return out, nil
 }
