@@ -110,7 +110,7 @@ func (sr *sampleReader) openCompassDetail(w where, i int, rec string) error {
 		if _, err := strconv.Atoi(abbr[j+1:]); j < 0 || err != nil {
 			return w.errorf("example_abbr", "want <dataset>_<index>, got %q", abbr)
 		}
-		rc.key, rc.kind, rc.idField = abbr[j+1:], KeyIndex0, "example_abbr"
+		rc.key, rc.kind, rc.idField = strings.Clone(abbr[j+1:]), KeyIndex0, "example_abbr"
 	} else {
 		rc.key, rc.kind = strconv.Itoa(i), KeyCyclic
 	}

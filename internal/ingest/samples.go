@@ -403,6 +403,7 @@ type pending struct {
 }
 
 type probState struct {
+	key   string   // the problem key, owned (a reader's key may alias its read buffer)
 	n     int      // samples seen
 	used  []uint64 // bitset of sample indices taken
 	first where    // the first record of a per-problem file that named the problem
@@ -738,9 +739,10 @@ func (sr *sampleReader) deliver(w where, rc *recordCtx, p *pending, i int) error
 	if rc.key != "" {
 		st := sr.probs[rc.key]
 		if st == nil {
-			st = &probState{first: w}
-			sr.probs[rc.key] = st
+			st = &probState{key: strings.Clone(rc.key), first: w}
+			sr.probs[st.key] = st
 		}
+		rc.key = st.key
 		if !p.indexed {
 			p.SampleIndex = st.n
 		}

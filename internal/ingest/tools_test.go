@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
@@ -404,4 +406,53 @@ func TestToolRefusals(t *testing.T) {
 	mc := `{"doc_id": 0, "doc": {"question": "q"}, "target": 1, "arguments": {"gen_args_0": {"arg_0": "q", "arg_1": " A"}, "gen_args_1": {"arg_0": "q", "arg_1": " B"}}, "resps": [[["-1.5", "False"]], [["-0.5", "True"]]], "filtered_resps": [["-1.5", "False"], ["-0.5", "True"]], "filter": "none", "acc": 1.0}`
 	_, err = readBytes(t, "mc.jsonl", []byte(mc), words)
 	wantError(t, err, 1, "resps", "a loglikelihood or multiple-choice task")
+}
+
+// TestToolFixturesOwnTheirStrings reads every tool fixture whole and one byte per Read, and checks
+// that each sample's strings after the read are what OnSample was given: a key or text that aliases
+// a reader's buffer (which the next record overwrites) would have changed. An OpenCompass results
+// file once refused itself this way now and then ("problem "2" is repeated").
+func TestToolFixturesOwnTheirStrings(t *testing.T) {
+	entries, err := os.ReadDir(toolsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type texts [5]string
+	of := func(s Sample) texts {
+		return texts{s.ProblemKey, s.Completion, s.Extracted, s.Reference, s.Prompt}
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, "dataset_") || strings.HasSuffix(name, ".md") {
+			continue
+		}
+		data := toolFile(t, name)
+		format, m, err := Sniff(data[:min(len(data), SniffBytes)], name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for how, r := range map[string]io.Reader{"whole": bytes.NewReader(data), "byte at a time": iotest.OneByteReader(bytes.NewReader(data))} {
+			var got []Sample
+			var given []texts
+			err := Read(r, name, format, m, Options{OnSample: func(s Sample) error {
+				got = append(got, s)
+				given = append(given, of(s)) // compared by value: a later change to the bytes shows
+				for i, v := range given[len(given)-1] {
+					given[len(given)-1][i] = strings.Clone(v)
+				}
+				return nil
+			}})
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, how, err)
+			}
+			if len(got) == 0 {
+				t.Fatalf("%s %s: no samples", name, how)
+			}
+			for i := range got {
+				if of(got[i]) != given[i] {
+					t.Errorf("%s %s: sample %d changed after it was delivered: %q, was %q", name, how, i, of(got[i]), given[i])
+				}
+			}
+		}
+	}
 }
