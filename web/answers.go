@@ -1,6 +1,11 @@
 package web
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+
+	"github.com/maypok86/otter/v2"
+
 	"github.com/reach-lab/reach/internal/answerclass"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/web/views"
@@ -18,8 +23,54 @@ const answersShown = 12
 // by the math verifier's equivalence, code by text), and the samples each
 // model's grading policy leaves uncounted (uncountedOf).
 func answerGroups(c store.Comparison, counts []store.AnswerCount, kind string) (groups []views.AnswerGroup, other *views.AnswerGroup, uncounted map[int64]map[string]int) {
-	groups, other = groupAnswers(c.Runs, withTexts(c, counts), answersShown, answerEquiv(kind))
-	return groups, other, uncountedOf(c, counts)
+	shown := withTexts(c, counts)
+	key := answersKey(c.Runs, shown, kind)
+	g, ok := answerGroupsSeen.GetIfPresent(key)
+	if !ok {
+		g.groups, g.other = groupAnswers(c.Runs, shown, answersShown, answerEquiv(kind))
+		answerGroupsSeen.Set(key, g)
+	}
+	return g.groups, g.other, uncountedOf(c, counts)
+}
+
+// grouped is groupAnswers' result, shared between requests: read only.
+type grouped struct {
+	groups []views.AnswerGroup
+	other  *views.AnswerGroup
+}
+
+// answerGroupsSeen remembers answer distributions by their input. Grouping
+// runs the verifier on pairs of answers (up to 100 checks a problem), a
+// quarter of a problem page's CPU, and a problem's answers change only when
+// its samples are graded again, which changes the key.
+var answerGroupsSeen = otter.Must(&otter.Options[[sha256.Size]byte, grouped]{MaximumSize: 20_000})
+
+// answersKey hashes everything groupAnswers reads, lengths included, so
+// that different inputs never share a key.
+func answersKey(runs []store.Run, counts []store.AnswerCount, kind string) [sha256.Size]byte {
+	h := sha256.New()
+	var b []byte
+	num := func(v int64) { b = binary.LittleEndian.AppendUint64(b, uint64(v)) }
+	str := func(s string) { num(int64(len(s))); b = append(b, s...) }
+	str(kind)
+	num(int64(len(runs)))
+	for _, r := range runs {
+		num(r.ID)
+	}
+	for _, ac := range counts {
+		num(ac.RunID)
+		str(ac.Answer)
+		num(int64(ac.N))
+		num(int64(ac.Correct))
+		if len(b) > 4096 {
+			h.Write(b)
+			b = b[:0]
+		}
+	}
+	h.Write(b)
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	return k
 }
 
 // withTexts keeps the answer counts of the runs with completion texts.

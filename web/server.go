@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -336,8 +337,14 @@ var chartScript = []byte("<script>\n{")
 // render writes a page with a fresh script nonce in its CSP. A handler that
 // set a CSP with "frame-ancestors *" (the share embed) keeps that framing.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
-	var buf bytes.Buffer
-	if err := c.Render(r.Context(), &buf); err != nil {
+	buf := renderBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= 4<<20 { // an outsized page's buffer is left to the GC
+			renderBufs.Put(buf)
+		}
+	}()
+	if err := c.Render(r.Context(), buf); err != nil {
 		http.Error(w, s.internal(r, fmt.Errorf("render: %w", err)), http.StatusInternalServerError)
 		return
 	}
@@ -348,12 +355,30 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c te
 	if strings.Contains(w.Header().Get("Content-Security-Policy"), "frame-ancestors *") {
 		frame = "*"
 	}
-	page := bytes.ReplaceAll(buf.Bytes(), chartScript, []byte(`<script nonce="`+nonce+`">`+"\n{"))
 	w.Header().Set("Content-Security-Policy", fmt.Sprintf(cspPolicy, nonce, frame))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
+	// The page goes out in pieces between its chart scripts, each of which
+	// gets the nonce: no second copy of a page of a few hundred KB.
+	page, tag := buf.Bytes(), []byte(`<script nonce="`+nonce+`">`+"\n{")
+	for {
+		i := bytes.Index(page, chartScript)
+		if i < 0 {
+			break
+		}
+		if _, err := w.Write(page[:i]); err != nil {
+			return
+		}
+		if _, err := w.Write(tag); err != nil {
+			return
+		}
+		page = page[i+len(chartScript):]
+	}
 	_, _ = w.Write(page)
 }
+
+// renderBufs keeps render's page buffers between requests.
+var renderBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // fail renders an error page; not-found errors become 404. Any other
 // error is logged with the request id and the page shows only that id:
