@@ -342,6 +342,13 @@ func Create(ctx context.Context, st *store.Store, spec Spec, log io.Writer) (int
 		}
 		tm.Quality = time.Since(start)
 	}
+	// As an import job does at the end, so pages are planned from fresh statistics.
+	if err := st.AnalyzeSamples(ctx); err != nil {
+		return 0, tm, err
+	}
+	if err := st.AnalyzeProblems(ctx); err != nil {
+		return 0, tm, err
+	}
 	for _, run := range c.Runs {
 		if err := st.SetRunStatus(ctx, run.ID, "ready", ""); err != nil {
 			return 0, tm, err

@@ -435,6 +435,9 @@ func importJob(ctx context.Context, st *store.Store, v verify.Verifier, lastAtte
 			slog.Warn("analyze samples after import", "comparison", c.ID, "err", err)
 		}
 	}
+	if err := st.AnalyzeProblems(ctx); err != nil { // the dataset may be new too
+		slog.Warn("analyze problems after import", "comparison", c.ID, "err", err)
+	}
 	if err := st.FinishImportIfDone(ctx, c.ID); err != nil {
 		return err
 	}

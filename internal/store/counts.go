@@ -40,6 +40,17 @@ func (s *Store) AnalyzeSamples(ctx context.Context) error {
 	return nil
 }
 
+// AnalyzeProblems refreshes the planner's statistics of the problems
+// table: planned from statistics taken before a dataset of 500 problems was
+// loaded, the statement search read every statement (15 ms) instead of
+// using its full-text index (1.5 ms). It reads at most 30,000 rows.
+func (s *Store) AnalyzeProblems(ctx context.Context) error {
+	if _, err := s.db.Exec(ctx, `ANALYZE problems`); err != nil {
+		return fmt.Errorf("analyze problems: %w", err)
+	}
+	return nil
+}
+
 // AggregateRun recomputes a run's per-problem counts from its verified
 // samples under its comparison's grading policy. Samples still pending
 // count towards n but not c; callers aggregate after verification.
