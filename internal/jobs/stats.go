@@ -121,7 +121,7 @@ func ComputeStats(ctx context.Context, st *store.Store, id int64, draws int) err
 			return err
 		}
 		if answers == nil {
-			if answers, err = readAnswers(ctx, w.st, c.Runs); err != nil {
+			if answers, err = readAnswers(ctx, w.st, c.Runs, anyCode(problems)); err != nil {
 				return err
 			}
 		}
@@ -144,8 +144,10 @@ func ComputeStats(ctx context.Context, st *store.Store, id int64, draws int) err
 }
 
 // readAnswers reads the answers of the runs with texts, several runs at a
-// time (each is a scan of the run's samples in Postgres).
-func readAnswers(ctx context.Context, st *store.Store, runs []store.Run) (map[int64]map[int64][]store.Answer, error) {
+// time: from their answer groups (store.AnswersFromGroups), or, with code
+// problems (whose answer diversity counts programs) or groups aggregated
+// before they kept their first samples, by a scan of the run's samples.
+func readAnswers(ctx context.Context, st *store.Store, runs []store.Run, code bool) (map[int64]map[int64][]store.Answer, error) {
 	var mu sync.Mutex
 	answers := map[int64]map[int64][]store.Answer{}
 	g, ctx := errgroup.WithContext(ctx)
@@ -155,7 +157,15 @@ func readAnswers(ctx context.Context, st *store.Store, runs []store.Run) (map[in
 			continue
 		}
 		g.Go(func() error {
-			as, err := st.AnswersForRun(ctx, r.ID)
+			var as map[int64][]store.Answer
+			ok := false
+			var err error
+			if !code {
+				as, ok, err = st.AnswersFromGroups(ctx, r.ID)
+			}
+			if err == nil && !ok {
+				as, err = st.AnswersForRun(ctx, r.ID)
+			}
 			mu.Lock()
 			answers[r.ID] = as
 			mu.Unlock()
@@ -163,6 +173,16 @@ func readAnswers(ctx context.Context, st *store.Store, runs []store.Run) (map[in
 		})
 	}
 	return answers, g.Wait()
+}
+
+// anyCode reports whether any of the problems is a code problem.
+func anyCode(problems []store.Problem) bool {
+	for _, p := range problems {
+		if p.Kind == "code" {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *StatsWorker) sweep(ctx context.Context) error {

@@ -78,8 +78,8 @@ func (s *Store) AggregateRun(ctx context.Context, runID int64) error {
 	// run_answers, and those groups summed per problem into run_counts
 	// (solves are the correct verdicts less the uncounted ones).
 	_, err := s.db.Exec(ctx, `WITH g AS (`+answerGroupsSQL+`WHERE s.run_id = $1`+answerGroupsBy+`),
-		a AS (INSERT INTO run_answers (run_id, problem_id, answer, n, correct, fallback, truncated)
-			SELECT run_id, problem_id, answer, n, correct, fallback, truncated FROM g)
+		a AS (INSERT INTO run_answers (run_id, problem_id, answer, n, correct, fallback, truncated, first_correct, first_wrong)
+			SELECT run_id, problem_id, answer, n, correct, fallback, truncated, first_correct, first_wrong FROM g)
 		INSERT INTO run_counts (run_id, problem_id, n, c)
 		SELECT run_id, problem_id, sum(n), sum(correct - fallback - truncated) FROM g
 		WHERE problem_id NOT IN (SELECT problem_id FROM sample_chunks WHERE run_id = $1 AND status = 'failed')
@@ -92,13 +92,14 @@ func (s *Store) AggregateRun(ctx context.Context, runID int64) error {
 
 // answerGroupsSQL and answerGroupsBy, with a WHERE clause on samples s
 // between them, group samples by run, problem and answer (AnswerSQL):
-// how many, how many graded correct, and how many of those the grading
-// policy does not count, by why (uncountedSQL). $2 is
-// verify.FallbackRules.
+// how many, how many graded correct, how many of those the grading
+// policy does not count, by why (uncountedSQL), and the first sample index
+// graded correct and not. $2 is verify.FallbackRules.
 const (
 	answerGroupsSQL = `SELECT run_id, problem_id, answer, count(*) AS n, count(*) FILTER (WHERE status = 'correct') AS correct,
-			count(*) FILTER (WHERE why = '` + UncountedFallback + `') AS fallback, count(*) FILTER (WHERE why = '` + UncountedLength + `') AS truncated
-		FROM (SELECT s.run_id, s.problem_id, ` + AnswerSQL + ` AS answer,
+			count(*) FILTER (WHERE why = '` + UncountedFallback + `') AS fallback, count(*) FILTER (WHERE why = '` + UncountedLength + `') AS truncated,
+			min(sample_index) FILTER (WHERE status = 'correct') AS first_correct, min(sample_index) FILTER (WHERE status <> 'correct') AS first_wrong
+		FROM (SELECT s.run_id, s.problem_id, s.sample_index, ` + AnswerSQL + ` AS answer,
 				s.status, ` + uncountedSQL + ` AS why
 			FROM samples s JOIN problems p ON p.id = s.problem_id
 				JOIN runs r ON r.id = s.run_id JOIN comparisons cmp ON cmp.id = r.comparison_id
@@ -129,8 +130,10 @@ func FillAnswerGroups(ctx context.Context, tx *sql.Tx) error {
 	if len(runs) == 0 {
 		return nil
 	}
+	// Its columns as of 00090: it runs before the later ones exist.
 	_, err = tx.ExecContext(ctx, `INSERT INTO run_answers (run_id, problem_id, answer, n, correct, fallback, truncated)
-		`+answerGroupsSQL+`WHERE s.run_id = ANY($1)`+answerGroupsBy, runs, verify.FallbackRules)
+		SELECT run_id, problem_id, answer, n, correct, fallback, truncated FROM (`+answerGroupsSQL+`WHERE s.run_id = ANY($1)`+answerGroupsBy+`) g`,
+		runs, verify.FallbackRules)
 	if err != nil {
 		return fmt.Errorf("fill answer groups of %d runs: %w", len(runs), err)
 	}

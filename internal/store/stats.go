@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -128,6 +129,72 @@ func (s *Store) AnswersForRun(ctx context.Context, runID int64) (map[int64][]Ans
 		return nil, fmt.Errorf("answers of run %d: %w", runID, err)
 	}
 	return out, nil
+}
+
+// AnswersFromGroups is AnswersForRun read from the run's answer groups
+// (run_answers, written by AggregateRun) instead of its samples: a few
+// thousand rows for 500 problems × 1,024 samples, not a scan of them all.
+// Answers are AnswerSQL's, trimmed of surrounding white space (so an answer
+// of only white space is no answer), and Program is always "": callers
+// with code problems use AnswersForRun. ok is false when some group was
+// aggregated before the groups kept their first samples (migration
+// 00121), or the run has no groups: the caller then scans the samples.
+func (s *Store) AnswersFromGroups(ctx context.Context, runID int64) (out map[int64][]Answer, ok bool, err error) {
+	rows, err := s.db.Query(ctx, `SELECT problem_id, answer, n, correct, first_correct, first_wrong
+		FROM run_answers WHERE run_id = $1 ORDER BY problem_id`, runID)
+	if err != nil {
+		return nil, false, fmt.Errorf("answer groups of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	type group struct {
+		a Answer
+		n int
+	}
+	out = map[int64][]Answer{}
+	var groups []group
+	var prev int64
+	flush := func() {
+		if len(groups) == 0 {
+			return
+		}
+		// In order of first appearance, as AnswersForRun sends them.
+		slices.SortFunc(groups, func(x, y group) int { return x.a.SampleIndex - y.a.SampleIndex })
+		var as []Answer
+		for _, g := range groups {
+			for range g.n {
+				as = append(as, g.a)
+			}
+		}
+		out[prev] = as
+		groups = groups[:0]
+	}
+	for rows.Next() {
+		var pid int64
+		var answer string
+		var n, correct int
+		var firstCorrect, firstWrong *int
+		if err := rows.Scan(&pid, &answer, &n, &correct, &firstCorrect, &firstWrong); err != nil {
+			return nil, false, fmt.Errorf("answer groups of run %d: %w", runID, err)
+		}
+		if (correct > 0 && firstCorrect == nil) || (n > correct && firstWrong == nil) {
+			return nil, false, nil // aggregated before 00121
+		}
+		if pid != prev {
+			flush()
+			prev = pid
+		}
+		if correct > 0 {
+			groups = append(groups, group{Answer{SampleIndex: *firstCorrect, Correct: true, Extracted: answer}, correct})
+		}
+		if n > correct {
+			groups = append(groups, group{Answer{SampleIndex: *firstWrong, Extracted: answer}, n - correct})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("answer groups of run %d: %w", runID, err)
+	}
+	flush()
+	return out, len(out) > 0, nil
 }
 
 // TouchStats marks a cached row as checked now (its counts have not
