@@ -1,8 +1,11 @@
 package web
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -10,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/maypok86/otter/v2"
 
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/charts"
@@ -261,27 +265,6 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 			v.GradingErrors++
 		}
 	}
-	order, err := s.tableOrder(r.Context(), e, c, reviews, f, &v.Search)
-	if err != nil {
-		return v, err
-	}
-	// One page of the table: the page stays small at 12,500 problems.
-	v.Matching = len(order)
-	v.Pages = max(1, (len(order)+views.ProblemsPerPage-1)/views.ProblemsPerPage)
-	f.Page = 1
-	if p, err := strconv.Atoi(q.Get("page")); err == nil && p >= 1 {
-		f.Page = min(p, v.Pages)
-	}
-	v.Filter = f
-	lo := (f.Page - 1) * views.ProblemsPerPage
-	for _, i := range order[lo:min(lo+views.ProblemsPerPage, len(order))] {
-		r := rep.Rows[i]
-		r.Region = region(i)
-		v.Rows = append(v.Rows, r)
-	}
-	if v.Previews, err = s.previews(r.Context(), v.Rows); err != nil {
-		return v, err
-	}
 	for s := range subjects {
 		v.Subjects = append(v.Subjects, s)
 	}
@@ -297,6 +280,23 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 		}
 		return strings.Compare(a, b)
 	})
+	// The problem table: rendered once per report, view (the query) and
+	// reviews, and kept (a quarter of the page's CPU, and its search and
+	// statement queries).
+	tkey := tableKey(e, r.URL.RawQuery, reviews)
+	if html, ok := renderedTables.GetIfPresent(tkey); ok {
+		v.TableHTML = html
+	} else {
+		if err := s.problemRows(r, e, c, reviews, &v); err != nil {
+			return v, err
+		}
+		var b strings.Builder
+		if err := views.ProblemTable(v).Render(r.Context(), &b); err != nil {
+			return v, fmt.Errorf("render the problem table: %w", err)
+		}
+		v.TableHTML = b.String()
+		renderedTables.Set(tkey, v.TableHTML)
+	}
 	cs, err := memoCharts(e, c.ID, opt, f.Pair, true)
 	v.Crossover, v.Venns, v.VennPairs, v.Histogram, v.Stats = cs.crossover, cs.venns, cs.vennPairs, cs.histogram, cs.stats
 	if err != nil {
@@ -314,6 +314,79 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 	}
 	v.DebateSetup, err = s.debateView(r.Context(), c, v.Can.Edit)
 	return v, err
+}
+
+// problemRows fills the problem table's page of rows (v.Filter holds the
+// view): the matching problems in the table's order, that page of them and
+// their statement previews.
+func (s *Server) problemRows(r *http.Request, e *analysis.Entry, c store.Comparison, reviews map[int64]store.Review, v *views.ReportView) error {
+	rep, f := e.Report, v.Filter
+	order, err := s.tableOrder(r.Context(), e, c, reviews, f, &v.Search)
+	if err != nil {
+		return err
+	}
+	// One page of the table: the page stays small at 12,500 problems.
+	v.Matching = len(order)
+	v.Pages = max(1, (len(order)+views.ProblemsPerPage-1)/views.ProblemsPerPage)
+	f.Page = 1
+	if p, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && p >= 1 {
+		f.Page = min(p, v.Pages)
+	}
+	v.Filter = f
+	lo := (f.Page - 1) * views.ProblemsPerPage
+	for _, i := range order[lo:min(lo+views.ProblemsPerPage, len(order))] {
+		row := rep.Rows[i]
+		if f.Pair == 1 {
+			row.Region = rep.Rows[i].Region
+		} else {
+			row.Region = regionOf(rep.Rows[i].Counts[0], rep.Rows[i].Counts[f.Pair])
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	v.Previews, err = s.previews(r.Context(), v.Rows)
+	return err
+}
+
+// renderedTables keeps rendered problem tables (about 75 KB each) by
+// tableKey.
+var renderedTables = otter.Must(&otter.Options[[sha256.Size]byte, string]{
+	MaximumWeight: 32 << 20,
+	Weigher:       func(_ [sha256.Size]byte, html string) uint32 { return uint32(min(len(html)+64, math.MaxUint32)) },
+})
+
+// tableKey names everything the problem table shows: the report (its
+// entry, which is never changed), the view (the page's query: filters,
+// sort, search, page, variant) and every review (the verdict filter and
+// the review column). The statements and completions a search reads do not
+// change under one report.
+func tableKey(e *analysis.Entry, rawQuery string, reviews map[int64]store.Review) [sha256.Size]byte {
+	h := sha256.New()
+	var b []byte
+	num := func(v int64) { b = binary.LittleEndian.AppendUint64(b, uint64(v)) }
+	str := func(s string) { num(int64(len(s))); b = append(b, s...) }
+	num(int64(e.ID))
+	str(rawQuery)
+	ids := make([]int64, 0, len(reviews))
+	for id := range reviews {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		rv := reviews[id]
+		num(id)
+		str(rv.Verdict)
+		str(rv.Note)
+		str(rv.ReviewerEmail)
+		num(rv.UpdatedAt.UnixNano())
+		if len(b) > 4096 {
+			h.Write(b)
+			b = b[:0]
+		}
+	}
+	h.Write(b)
+	var k [sha256.Size]byte
+	h.Sum(k[:0])
+	return k
 }
 
 // deleteConfirm asks before a comparison is deleted, saying what goes.

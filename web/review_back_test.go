@@ -3,6 +3,7 @@ package web_test
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -25,6 +26,38 @@ func TestProblemFormsKeepTheList(t *testing.T) {
 		code, loc, body := f.send("editor", tc.path, tc.form)
 		if code != 303 || len(loc) < len(want+tc.anchor) || loc[:len(want+tc.anchor)] != want+tc.anchor {
 			t.Errorf("%s: HTTP %d to %q (%.200s), want 303 to %s%s…", tc.name, code, loc, body, want, tc.anchor)
+		}
+	}
+}
+
+// The comparison page keeps its rendered problem table per report, view
+// and reviews: a review, or a change of its note, shows at once, in the
+// table's review column and in its verdict filter.
+func TestProblemTableShowsNewReviews(t *testing.T) {
+	f := newFixture(t)
+	page := fmt.Sprintf("/comparisons/%d?review=reviewed", f.cid)
+	table := func() string {
+		code, body := f.page("editor", page)
+		if code != 200 {
+			t.Fatalf("GET %s: HTTP %d", page, code)
+		}
+		i := strings.Index(body, `id="problems"`)
+		if i < 0 {
+			t.Fatalf("no problem table in %s", page)
+		}
+		return body[i:]
+	}
+	if got := table(); !strings.Contains(got, `data-matching="0"`) {
+		t.Fatalf("before any review, the reviewed list is not empty: %.300s", got)
+	}
+	review := fmt.Sprintf("/comparisons/%d/problems/%d/review", f.cid, f.pid)
+	for _, note := range []string{"first look", "second look"} {
+		if code, _, body := f.send("editor", review, url.Values{"verdict": {"genuine"}, "note": {note}}); code != 303 {
+			t.Fatalf("review: HTTP %d %.200s", code, body)
+		}
+		got := table()
+		if !strings.Contains(got, `data-matching="1"`) || !strings.Contains(got, note) {
+			t.Errorf("after the review %q the table reads %.400s", note, got)
 		}
 	}
 }

@@ -60,6 +60,9 @@ func NewCache(st *store.Store, entries int) *Cache {
 type Entry struct {
 	Report  *Report
 	Version string
+	// ID is unique among the entries of this process: what is derived from
+	// an entry's report can be cached under it (entries are never changed).
+	ID uint64
 	// Seconds is how long computing the report took (0 when it was read
 	// from Postgres: see Stored).
 	Seconds float64
@@ -75,6 +78,9 @@ type memoCell struct {
 	v    any
 	err  error
 }
+
+// entryIDs numbers the entries.
+var entryIDs atomic.Uint64
 
 // Memo returns what f computes for key, computing it once per entry
 // (concurrent callers wait for the first). A failed computation is not
@@ -161,7 +167,7 @@ func (c *Cache) GetAt(ctx context.Context, id int64, opt Options, version string
 }
 
 func (c *Cache) load(ctx context.Context, id int64, opt Options, key cacheKey, version string) (*Entry, error) {
-	e := &Entry{Version: version}
+	e := &Entry{Version: version, ID: entryIDs.Add(1)}
 	stored, err := c.st.GetReport(ctx, id, key.variant)
 	switch {
 	case err == nil && stored.Version == version:
