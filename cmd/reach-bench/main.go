@@ -187,9 +187,23 @@ func run() error {
 		problemPaths = append(problemPaths, fmt.Sprintf("/comparisons/%d/problems/%d", id, ps[i].ID))
 	}
 	cp := fmt.Sprintf("/comparisons/%d", id)
+	// Table views no request asked for before (the page keeps each view's
+	// rendered table): sorted by a column, one way or the other, on a page
+	// of the table, in a solved set.
+	var freshViews []string
+	for _, region := range []string{"", "both", "base-only", "other-only", "neither"} {
+		for _, col := range []string{"problem", "subject", "level", "c0", "c1", "diff", "p"} {
+			for _, dir := range []string{"asc", "desc"} {
+				for pg := 1; pg <= 5; pg++ {
+					freshViews = append(freshViews, fmt.Sprintf("%s?sort=%s&dir=%s&page=%d&region=%s", cp, col, dir, pg, region))
+				}
+			}
+		}
+	}
 	pages := []page{
 		{name: "comparison page", path: cp},
 		{name: "table sorted", path: cp + "?sort=diff&page=40"},
+		{name: "table, new views", paths: freshViews},
 		{name: "table search", path: cp + "?q=triangle+area&sort=p"},
 		{name: "table in texts", path: cp + "?q=triangle&in=completions&region=base-only"},
 		{name: "problem page", paths: problemPaths},
@@ -316,7 +330,7 @@ func load(base string, p page, cookie, token string, clients, requests int, maxT
 				if i >= requests || time.Now().After(deadline) {
 					return
 				}
-				d, _, err := get(i)
+				d, _, err := get(3 + aloneRequests + i) // with paths, on from where the one client stopped
 				mu.Lock()
 				if err != nil && first == nil {
 					first = err
