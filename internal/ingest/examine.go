@@ -137,8 +137,10 @@ func shapePaths(sh *shape) (top, items []string) {
 
 // CheckMapping reads the first records of a file's head (SniffBytes of it) with a mapping and
 // returns the first error, so a mapping that names no completion, or a path that is not there, is
-// refused when it is confirmed rather than when the import runs. A head that is not JSON lines (a
-// document, parquet) is not checked (nil).
+// refused when it is confirmed rather than when the import runs: also an optional field's path
+// (correct, extracted, sample_index, finish_reason, tokens) that none of those records has, since
+// a mistyped verdict path would otherwise read as a file without verdicts and Reach would grade
+// every sample itself. A head that is not JSON lines (a document, parquet) is not checked (nil).
 func CheckMapping(head []byte, file string, m *Mapping) error {
 	if _, err := mappedSpec(m); err != nil {
 		return fmt.Errorf("ingest: %w", err)
@@ -158,16 +160,29 @@ func CheckMapping(head []byte, file string, m *Mapping) error {
 		return nil
 	}
 	n := 0
-	err = Read(bytes.NewReader(head), file, FormatMapped, m, Options{OnSample: func(s Sample) error {
+	var seen uint8
+	err = Read(bytes.NewReader(head), file, FormatMapped, m, Options{fieldsSeen: &seen, OnSample: func(s Sample) error {
 		if n++; n >= 200 {
 			return errEnough
 		}
 		return nil
 	}})
-	if errors.Is(err, errEnough) {
+	if err != nil && !errors.Is(err, errEnough) {
+		return err
+	}
+	if n == 0 {
 		return nil
 	}
-	return err
+	for _, f := range []struct {
+		key, path string
+		id        fieldID
+	}{{"correct", m.Correct, fCorrect}, {"extracted", m.Extracted, fExtracted}, {"sample_index", m.SampleIndex, fIndex},
+		{"finish_reason", m.FinishReason, fFinish}, {"tokens", m.Tokens, fTokens}} {
+		if f.path != "" && seen&(1<<f.id) == 0 {
+			return &Error{File: file, Field: f.key, Msg: fmt.Sprintf("--map %s=%s: none of the first %d samples has %q (or it is null in all of them): check the path, or leave %s out if the file has none", f.key, f.path, n, f.path, f.key)}
+		}
+	}
+	return nil
 }
 
 var errEnough = errors.New("enough samples read")

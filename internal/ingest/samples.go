@@ -216,6 +216,9 @@ type Options struct {
 	// them: they are removed, and each line that had them is reported).
 	OnWarning func(Warning)
 	Limits    Limits
+	// fieldsSeen, when set, collects the per-sample fields (bit fieldID) any sample had: CheckMapping
+	// refuses a mapped path no record has.
+	fieldsSeen *uint8
 }
 
 // maxSampleIndex bounds an explicit sample index, so the duplicate check stays a small bitset.
@@ -759,6 +762,9 @@ func (sr *sampleReader) deliver(w where, rc *recordCtx, p *pending, i int) error
 		p.SampleIndex = i
 	}
 	sr.stripNUL(w, &p.Sample)
+	if sr.o.fieldsSeen != nil {
+		*sr.o.fieldsSeen |= p.has
+	}
 	p.Line, p.Record, p.ProblemKey, p.KeyKind = w.line, w.record, rc.key, rc.kind
 	p.Question, p.Prompt, p.Reference = rc.question, rc.prompt, rc.reference
 	sr.n++

@@ -447,7 +447,7 @@ var (
 	idCands        = []string{"problem_id", "qid", "idx", "id", "task_id", "unique_id", "question_id", "problem_idx", "pid", "index", "doc_id", "uuid", "custom_id"}
 	listCands      = []string{"rollouts", "samples", "completions", "generations", "outputs", "responses", "candidates", "code", "predictions"}
 	completionCand = []string{"completion", "text", "response", "output", "generation", "content", "code", "solution", "prediction"}
-	correctCands   = []string{"correct", "is_correct", "passed", "score", "label", "acc", "accuracy", "reward"}
+	correctCands   = []string{"correct", "is_correct", "ok", "passed", "score", "label", "acc", "accuracy", "reward"}
 	extractedCands = []string{"extracted", "extracted_answer", "pred_token", "pred", "prediction", "pred_answer", "parsed_answer", "pred_value"}
 	indexCands     = []string{"sample_index", "sample_idx", "rollout", "rollout_idx", "rollout_id", "sample_id", "epoch"}
 	finishCands    = []string{"finish_reason", "stop_reason", "finish_reasons"}

@@ -6,6 +6,7 @@
 package intake
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -187,10 +188,20 @@ func describe(i int, m Model, r io.Reader, acceptGuess bool, mapped Mapped) (sto
 			role = "base"
 		}
 	}
-	ex, err := ingest.Examine(r, m.File.Name)
+	head := make([]byte, ingest.SniffBytes)
+	n, rerr := io.ReadFull(r, head)
+	if rerr != nil && rerr != io.EOF && rerr != io.ErrUnexpectedEOF {
+		return store.NewRun{}, fmt.Errorf("model %q: read %s: %w", m.Name, m.File.Name, rerr)
+	}
+	head = head[:n]
+	ex, err := ingest.Examine(io.MultiReader(bytes.NewReader(head), r), m.File.Name)
 	format, mapping := ex.Format, ex.Mapping
 	if m.Mapping != nil {
 		format, mapping, err = ingest.FormatMapped, m.Mapping, nil
+		// A path the file does not have is refused now, not read as "no verdicts".
+		if err = ingest.CheckMapping(head, m.File.Name, m.Mapping); err != nil {
+			err = fmt.Errorf("--map: %w", err)
+		}
 	}
 	if err != nil {
 		return store.NewRun{}, fmt.Errorf("model %q: %w", m.Name, err)
