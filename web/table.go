@@ -55,8 +55,11 @@ func readTableQuery(q url.Values, models int, f *views.ProblemFilter) {
 	f.Answer = clip(strings.TrimSpace(q.Get("answer")), maxQuery)
 }
 
-// clip cuts s to at most n characters.
+// clip cuts s to at most n characters, without NUL characters and invalid
+// UTF-8, which no stored text holds (Postgres refuses both in a query: a
+// search for "%00" was a server error).
 func clip(s string, n int) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, ""), "\x00", "")
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
