@@ -566,7 +566,12 @@ func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg s
 			ON CONFLICT (run_id, stage) DO UPDATE SET status = 'failed', error = EXCLUDED.error, updated_at = now()`, id, runID, msg); err != nil {
 			return fmt.Errorf("fail progress of comparison %d: %w", id, err)
 		}
-		for _, t := range []string{"samples", "run_counts"} {
+		// Nothing of the import is kept, so no stage after it (verified,
+		// aggregated) is shown done either.
+		if _, err := tx.db.Exec(ctx, `DELETE FROM run_progress WHERE stage <> 'import' AND run_id IN (`+imported+`)`, id); err != nil {
+			return fmt.Errorf("fail progress of comparison %d: %w", id, err)
+		}
+		for _, t := range []string{"samples", "run_counts", "run_answers"} {
 			if _, err := tx.db.Exec(ctx, `DELETE FROM `+t+` WHERE run_id IN (`+imported+`)`, id); err != nil {
 				return fmt.Errorf("delete what the failed import of comparison %d stored: %w", id, err)
 			}

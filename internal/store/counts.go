@@ -195,10 +195,13 @@ type Progress struct {
 	UpdatedAt time.Time
 }
 
-// SetProgress upserts the progress of one stage of a run.
+// SetProgress upserts the progress of one stage of a run. A run whose
+// import failed (FailComparisonImport) keeps its failed progress: a job of
+// the comparison still stopping may not report its stage running or done.
 func (s *Store) SetProgress(ctx context.Context, p Progress) error {
 	_, err := s.db.Exec(ctx, `INSERT INTO run_progress (run_id, stage, done, total, unit, status, error, detail, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, now()
+		WHERE $6 = 'failed' OR NOT EXISTS (SELECT 1 FROM runs WHERE id = $1 AND status = 'failed')
 		ON CONFLICT (run_id, stage) DO UPDATE SET done = EXCLUDED.done, total = EXCLUDED.total, unit = EXCLUDED.unit, detail = EXCLUDED.detail,
 			status = EXCLUDED.status, error = EXCLUDED.error, updated_at = now()`,
 		p.RunID, p.Stage, p.Done, p.Total, p.Unit, p.Status, p.Error, p.Detail)
