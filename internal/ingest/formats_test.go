@@ -126,7 +126,8 @@ func TestSniff(t *testing.T) {
 	bad := []struct{ head, msg string }{
 		{"", "empty file"},
 		{"\n \n", "empty file"},
-		{"\x00\x01\x02garbage\xff\xfe", "binary data"},
+		{"\x00\x01\x02garbage\xff\xfe", "a NUL byte at byte 1: binary data"},
+		{"{\"a\": \"x\"}\n{\"b\": \"caf\xe9\"}\n", "invalid UTF-8 at byte 11: binary data, or text in an encoding other than UTF-8"},
 		{"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xec\xbd", "gzip data that does not decompress"},
 		{`[{"a": 1}]`, "no field holds text"},
 		{`[1, 2]`, "a JSON list of numbers"},
@@ -145,6 +146,10 @@ func TestSniff(t *testing.T) {
 		if !errors.As(err, &e) || !strings.Contains(e.Msg, tc.msg) {
 			t.Errorf("Sniff(%q) = %v, want *Error ~%q", tc.head, err, tc.msg)
 		}
+	}
+	// The place of the first byte that is not text: line 2 above.
+	if _, _, err := Sniff([]byte("{\"a\": \"x\"}\n{\"b\": \"caf\xe9\"}\n"), "x.jsonl"); err == nil || !strings.HasPrefix(err.Error(), "x.jsonl:2: ") {
+		t.Errorf("latin-1 on line 2: %v", err)
 	}
 	// A UTF-8 rune cut by the head's end is not binary.
 	if _, _, err := Sniff([]byte(`{"problem_id": "a", "completion": "caf`+"\xc3"), "x"); err != nil {

@@ -101,8 +101,14 @@ func sniffShape(head []byte, file string, depth int) (sniffed, error) {
 			return fail(0, "%s, not a samples file", b.what)
 		}
 	}
-	if bytes.IndexByte(head, 0) >= 0 || !validUTF8Prefix(head) {
-		return fail(0, "binary data (NUL bytes or invalid UTF-8): not JSONL, JSON, CSV or parquet")
+	if i := firstNotText(head); i >= 0 {
+		line := 1 + bytes.Count(head[:i], []byte("\n"))
+		at := i - bytes.LastIndexByte(head[:i], '\n') // 1-based byte of the line
+		what := "invalid UTF-8"
+		if head[i] == 0 {
+			what = "a NUL byte"
+		}
+		return fail(line, "%s at byte %d: binary data, or text in an encoding other than UTF-8 (Reach reads UTF-8 JSONL, JSON or CSV, and parquet)", what, at)
 	}
 	lines := bytes.Split(head, []byte("\n"))
 	first := 0
@@ -187,16 +193,29 @@ func sniffDoc(head []byte, file string, line int) (sniffed, error) {
 func isEOF(err error) bool { return err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) }
 
 // validUTF8Prefix reports whether b is valid UTF-8, allowing a rune cut at the very end.
-func validUTF8Prefix(b []byte) bool {
-	if utf8.Valid(b) {
-		return true
-	}
-	for k := 1; k <= 3 && k < len(b); k++ {
-		if utf8.Valid(b[:len(b)-k]) && !utf8.FullRune(b[len(b)-k:]) {
-			return true
+// firstNotText returns the offset of b's first NUL byte or invalid UTF-8
+// sequence (a rune cut by the end of b is not one: b is a file's head), or
+// -1 when there is none.
+func firstNotText(b []byte) int {
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c == 0 {
+			return i
 		}
+		if c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			if !utf8.FullRune(b[i:]) && len(b)-i < utf8.UTFMax {
+				return -1 // cut at the end of the head
+			}
+			return i
+		}
+		i += size
 	}
-	return false
+	return -1
 }
 
 // countsColumns is what a counts CSV's header must name.
