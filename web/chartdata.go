@@ -187,7 +187,7 @@ func writeChartData(w http.ResponseWriter, r *http.Request, e *analysis.Entry, f
 		// is the report's own (ε = 0), so that no query fills the memo.
 		eps, err := supportEps(r)
 		if err != nil {
-			return fmt.Errorf("%v: %w", err, store.ErrNotFound)
+			return badForm("%v", err)
 		}
 		build = func() ([]byte, error) {
 			t, err := debateTable(e.Report, name, eps)
@@ -276,14 +276,18 @@ func (s *Server) chartData(w http.ResponseWriter, r *http.Request) {
 // dataFail answers a failed chart data request in the format asked for:
 // {"error": reason} for NAME.json, a plain-text line otherwise, so a script
 // or spreadsheet fetching the data gets the reason and not an HTML page.
-// ErrNotFound is 404 with its message; anything else is 500 with the
-// request id to look up in the server log.
+// ErrNotFound is 404 with its message, a bad query (formError) 400; anything
+// else is 500 with the request id to look up in the server log.
 func (s *Server) dataFail(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) {
 		return
 	}
 	code, msg := http.StatusNotFound, err.Error()
-	if !errors.Is(err, store.ErrNotFound) {
+	var fe formError
+	switch {
+	case errors.As(err, &fe):
+		code = http.StatusBadRequest
+	case !errors.Is(err, store.ErrNotFound):
 		code, msg = http.StatusInternalServerError, s.internal(r, err)
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -46,8 +46,8 @@ func TestDebateSupportData(t *testing.T) {
 	if r := row("?eps=0.5"); strings.Join(r[:9], ",") != "base,rl,0.5,1,0,0,1,1,0" || r[11] != "" {
 		t.Errorf("support at ε = 0.5: %q", r)
 	}
-	if code, _ := get(t, base+"/data/support.json?eps=2", "Cookie", cookie); code != 404 {
-		t.Errorf("support at ε = 2: HTTP %d, want 404", code)
+	if code, body := get(t, base+"/data/support.json?eps=2", "Cookie", cookie); code != 400 || !strings.Contains(body, "not a number from 0 to 1") {
+		t.Errorf("support at ε = 2: HTTP %d %q, want 400 saying why", code, body)
 	}
 	code, body := get(t, fmt.Sprintf("%s/api/v1/comparisons/%d/report?eps=0.5", srv.url, cid), "Authorization", "Bearer "+admin.Token)
 	var rep struct {
