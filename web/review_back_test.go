@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
@@ -59,5 +60,23 @@ func TestProblemTableShowsNewReviews(t *testing.T) {
 		if !strings.Contains(got, `data-matching="1"`) || !strings.Contains(got, note) {
 			t.Errorf("after the review %q the table reads %.400s", note, got)
 		}
+	}
+}
+
+// The audit log names a problem by its id in the dataset, not Reach's row id.
+func TestAuditNamesProblems(t *testing.T) {
+	f := newFixture(t)
+	review := fmt.Sprintf("/comparisons/%d/problems/%d/review", f.cid, f.pid)
+	if code, _, body := f.send("editor", review, url.Values{"verdict": {"genuine"}}); code != 303 {
+		t.Fatalf("review: HTTP %d %.200s", code, body)
+	}
+	p, err := f.srv.st.GetProblem(context.Background(), f.pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, body := f.page("editor", fmt.Sprintf("/comparisons/%d/audit", f.cid))
+	link := fmt.Sprintf(`href="/comparisons/%d/problems/%d">%s</a>`, f.cid, f.pid, p.Key)
+	if code != 200 || !strings.Contains(body, link) {
+		t.Errorf("audit page (HTTP %d) lacks %s", code, link)
 	}
 }

@@ -39,7 +39,8 @@ type AuditEntry struct {
 	UserID       int64
 	UserEmail    string
 	ComparisonID int64
-	ProblemID    int64 // 0 when the change is not about one problem
+	ProblemID    int64  // 0 when the change is not about one problem
+	ProblemKey   string // the problem's id in its dataset ("" with ProblemID 0)
 	Action       string
 	Target       string
 	Old, New     string
@@ -67,14 +68,14 @@ func (s *Store) Audit(ctx context.Context, comparisonID, problemID int64) ([]Aud
 func (s *Store) AuditInto(comparisonID, problemID int64, out *[]AuditEntry) Queued {
 	return func(b *pgx.Batch) {
 		b.Queue(`SELECT a.id, a.at, COALESCE(a.user_id, 0), COALESCE(u.email, ''), COALESCE(a.comparison_id, 0),
-				COALESCE(a.problem_id, 0), a.action, a.target, a.old_value, a.new_value, a.note
-			FROM audit_log a LEFT JOIN users u ON u.id = a.user_id
+				COALESCE(a.problem_id, 0), COALESCE(p.key, ''), a.action, a.target, a.old_value, a.new_value, a.note
+			FROM audit_log a LEFT JOIN users u ON u.id = a.user_id LEFT JOIN problems p ON p.id = a.problem_id
 			WHERE a.comparison_id = $1 AND ($2 = 0 OR a.problem_id = $2) ORDER BY a.id DESC LIMIT 1000`, comparisonID, problemID).
 			Query(func(rows pgx.Rows) error {
 				var err error
 				*out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditEntry, error) {
 					var e AuditEntry
-					err := r.Scan(&e.ID, &e.At, &e.UserID, &e.UserEmail, &e.ComparisonID, &e.ProblemID, &e.Action, &e.Target, &e.Old, &e.New, &e.Note)
+					err := r.Scan(&e.ID, &e.At, &e.UserID, &e.UserEmail, &e.ComparisonID, &e.ProblemID, &e.ProblemKey, &e.Action, &e.Target, &e.Old, &e.New, &e.Note)
 					return e, err
 				})
 				if err != nil {
