@@ -473,6 +473,7 @@ var routes = []route{
 	{name: "API debate endpoints", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/debate", ok: 200},
 	{name: "chart CSV", need: read, method: "GET", path: "/comparisons/{cid}/data/crossover.csv", ok: 200},
 	{name: "chart JSON", need: read, method: "GET", path: "/comparisons/{cid}/data/venn-1.json", ok: 200},
+	{name: "chart file", need: read, method: "GET", path: "/comparisons/{cid}/charts/00000000000000000000000000000000.js", ok: 200},
 	{name: "API comparison", need: read, method: "GET", path: "/api/v1/comparisons/{cid}", ok: 200},
 	{name: "API report", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/report", ok: 200},
 	{name: "API reviews", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/reviews", ok: 200},

@@ -108,7 +108,7 @@ func (s *Server) comparison(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, views.ReportPage(v))
+	s.renderPage(w, r, http.StatusOK, views.ReportPage(v), c.ID)
 }
 
 func (s *Server) progressView(r *http.Request, c store.Comparison) (views.ProgressView, error) {

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -174,6 +175,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			read.Get("/runs/{rid}/problems/{pid}/samples/{idx}/text", s.sampleTextPage)
 			read.Get("/audit", s.auditPage)
 			read.Get("/data/{chart}", s.chartData)
+			read.Get("/charts/{file}", s.chartsJS)
 			read.Get("/samples.{format}", s.exportSamples)
 			edit.Post("/mapping", s.confirmMapping)
 			edit.Get("/reverify", s.reverifyConfirm)
@@ -337,6 +339,12 @@ var chartScript = []byte("<script>\n{")
 // render writes a page with a fresh script nonce in its CSP. A handler that
 // set a CSP with "frame-ancestors *" (the share embed) keeps that framing.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c templ.Component) {
+	s.renderPage(w, r, status, c, 0)
+}
+
+// renderPage is render; with chartsOf (a comparison id) the page's chart
+// scripts go out as one script file of that comparison instead (chartFile).
+func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, c templ.Component, chartsOf int64) {
 	buf := renderBufs.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {
@@ -348,6 +356,15 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c te
 		http.Error(w, s.internal(r, fmt.Errorf("render: %w", err)), http.StatusInternalServerError)
 		return
 	}
+	page := buf.Bytes()
+	var spans [][2]int
+	var fileTag []byte
+	if chartsOf != 0 {
+		if spans = chartSpans(page); len(spans) > 0 {
+			fileTag = []byte(fmt.Sprintf(`<script src="%s"></script>`,
+				html.EscapeString(chartFileURL(chartsOf, chartFileFor(chartsOf, page, spans), r.URL.RawQuery))))
+		}
+	}
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	nonce := base64.RawStdEncoding.EncodeToString(b)
@@ -358,23 +375,40 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, c te
 	w.Header().Set("Content-Security-Policy", fmt.Sprintf(cspPolicy, nonce, frame))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	// The page goes out in pieces between its chart scripts, each of which
-	// gets the nonce: no second copy of a page of a few hundred KB.
-	page, tag := buf.Bytes(), []byte(`<script nonce="`+nonce+`">`+"\n{")
-	for {
-		i := bytes.Index(page, chartScript)
-		if i < 0 {
-			break
+	// The page goes out in pieces: no second copy of a page of a few
+	// hundred KB. Chart scripts cut out for a chart file leave its tag where
+	// the last of them was; any other chart script gets the nonce.
+	tag := []byte(`<script nonce="` + nonce + `">` + "\n{")
+	write := func(part []byte) bool {
+		for {
+			i := bytes.Index(part, chartScript)
+			if i < 0 {
+				break
+			}
+			if _, err := w.Write(part[:i]); err != nil {
+				return false
+			}
+			if _, err := w.Write(tag); err != nil {
+				return false
+			}
+			part = part[i+len(chartScript):]
 		}
-		if _, err := w.Write(page[:i]); err != nil {
-			return
-		}
-		if _, err := w.Write(tag); err != nil {
-			return
-		}
-		page = page[i+len(chartScript):]
+		_, err := w.Write(part)
+		return err == nil
 	}
-	_, _ = w.Write(page)
+	at := 0
+	for i, sp := range spans {
+		if !write(page[at:sp[0]]) {
+			return
+		}
+		if i == len(spans)-1 {
+			if _, err := w.Write(fileTag); err != nil {
+				return
+			}
+		}
+		at = sp[1]
+	}
+	write(page[at:])
 }
 
 // renderBufs keeps render's page buffers between requests.
