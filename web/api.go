@@ -37,7 +37,7 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 			msg = err.Error()
 		}
 		writeJSON(w, http.StatusForbidden, apiError{msg})
-	case errors.Is(err, analysis.ErrNotReady):
+	case errors.Is(err, analysis.ErrNotReady), errors.Is(err, analysis.ErrNoData):
 		writeJSON(w, http.StatusConflict, apiError{err.Error()})
 	case errors.Is(err, context.Canceled):
 	default:

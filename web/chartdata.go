@@ -287,6 +287,8 @@ func (s *Server) dataFail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.As(err, &fe):
 		code = http.StatusBadRequest
+	case errors.Is(err, analysis.ErrNoData):
+		code = http.StatusConflict
 	case !errors.Is(err, store.ErrNotFound):
 		code, msg = http.StatusInternalServerError, s.internal(r, err)
 	}

@@ -137,6 +137,12 @@ func (s *Server) collectionView(ctx context.Context, c store.Collection) (views.
 		item := views.CollectionItem{ID: cid, Name: cmp.Name, Status: cmp.Status}
 		if cmp.Status == store.StatusReady {
 			e, err := s.reports.Get(ctx, cid, analysis.Options{})
+			if errors.Is(err, analysis.ErrNoData) {
+				// One comparison without figures leaves the others drawn.
+				item.NoFigures = err.Error()
+				v.Items = append(v.Items, item)
+				continue
+			}
 			if err != nil {
 				return v, err
 			}

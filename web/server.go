@@ -422,6 +422,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.render(w, r, http.StatusNotFound, views.ErrorPage(404, "Not found", err.Error()))
 		return
 	}
+	if errors.Is(err, analysis.ErrNoData) { // a ready comparison without figures: say why
+		s.render(w, r, http.StatusConflict, views.ErrorPage(409, "No figures to show", err.Error()))
+		return
+	}
 	if errors.Is(err, context.Canceled) {
 		return
 	}

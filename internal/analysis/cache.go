@@ -230,8 +230,8 @@ func Precompute(ctx context.Context, st *store.Store, id int64) error {
 	}
 	start := time.Now()
 	rep, err := Build(ctx, st, id)
-	if errors.Is(err, ErrNotReady) {
-		return nil
+	if errors.Is(err, ErrNotReady) || errors.Is(err, ErrNoData) {
+		return nil // nothing to store: the page says why
 	}
 	if err != nil {
 		return err

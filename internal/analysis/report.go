@@ -479,6 +479,11 @@ type ProblemRow struct {
 // ErrNotReady is returned while a comparison's counts are not complete.
 var ErrNotReady = errors.New("comparison is not ready")
 
+// ErrNoData is returned for a ready comparison from whose counts no report
+// can be drawn: a model without samples, or no problem that every model
+// has samples on. Its message says which.
+var ErrNoData = errors.New("no figures")
+
 // Build reads a comparison and its counts from the store and computes the
 // default report (BuildWith with zero Options).
 func Build(ctx context.Context, st *store.Store, id int64) (*Report, error) {
@@ -646,7 +651,20 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 	}
 	rep.Problems = len(kept)
 	if len(kept) == 0 {
-		return nil, fmt.Errorf("comparison %d: no problem has samples from every model", c.ID)
+		var empty []string
+		for _, r := range c.Runs {
+			if len(counts[r.ID]) == 0 {
+				empty = append(empty, fmt.Sprintf("%q", r.ModelName))
+			}
+		}
+		switch {
+		case len(empty) > 0:
+			return nil, fmt.Errorf("%w: no samples from %s (every request to its endpoint failed, sampling was stopped before any answer came, or its file had none)",
+				ErrNoData, strings.Join(empty, ", "))
+		case opt.ExcludeGuessable || opt.MinN > 0:
+			return nil, fmt.Errorf("%w: no problem is left once the guessable or short ones are left out", ErrNoData)
+		}
+		return nil, fmt.Errorf("%w: no problem has samples from every model", ErrNoData)
 	}
 	budgets := make([]int, len(kept))
 	for j, p := range kept {
