@@ -13,11 +13,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -470,8 +473,12 @@ type errorCapture struct {
 
 func (e *errorCapture) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 	res, err := next(req)
-	if err != nil || res == nil || res.StatusCode < 400 {
+	if err != nil || res == nil {
 		return res, err
+	}
+	if res.StatusCode < 400 { // a reply came: its body is read by the caller
+		e.status, e.header = res.StatusCode, res.Header
+		return res, nil
 	}
 	body, rerr := io.ReadAll(io.LimitReader(res.Body, 64<<10))
 	res.Body.Close()
@@ -507,11 +514,33 @@ func (c *Client) classify(ctx, actx context.Context, err error, ec *errorCapture
 		return &Error{Kind: KindBadRequest, Message: fmt.Sprintf("%s answered with a redirect, which Reach does not follow "+
 			"(it would send the request and API key elsewhere): give the address it redirects to as the base URL", c.where)}
 	}
+	if ec.status >= 200 && ec.status < 300 {
+		return c.badReply(err, ec)
+	}
 	kind := transportKind(err)
 	if kind == KindOther {
 		return &Error{Kind: KindOther, Message: scrub(fmt.Sprintf("bad response from %s: %v", c.where, err), c.ep.APIKey)}
 	}
 	return &Error{Kind: kind, Message: scrub(transportMessage(err, c.where), c.ep.APIKey)}
+}
+
+// badReply classifies a successful status whose body could not be read as
+// a completion: not JSON at all (an HTML page: a wrong base URL), JSON
+// that ends too soon (cut short, or the connection dropped while it came:
+// tried again), or JSON of another shape (not tried again).
+func (c *Client) badReply(err error, ec *errorCapture) *Error {
+	var opErr *net.OpError
+	if errors.As(err, &opErr) || errors.Is(err, syscall.ECONNRESET) {
+		return &Error{Kind: KindConnection, Message: scrub(transportMessage(err, c.where), c.ep.APIKey)}
+	}
+	if mt, _, _ := mime.ParseMediaType(ec.header.Get("Content-Type")); mt != "" && mt != "application/json" && !strings.HasSuffix(mt, "+json") {
+		return &Error{Kind: KindBadRequest, Message: fmt.Sprintf("%s answered HTTP %d with %s, not JSON: check the base URL "+
+			"(an OpenAI-compatible server's usually ends in /v1) and the API style", c.where, ec.status, mt)}
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return &Error{Kind: KindConnection, Message: fmt.Sprintf("the HTTP %d reply from %s ended before its JSON did (cut short, or the connection dropped)", ec.status, c.where)}
+	}
+	return &Error{Kind: KindOther, Message: scrub(fmt.Sprintf("the HTTP %d reply from %s is not an OpenAI-compatible completion: %v", ec.status, c.where, err), c.ep.APIKey)}
 }
 
 // statusMessage renders an HTTP error as "<code> <text>: <server message>",

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -590,5 +591,30 @@ func TestNewErrorHidesCredentials(t *testing.T) {
 	_, err := New(Endpoint{BaseURL: "gpu1://user:sk-abcdef@host:x/v1?key=sk-abcdef", Model: "m"}, nil)
 	if err == nil || strings.Contains(err.Error(), "sk-abcdef") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A 200 whose body is not a completion says what came back: an HTML page
+// (a base URL that is not the API's) or JSON of another shape is not tried
+// again; JSON cut short is, and is not called a closed connection.
+func TestBadSuccessfulReplies(t *testing.T) {
+	for _, tc := range []struct {
+		name, ctype, body string
+		kind, msg         string
+		hits              int
+	}{
+		{"html page", "text/html; charset=utf-8", "<!doctype html><p>Welcome</p>", KindBadRequest, "answered HTTP 200 with text/html, not JSON: check the base URL", 1},
+		{"json of another shape", "application/json", `{"choices": "nope"}`, KindOther, "is not an OpenAI-compatible completion", 1},
+		{"json cut short", "application/json", `{"choices": "nope"`, KindConnection, "ended before its JSON did", 3},
+	} {
+		f := newFake(t, func(w http.ResponseWriter, r *http.Request, body map[string]any, _ int) {
+			w.Header().Set("Content-Type", tc.ctype)
+			_, _ = io.WriteString(w, tc.body)
+		})
+		c := newClient(t, Endpoint{BaseURL: f.URL, Model: "m", Retry: fastRetry(3)})
+		_, _, err := c.Sample(context.Background(), "p", Params{N: 1, MaxTokens: 1})
+		if ErrorKind(err) != tc.kind || f.hits() != tc.hits || err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: kind %q after %d requests, err %v; want %q after %d saying %q", tc.name, ErrorKind(err), f.hits(), err, tc.kind, tc.hits, tc.msg)
+		}
 	}
 }
