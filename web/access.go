@@ -329,6 +329,9 @@ func (s *Server) targetProject(ctx context.Context, u *store.User, id int64, nam
 		if !match {
 			continue
 		}
+		if id != 0 && name != "" && p.Name != name {
+			return 0, badForm("project_id %d is project %q, not %q: give one of project_id and project", id, p.Name, name)
+		}
 		if !role(u, p.Role).Allows(auth.Edit) {
 			return 0, errForbidden
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -55,7 +56,7 @@ func parseSampling(r *http.Request) (intake.SampleSpec, error) {
 			return def, nil
 		}
 		x, err := strconv.ParseFloat(v, 64)
-		if err != nil {
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 			return 0, badForm("%s %q is not a number", k, v)
 		}
 		return x, nil

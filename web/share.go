@@ -28,7 +28,7 @@ type shareRequest struct {
 	ShowTexts bool       `json:"show_texts"` // problem statements and completions visible
 	ShowNotes bool       `json:"show_notes"` // the comparison's notes visible
 	ExpiresIn string     `json:"expires_in"` // Go duration ("72h"); empty: no expiry
-	ExpiresAt *time.Time `json:"expires_at"` // RFC 3339; wins over ExpiresIn
+	ExpiresAt *time.Time `json:"expires_at"` // RFC 3339; not with ExpiresIn
 }
 
 // link validates req into a share link made by userID (its comparison or
@@ -43,6 +43,8 @@ func (req shareRequest) link(userID int64) (store.ShareLink, error) {
 		return l, badForm("chart %q: choose crossover, venn, histogram or nothing (every chart)", req.Chart)
 	}
 	switch {
+	case req.ExpiresAt != nil && req.ExpiresIn != "":
+		return l, badForm("give expires_in or expires_at, not both")
 	case req.ExpiresAt != nil:
 		l.ExpiresAt = req.ExpiresAt
 	case req.ExpiresIn != "":
