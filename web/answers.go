@@ -2,7 +2,6 @@ package web
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 
 	"github.com/maypok86/otter/v2"
 
@@ -48,29 +47,19 @@ var answerGroupsSeen = otter.Must(&otter.Options[[sha256.Size]byte, grouped]{Max
 // answersKey hashes everything groupAnswers reads, lengths included, so
 // that different inputs never share a key.
 func answersKey(runs []store.Run, counts []store.AnswerCount, kind string) [sha256.Size]byte {
-	h := sha256.New()
-	var b []byte
-	num := func(v int64) { b = binary.LittleEndian.AppendUint64(b, uint64(v)) }
-	str := func(s string) { num(int64(len(s))); b = append(b, s...) }
-	str(kind)
-	num(int64(len(runs)))
+	k := newKeyHash()
+	k.str(kind)
+	k.num(int64(len(runs)))
 	for _, r := range runs {
-		num(r.ID)
+		k.num(r.ID)
 	}
 	for _, ac := range counts {
-		num(ac.RunID)
-		str(ac.Answer)
-		num(int64(ac.N))
-		num(int64(ac.Correct))
-		if len(b) > 4096 {
-			h.Write(b)
-			b = b[:0]
-		}
+		k.num(ac.RunID)
+		k.str(ac.Answer)
+		k.num(int64(ac.N))
+		k.num(int64(ac.Correct))
 	}
-	h.Write(b)
-	var k [sha256.Size]byte
-	h.Sum(k[:0])
-	return k
+	return k.sum()
 }
 
 // withTexts keeps the answer counts of the runs with completion texts.

@@ -2,7 +2,6 @@ package web
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -360,12 +359,9 @@ var renderedTables = otter.Must(&otter.Options[[sha256.Size]byte, string]{
 // the review column). The statements and completions a search reads do not
 // change under one report.
 func tableKey(e *analysis.Entry, rawQuery string, reviews map[int64]store.Review) [sha256.Size]byte {
-	h := sha256.New()
-	var b []byte
-	num := func(v int64) { b = binary.LittleEndian.AppendUint64(b, uint64(v)) }
-	str := func(s string) { num(int64(len(s))); b = append(b, s...) }
-	num(int64(e.ID))
-	str(rawQuery)
+	k := newKeyHash()
+	k.num(int64(e.ID))
+	k.str(rawQuery)
 	ids := make([]int64, 0, len(reviews))
 	for id := range reviews {
 		ids = append(ids, id)
@@ -373,20 +369,13 @@ func tableKey(e *analysis.Entry, rawQuery string, reviews map[int64]store.Review
 	slices.Sort(ids)
 	for _, id := range ids {
 		rv := reviews[id]
-		num(id)
-		str(rv.Verdict)
-		str(rv.Note)
-		str(rv.ReviewerEmail)
-		num(rv.UpdatedAt.UnixNano())
-		if len(b) > 4096 {
-			h.Write(b)
-			b = b[:0]
-		}
+		k.num(id)
+		k.str(rv.Verdict)
+		k.str(rv.Note)
+		k.str(rv.ReviewerEmail)
+		k.num(rv.UpdatedAt.UnixNano())
 	}
-	h.Write(b)
-	var k [sha256.Size]byte
-	h.Sum(k[:0])
-	return k
+	return k.sum()
 }
 
 // deleteConfirm asks before a comparison is deleted, saying what goes.
