@@ -200,12 +200,19 @@ func run() error {
 			}
 		}
 	}
+	// Searches of the completion texts no request made before (each scans
+	// the texts; a repeated one is a kept table view).
+	var freshSearches []string
+	for i := range 500 {
+		freshSearches = append(freshSearches, fmt.Sprintf("%s?q=answer+%d&in=completions&region=base-only", cp, i))
+	}
 	pages := []page{
 		{name: "comparison page", path: cp},
 		{name: "table sorted", path: cp + "?sort=diff&page=40"},
 		{name: "table, new views", paths: freshViews},
 		{name: "table search", path: cp + "?q=triangle+area&sort=p"},
 		{name: "table in texts", path: cp + "?q=triangle&in=completions&region=base-only"},
+		{name: "texts, new queries", paths: freshSearches},
 		{name: "problem page", paths: problemPaths},
 		{name: "report JSON", path: fmt.Sprintf("/api/v1/comparisons/%d/report", id)},
 		{name: "crossover.csv", path: cp + "/data/crossover.csv"},
