@@ -54,7 +54,7 @@ func TestPagesCarryCSPNonce(t *testing.T) {
 		return resp.Header.Get("Content-Security-Policy"), body
 	}
 	nonceRe := regexp.MustCompile(`script-src 'self' 'nonce-([A-Za-z0-9+/]+)'`)
-	fileRe := regexp.MustCompile(`<script src="(/comparisons/[0-9]+/charts/[0-9a-f]{32}\.js[^"]*)"></script>`)
+	fileRe := regexp.MustCompile(`<script src="(/comparisons/[0-9]+/charts/[0-9a-f]{32}\.js[^"]*)" defer></script><script src="/static/app.js" defer>`)
 	var seen []string
 	for _, id := range ids {
 		csp, body := get("/comparisons/" + itoa(id) + "?sort=diff&x=%22%3E")

@@ -195,7 +195,7 @@ func TestBrowserDebate(t *testing.T) {
 	// Answer entropy comes with the statistics job, enqueued by opening the page.
 	b.waitFor(t, "the answer-entropy chart", `(() => {
 		if (document.querySelector("#entropy-chart")) return "yes";
-		if (!window.__reloading) { window.__reloading = true; setTimeout(() => location.reload(), 1000); }
+		if (document.readyState === "complete" && !window.__reloading) { window.__reloading = true; setTimeout(() => location.reload(), 1000); }
 		return "";
 	})()`, time.Minute)
 	b.waitLoaded(t, here)
@@ -295,7 +295,7 @@ func TestBrowserExampleDebateFigures(t *testing.T) {
 	// Diversity comes with the statistics job, enqueued by opening the page.
 	b.waitFor(t, "HumanEval's answer-entropy chart", `(() => {
 		if (document.querySelector("#entropy-chart")) return "yes";
-		if (!window.__reloading) { window.__reloading = true; setTimeout(() => location.reload(), 1000); }
+		if (document.readyState === "complete" && !window.__reloading) { window.__reloading = true; setTimeout(() => location.reload(), 1000); }
 		return "";
 	})()`, 90*time.Second)
 	b.waitLoaded(t, regexp.MustCompile(`^/comparisons/\d+$`))

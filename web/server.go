@@ -359,10 +359,19 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 	page := buf.Bytes()
 	var spans [][2]int
 	var fileTag []byte
+	fileAt := -1 // where the chart file's tag goes
 	if chartsOf != 0 {
+		// The chart file is deferred, just before app.js (which adds the
+		// charts' image buttons once they are drawn), so it never holds up
+		// reading the page; without app.js it goes where the last chart
+		// script was and runs there.
 		if spans = chartSpans(page); len(spans) > 0 {
-			fileTag = []byte(fmt.Sprintf(`<script src="%s"></script>`,
-				html.EscapeString(chartFileURL(chartsOf, chartFileFor(chartsOf, page, spans), r.URL.RawQuery))))
+			src := html.EscapeString(chartFileURL(chartsOf, chartFileFor(chartsOf, page, spans), r.URL.RawQuery))
+			if fileAt = bytes.Index(page, appScript); fileAt >= 0 && fileAt < spans[0][0] {
+				fileTag = []byte(`<script src="` + src + `" defer></script>`)
+			} else {
+				fileAt, fileTag = spans[len(spans)-1][0], []byte(`<script src="`+src+`"></script>`)
+			}
 		}
 	}
 	b := make([]byte, 16)
@@ -376,8 +385,8 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	// The page goes out in pieces: no second copy of a page of a few
-	// hundred KB. Chart scripts cut out for a chart file leave its tag where
-	// the last of them was; any other chart script gets the nonce.
+	// hundred KB. Chart scripts cut out for the chart file are left out;
+	// any other chart script gets the nonce.
 	tag := []byte(`<script nonce="` + nonce + `">` + "\n{")
 	write := func(part []byte) bool {
 		for {
@@ -397,19 +406,27 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, status int, 
 		return err == nil
 	}
 	at := 0
-	for i, sp := range spans {
-		if !write(page[at:sp[0]]) {
-			return
-		}
-		if i == len(spans)-1 {
+	for _, sp := range spans {
+		if fileAt >= at && fileAt <= sp[0] {
+			if !write(page[at:fileAt]) {
+				return
+			}
 			if _, err := w.Write(fileTag); err != nil {
 				return
 			}
+			at = fileAt
+		}
+		if !write(page[at:sp[0]]) {
+			return
 		}
 		at = sp[1]
 	}
 	write(page[at:])
 }
+
+// appScript is the layout's tag of app.js, before which a page's chart
+// file goes.
+var appScript = []byte(`<script src="/static/app.js" defer></script>`)
 
 // renderBufs keeps render's page buffers between requests.
 var renderBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
