@@ -24,20 +24,25 @@ func memoBody(e *analysis.Entry, key string, build func() ([]byte, error)) (body
 		if err != nil {
 			return nil, err
 		}
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
-		if _, err := zw.Write(raw); err != nil {
-			return nil, err
-		}
-		if err := zw.Close(); err != nil {
-			return nil, err
-		}
-		return body{raw: raw, gz: buf.Bytes()}, nil
+		return newBody(raw)
 	})
 	if err != nil {
 		return body{}, err
 	}
 	return v.(body), nil
+}
+
+// newBody is raw with its gzip form.
+func newBody(raw []byte) (body, error) {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
+	if _, err := zw.Write(raw); err != nil {
+		return body{}, err
+	}
+	if err := zw.Close(); err != nil {
+		return body{}, err
+	}
+	return body{raw: raw, gz: buf.Bytes()}, nil
 }
 
 // write sends the body, compressed when the client accepts gzip (the

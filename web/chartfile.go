@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/maypok86/otter/v2"
 )
 
@@ -78,12 +77,11 @@ func chartFileFor(id int64, page []byte, spans [][2]int) string {
 	for _, sp := range spans {
 		js.Write(scriptOf(page, sp))
 	}
-	raw := js.Bytes()
-	var gz bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&gz, gzip.DefaultCompression)
-	_, _ = zw.Write(raw)
-	_ = zw.Close()
-	chartFiles.Set(name, chartFile{comparison: id, js: body{raw: raw, gz: gz.Bytes()}})
+	b, err := newBody(js.Bytes())
+	if err != nil { // writing to memory does not fail; serve it uncompressed then
+		b = body{raw: js.Bytes()}
+	}
+	chartFiles.Set(name, chartFile{comparison: id, js: b})
 	return name
 }
 
@@ -142,9 +140,8 @@ var chartFileTag = regexp.MustCompile(`<script src="/comparisons/[0-9]+/charts/(
 type pageRecorder struct {
 	header http.Header
 	body   bytes.Buffer
-	status int
 }
 
 func (p *pageRecorder) Header() http.Header         { return p.header }
 func (p *pageRecorder) Write(b []byte) (int, error) { return p.body.Write(b) }
-func (p *pageRecorder) WriteHeader(status int)      { p.status = status }
+func (p *pageRecorder) WriteHeader(int)             {}

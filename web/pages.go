@@ -235,15 +235,9 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 	// One pass over the rows (12,500 at most scales), indices only: the
 	// report's rows are shared, and only one page of them is copied.
 	subjects, levels := map[string]bool{}, map[string]bool{}
-	region := func(i int) string { // against the pair the table shows
-		if f.Pair == 1 {
-			return rep.Rows[i].Region
-		}
-		return regionOf(rep.Rows[i].Counts[0], rep.Rows[i].Counts[f.Pair])
-	}
 	var baseOnly []analysis.ProblemRow
 	for i := range rep.Rows {
-		row, reg := &rep.Rows[i], region(i)
+		row, reg := &rep.Rows[i], rowRegion(rep, f.Pair, i) // against the pair the table shows
 		if reg == "base-only" {
 			r := *row
 			r.Region = reg
@@ -335,11 +329,7 @@ func (s *Server) problemRows(r *http.Request, e *analysis.Entry, c store.Compari
 	lo := (f.Page - 1) * views.ProblemsPerPage
 	for _, i := range order[lo:min(lo+views.ProblemsPerPage, len(order))] {
 		row := rep.Rows[i]
-		if f.Pair == 1 {
-			row.Region = rep.Rows[i].Region
-		} else {
-			row.Region = regionOf(rep.Rows[i].Counts[0], rep.Rows[i].Counts[f.Pair])
-		}
+		row.Region = rowRegion(rep, f.Pair, i)
 		v.Rows = append(v.Rows, row)
 	}
 	v.Previews, err = s.previews(r.Context(), v.Rows)
