@@ -295,23 +295,17 @@ func (w *AggregateWorker) Work(ctx context.Context, job *river.Job[AggregateArgs
 		}
 		return river.JobCancel(errors.New(msg))
 	}
-	// The report's warnings read the samples' quality figures (truncated,
-	// fallback-graded, no answer, distinct texts, duplicates): recompute them
-	// before the run is marked ready, or the last run's job could call the
-	// comparison ready while this run's figures are still being written,
-	// and a report built then would miss their warnings.
-	if err := w.st.RefreshRunQuality(ctx, runID, verify.FallbackRules); err != nil {
-		return err
-	}
 	err = w.st.WithTx(ctx, func(tx *store.Store) error {
 		if err := tx.AggregateRun(ctx, runID); err != nil {
 			return err
 		}
 		// The report's warnings read the samples' quality figures
-		// (truncated, fallback-graded, no answer, distinct texts):
-		// recompute them with the counts, in the same transaction, so that
-		// a late duplicate of this job never shows a ready comparison
-		// without them between its delete and its insert.
+		// (truncated, fallback-graded, no answer, distinct texts,
+		// duplicates): recompute them with the counts, in the same
+		// transaction and before the run is called ready, so that a late
+		// duplicate of this job never shows a ready comparison without them
+		// between its delete and its insert (a second recomputation outside
+		// the transaction did, now and then, under load).
 		if err := tx.RefreshRunQuality(ctx, runID, verify.FallbackRules); err != nil {
 			return err
 		}
