@@ -30,14 +30,23 @@ type lineSource struct {
 	buf   []byte
 	line  int // 1-based number of the line last returned
 	index int // 0-based among the non-blank lines, of the line last returned (-1 before the first)
+	off   int64 // bytes consumed from the stream (a byte-order mark included)
 }
 
 func newLineSource(r io.Reader, file string, lim Limits) *lineSource {
 	br := bufio.NewReaderSize(r, 64<<10)
+	ls := &lineSource{br: br, file: file, lim: lim.withDefaults(), index: -1}
 	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
 		_, _ = br.Discard(len(utf8BOM))
+		ls.off = int64(len(utf8BOM))
 	}
-	return &lineSource{br: br, file: file, lim: lim.withDefaults(), index: -1}
+	return ls
+}
+
+// more reports whether a byte is left to read (a failed read counts as more: next reports it).
+func (ls *lineSource) more() bool {
+	_, err := ls.br.Peek(1)
+	return err != io.EOF
 }
 
 // next returns the next non-blank line, trimmed, valid for the caller until the following call; io.EOF
@@ -89,6 +98,7 @@ func (ls *lineSource) readLine() error {
 		if err != nil && err != bufio.ErrBufferFull && err != io.EOF {
 			return readErr(ls.file, err)
 		}
+		ls.off += int64(len(chunk))
 		if total += len(chunk); total > ls.lim.MaxRecordBytes {
 			return tooLong()
 		}

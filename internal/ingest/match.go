@@ -478,3 +478,35 @@ func (m *Matcher) String() string {
 	}
 	return fmt.Sprintf("by %s", m.mode)
 }
+
+// MatchState is what a Matcher has learnt by a point of a file that the matching of the rest
+// depends on: how the samples match the dataset, and how many samples each problem has so far
+// (the next index of a sample without one).
+type MatchState struct {
+	Mode   string      `json:"mode,omitempty"`
+	ModeAt string      `json:"mode_at,omitempty"`
+	Counts map[int]int `json:"counts,omitempty"` // dataset position -> samples so far (problems with any)
+}
+
+// State returns the Matcher's MatchState.
+func (m *Matcher) State() MatchState {
+	s := MatchState{Mode: m.mode, ModeAt: m.modeAt, Counts: map[int]int{}}
+	for p, st := range m.state {
+		if st.n > 0 {
+			s.Counts[p] = st.n
+		}
+	}
+	return s
+}
+
+// Resume makes m go on from s, for a part of a file read from the checkpoint where s was taken. The
+// checks that need the whole file, or every earlier sample (completions that are not model output,
+// a duplicate index, a problem on two per-problem records), are off: the read that made s did them.
+func (m *Matcher) Resume(s MatchState) {
+	m.mode, m.modeAt, m.noGuard = s.Mode, s.ModeAt, true
+	for p, n := range s.Counts {
+		if p >= 0 && p < len(m.state) {
+			m.state[p].n = n
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -216,6 +217,18 @@ type Options struct {
 	// them: they are removed, and each line that had them is reported).
 	OnWarning func(Warning)
 	Limits    Limits
+	// CheckpointEvery > 0 makes a read of plain JSONL (see Splittable) call OnCheckpoint at the
+	// start of the first line at or after each multiple of CheckpointEvery bytes (never at byte 0
+	// nor at the end), once every sample of the lines before it was delivered: the state from which
+	// Resume reads the rest. Other containers never call it.
+	CheckpointEvery int64
+	OnCheckpoint    func(ReadState) error
+	// Resume, when set, reads a part of a plain JSONL file that begins at the line boundary where
+	// OnCheckpoint gave this state, as the read of the whole file would have gone on from there
+	// (line numbers, record positions, a format's memory of earlier records): r holds that part's
+	// bytes only. It checks and reports nothing that needs the whole file (an empty file, the run's
+	// metadata, the warnings are the whole read's business).
+	Resume *ReadState
 	// fieldsSeen, when set, collects the per-sample fields (bit fieldID) any sample had: CheckMapping
 	// refuses a mapped path no record has.
 	fieldsSeen *uint8
@@ -250,11 +263,20 @@ func ReadSamples(r io.Reader, file string, f Format, m *Mapping, onSample func(S
 // back wrapped. A wrong Format or Mapping is a plain error.
 func Read(r io.Reader, file string, f Format, m *Mapping, o Options) error {
 	o.Limits = o.Limits.withDefaults()
-	in, closer, err := openInput(r, file, o.Limits)
-	if err != nil {
-		return err
+	if o.Resume != nil && (f == FormatCountsCSV || f == FormatParquet || f == FormatInspect) {
+		return fmt.Errorf("ingest: %s cannot be read in parts", f)
 	}
-	defer closer()
+	var in *input
+	if o.Resume == nil {
+		var closer func()
+		var err error
+		if in, closer, err = openInput(r, file, o.Limits); err != nil {
+			return err
+		}
+		defer closer()
+	} else {
+		in = &input{r: r}
+	}
 	if in.kind == kindCSV || f == FormatCountsCSV {
 		if f != FormatCountsCSV {
 			return &Error{File: file, Msg: fmt.Sprintf("a CSV file, not %s: a CSV must be per-problem counts (header problem_id,n,correct)", f)}
@@ -281,6 +303,9 @@ func Read(r io.Reader, file string, f Format, m *Mapping, o Options) error {
 		return fmt.Errorf("ingest: %w", err)
 	}
 	sr := newSampleReader(s, file, o)
+	if o.Resume != nil {
+		return sr.resume(r, *o.Resume)
+	}
 	switch {
 	case s.doc != nil:
 		err = s.doc(sr, in.r)
@@ -415,7 +440,25 @@ type probState struct {
 // readLines reads JSONL.
 func (sr *sampleReader) readLines(r io.Reader) error {
 	ls := newLineSource(r, sr.file, sr.o.Limits)
+	return sr.lines(ls, 0)
+}
+
+// lines reads JSONL from ls, whose first byte is byte base of the file.
+func (sr *sampleReader) lines(ls *lineSource, base int64) error {
+	every, next := sr.o.CheckpointEvery, int64(0)
+	if sr.o.OnCheckpoint == nil {
+		every = 0
+	}
+	if every > 0 {
+		next = (base/every + 1) * every
+	}
 	for {
+		if every > 0 && base+ls.off >= next && ls.more() {
+			if err := sr.o.OnCheckpoint(ReadState{Offset: base + ls.off, Line: ls.line, Records: ls.index + 1, Seen: maps.Clone(sr.seen)}); err != nil {
+				return err
+			}
+			next = ((base+ls.off)/every + 1) * every
+		}
 		line, err := ls.next()
 		if err == io.EOF {
 			break
@@ -431,7 +474,7 @@ func (sr *sampleReader) readLines(r io.Reader) error {
 			return err
 		}
 	}
-	if ls.index < 0 {
+	if ls.index < 0 && sr.o.Resume == nil {
 		return &Error{File: sr.file, Msg: "empty file: no JSON lines"}
 	}
 	return nil
