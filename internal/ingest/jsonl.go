@@ -28,8 +28,8 @@ type lineSource struct {
 	file  string
 	lim   Limits
 	buf   []byte
-	line  int // 1-based number of the line last returned
-	index int // 0-based among the non-blank lines, of the line last returned (-1 before the first)
+	line  int   // 1-based number of the line last returned
+	index int   // 0-based among the non-blank lines, of the line last returned (-1 before the first)
 	off   int64 // bytes consumed from the stream (a byte-order mark included)
 }
 
