@@ -55,7 +55,22 @@ func newJobs(st *store.Store, workers int, box *secret.Box, localQueue string) (
 	timeout, _ := time.ParseDuration(os.Getenv("REACH_JOB_TIMEOUT"))
 	rescue, _ := time.ParseDuration(os.Getenv("REACH_RESCUE_AFTER"))
 	return jobs.NewClient(st, jobs.Config{Workers: workers, SamplingWorkers: samplingWorkers(), Verifier: newVerifier(),
-		Secret: box, Logger: slog.Default(), JobTimeout: timeout, RescueAfter: rescue, Lease: leaseFromEnv(), LocalQueue: localQueue})
+		Secret: box, Logger: slog.Default(), JobTimeout: timeout, RescueAfter: rescue, Lease: leaseFromEnv(), LocalQueue: localQueue,
+		ImportChunkBytes: importChunkBytes()})
+}
+
+// importChunkBytes reads REACH_IMPORT_CHUNK_MB, the chunk size (MiB) in
+// which an uploaded samples file is imported by several jobs: unset, the
+// default (128 MiB); 0, never split.
+func importChunkBytes() int64 {
+	v, err := strconv.ParseFloat(os.Getenv("REACH_IMPORT_CHUNK_MB"), 64)
+	switch {
+	case err != nil:
+		return 0
+	case v <= 0:
+		return -1
+	}
+	return int64(v * (1 << 20))
 }
 
 // leaseFromEnv reads REACH_LEASE_DELAY, REACH_LEASE_RENEW, REACH_LEASE_TTL,

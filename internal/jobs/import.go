@@ -312,6 +312,9 @@ type ImportRunWorker struct {
 	// Without it (or for kinds it does not grade inline) they are left to
 	// a VerifyJob.
 	v verify.Verifier
+	// splitAt is the chunk size of a split import (see planChunks); 0
+	// never splits.
+	splitAt int64
 }
 
 // Timeout lets a large file import for long; a dead worker is noticed by
@@ -332,8 +335,10 @@ func (w *ImportRunWorker) Work(ctx context.Context, job *river.Job[ImportRunArgs
 		if r.UploadID == nil {
 			return source{}, fmt.Errorf("model %q has no samples file: %w", r.ModelName, errBadInput)
 		}
-		return uploadSource(ctx, w.st, *r.UploadID)
-	})
+		up, err := uploadSource(ctx, w.st, *r.UploadID)
+		up.splitAt = w.splitAt
+		return up, err
+	}, nil)
 }
 
 // source is a samples file to import: an upload stored in Postgres, or a
@@ -347,6 +352,9 @@ type source struct {
 	// drop, when set, deletes the stored file inside the import's
 	// transaction once the import succeeded.
 	drop func(ctx context.Context, tx *store.Store) error
+	// splitAt > 0 imports a file of at least two such chunks of plain
+	// JSONL in chunks of this many bytes (planChunks).
+	splitAt int64
 }
 
 // uploadSource reads an upload through the pool, not the import's
@@ -364,10 +372,12 @@ func uploadSource(ctx context.Context, st *store.Store, id int64) (source, error
 }
 
 // importJob is the work of an import job of one run: the file from src
-// is imported in one transaction, and on a bad file (or on the last
-// attempt) the comparison fails with nothing of its runs kept.
+// is imported in one transaction (by work, or importRun when work is nil),
+// and on a bad file (or on the last attempt) the comparison fails with
+// nothing of its runs kept.
 func importJob(ctx context.Context, st *store.Store, v verify.Verifier, lastAttempt bool, comparisonID, runID int64,
-	src func(context.Context, store.Run) (source, error)) error {
+	src func(context.Context, store.Run) (source, error),
+	work func(ctx context.Context, tx *store.Store, c store.Comparison, r store.Run, up source) (pipelineStats, error)) error {
 	c, err := st.GetComparison(ctx, comparisonID)
 	if errors.Is(err, store.ErrNotFound) {
 		return river.JobCancel(err)
@@ -396,9 +406,16 @@ func importJob(ctx context.Context, st *store.Store, v verify.Verifier, lastAtte
 	if err == nil {
 		err = st.WithTx(ctx, func(tx *store.Store) error {
 			var err error
-			sum, err = importRun(ctx, st, tx, v, c, *run, file)
+			if work != nil {
+				sum, err = work(ctx, tx, c, *run, file)
+			} else {
+				sum, err = importRun(ctx, st, tx, v, c, *run, file)
+			}
 			return err
 		})
+	}
+	if errors.Is(err, errChunkGone) {
+		return nil
 	}
 	if errors.Is(err, errImportAborted) {
 		// This import's transaction is gone: the comparison's dataset can
@@ -424,6 +441,11 @@ func importJob(ctx context.Context, st *store.Store, v verify.Verifier, lastAtte
 			return river.JobCancel(err)
 		}
 		return err
+	}
+	if !sum.runDone {
+		slog.Info("imported a part of a samples file", "comparison", c.ID, "model", run.ModelName, "chunks", sum.chunks, "samples", sum.samples,
+			"verified", sum.verified, "duration", time.Since(start).Round(time.Millisecond))
+		return nil // a first pass that split the file, or a chunk not the last
 	}
 	slog.Info("imported samples", "comparison", c.ID, "model", run.ModelName, "samples", sum.samples, "problems", sum.counts,
 		"verified", sum.verified, "duration", time.Since(start).Round(time.Millisecond))
@@ -549,6 +571,15 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 		return sum, err
 	}
 	ix := newProblemIndex(problems)
+	if up.splitAt > 0 && up.size >= 2*up.splitAt {
+		head, err := up.head(ingest.SniffBytes)
+		if err != nil {
+			return sum, err
+		}
+		if ingest.Splittable(head, format, mapping) {
+			return planChunks(ctx, st, tx, c, r, up, format, mapping, ix)
+		}
+	}
 
 	f, err := up.open()
 	if err != nil {
@@ -639,11 +670,6 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 	} else if st == store.StatusFailed {
 		return sum, errImportAborted
 	}
-	if up.drop != nil {
-		if err := up.drop(ctx, tx); err != nil {
-			return sum, err
-		}
-	}
 	if meta != nil || warns.Count > 0 {
 		var w any
 		if warns.Count > 0 {
@@ -653,31 +679,45 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 			return sum, err
 		}
 	}
+	sum.runDone = true
+	return sum, finishRunImport(ctx, tx, v, c, r, up, format, sum)
+}
 
+// finishRunImport ends a run's import inside tx once all its samples are
+// stored (sum): it deletes the stored file, records the progress and how
+// the run was graded, and enqueues the job that follows (verification or
+// aggregation).
+func finishRunImport(ctx context.Context, tx *store.Store, v verify.Verifier, c store.Comparison, r store.Run, up source, format ingest.Format, sum pipelineStats) error {
+	if up.drop != nil {
+		if err := up.drop(ctx, tx); err != nil {
+			return err
+		}
+	}
+	prog := store.Progress{RunID: r.ID, Stage: "import", Total: up.size, Unit: "bytes"}
 	prog.Done, prog.Status = up.size, "done"
 	if sum.counts > 0 {
 		prog.Detail = fmt.Sprintf("%d problems (counts only)", sum.counts)
 		if err := tx.SetProgress(ctx, prog); err != nil {
-			return sum, err
+			return err
 		}
 		if err := tx.SetRunImported(ctx, r.ID, string(format), false, "file"); err != nil {
-			return sum, err
+			return err
 		}
-		return sum, tx.SetRunStatus(ctx, r.ID, store.StatusReady, "")
+		return tx.SetRunStatus(ctx, r.ID, store.StatusReady, "")
 	}
 	prog.Detail = fmt.Sprintf("%d samples", sum.samples)
 	if err := tx.SetProgress(ctx, prog); err != nil {
-		return sum, err
+		return err
 	}
 	if sum.verified > 0 {
 		if err := tx.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "verify", Done: sum.verified, Total: sum.verified, Unit: "samples",
 			Status: "done", Detail: fmt.Sprintf("%d samples verified by %s during the import", sum.verified, v.Name())}); err != nil {
-			return sum, err
+			return err
 		}
 	}
 	if sum.verified > 0 && sum.fileLabel && c.Reverify {
 		if err := tx.SetVerdictsChanged(ctx, r.ID, sum.changed); err != nil {
-			return sum, err
+			return err
 		}
 	}
 	source := "file"
@@ -688,24 +728,24 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 		}
 	}
 	if err := tx.SetRunImported(ctx, r.ID, string(format), true, source); err != nil {
-		return sum, err
+		return err
 	}
 	if sum.pending > 0 {
 		if err := tx.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "verify", Total: sum.pending, Unit: "samples", Status: "queued"}); err != nil {
-			return sum, err
+			return err
 		}
 		if err := tx.SetRunStatus(ctx, r.ID, store.StatusVerifying, ""); err != nil {
-			return sum, err
+			return err
 		}
-		return sum, enqueue(ctx, tx, VerifyArgs{RunID: r.ID, ComparisonID: c.ID})
+		return enqueue(ctx, tx, VerifyArgs{RunID: r.ID, ComparisonID: c.ID})
 	}
 	if err := tx.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "aggregate", Status: "queued"}); err != nil {
-		return sum, err
+		return err
 	}
 	if err := tx.SetRunStatus(ctx, r.ID, "aggregating", ""); err != nil {
-		return sum, err
+		return err
 	}
-	return sum, enqueue(ctx, tx, AggregateArgs{RunID: r.ID, ComparisonID: c.ID})
+	return enqueue(ctx, tx, AggregateArgs{RunID: r.ID, ComparisonID: c.ID})
 }
 
 // watchEvery is how often an import records its progress and checks

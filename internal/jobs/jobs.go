@@ -55,6 +55,10 @@ type Config struct {
 	// Lease sets how fast the work of a dead worker is resumed; zero
 	// values take the defaults (about a minute).
 	Lease LeaseConfig
+	// ImportChunkBytes is the chunk size in which an uploaded samples file
+	// of plain JSONL of at least two chunks is imported by several jobs
+	// (planChunks); 0 means DefaultImportChunkBytes, < 0 never splits.
+	ImportChunkBytes int64
 	// LocalQueue, when set, is a queue (NewLocalQueue) this client works
 	// besides the others, even with Workers = 0: the imports of files on
 	// this machine by `reach import` (StartLocalImport).
@@ -66,7 +70,12 @@ type Config struct {
 func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &ImportWorker{st: st})
-	river.AddWorker(workers, &ImportRunWorker{st: st, v: cfg.Verifier})
+	split := cfg.ImportChunkBytes
+	if split == 0 {
+		split = DefaultImportChunkBytes
+	}
+	river.AddWorker(workers, &ImportRunWorker{st: st, v: cfg.Verifier, splitAt: max(split, 0)})
+	river.AddWorker(workers, &ImportChunkWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &ImportLocalWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &VerifyWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &AggregateWorker{st: st})

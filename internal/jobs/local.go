@@ -54,7 +54,7 @@ func (w *ImportLocalWorker) Work(ctx context.Context, job *river.Job[ImportLocal
 	a := job.Args
 	return importJob(ctx, w.st, w.v, job.Attempt >= job.MaxAttempts, a.ComparisonID, a.RunID, func(context.Context, store.Run) (source, error) {
 		return localSource(a.Path)
-	})
+	}, nil)
 }
 
 // localSource reads a file on this machine.

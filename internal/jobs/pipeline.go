@@ -47,6 +47,8 @@ type pipelineStats struct {
 	pending         int64 // left for a VerifyJob
 	changed         int64 // graded inline and different from the file's label
 	fileLabel       bool  // some sample carried the file's own verdict
+	chunks          int   // chunks planned, or imported, by a split import's job
+	runDone         bool  // the run's import is complete (its last part, or the whole file)
 }
 
 // run parses with read (which calls onSample/onCount per record and

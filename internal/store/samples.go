@@ -99,7 +99,7 @@ func (s *Store) ClearRun(ctx context.Context, runID int64) error {
 	if _, err := s.db.Exec(ctx, `DELETE FROM samples WHERE run_id = $1`, runID); err != nil {
 		return fmt.Errorf("clear samples of run %d: %w", runID, err)
 	}
-	for _, table := range []string{"run_counts", "run_answers"} {
+	for _, table := range []string{"run_counts", "run_answers", "import_chunks"} {
 		if _, err := s.db.Exec(ctx, `DELETE FROM `+table+` WHERE run_id = $1`, runID); err != nil {
 			return fmt.Errorf("clear counts of run %d: %w", runID, err)
 		}
