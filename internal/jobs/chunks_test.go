@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
@@ -131,6 +132,22 @@ func TestSplitImport(t *testing.T) {
 			t.Errorf("model %d pass@1 %v split, %v whole (solved %d, %d)", i, pg, pw, got.Models[i].Solved, want.Models[i].Solved)
 		}
 	}
+	// A chunk job run again (a worker that died after its commit) finds its
+	// chunk done and changes nothing.
+	before := storedSamples(t, split.st, got.Models[0].RunID)
+	for range 2 {
+		if _, err := split.client.Insert(context.Background(), jobs.ImportChunkArgs{ComparisonID: got.ComparisonID, RunID: got.Models[0].RunID, Chunk: 3}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(time.Second)
+	if after := storedSamples(t, split.st, got.Models[0].RunID); len(after) != len(before) {
+		t.Fatalf("%d samples after a chunk job ran again, %d before", len(after), len(before))
+	}
+	if c := split.wait(t, got.ComparisonID); c.Status != store.StatusReady {
+		t.Fatalf("status %s after a chunk job ran again", c.Status)
+	}
+
 	// The same file with a bad line near its end: the first pass refuses it
 	// (naming the line), and nothing was stored.
 	badPath, _ := splitFile(t, dir, `{"problem_id": 7, "completion": 42}`, 900)

@@ -105,10 +105,27 @@ func (w *ImportWorker) start(ctx context.Context, tx *store.Store, c store.Compa
 			endpoints++
 			continue // sampled, not imported
 		}
+		if r.Status == store.StatusImporting && r.UploadID != nil {
+			// Started by an earlier attempt of this job, or run by the
+			// stuck-comparison repair after the run's jobs were lost: the
+			// unfinished chunks of a split import, else the whole import,
+			// are enqueued again (a no-op for jobs still queued).
+			open, err := tx.OpenImportChunks(ctx, r.ID)
+			if err != nil {
+				return err
+			}
+			for _, no := range open {
+				follow = append(follow, ImportChunkArgs{ComparisonID: c.ID, RunID: r.ID, Chunk: no})
+			}
+			if len(open) == 0 {
+				follow = append(follow, ImportRunArgs{ComparisonID: c.ID, RunID: r.ID})
+			}
+			continue
+		}
 		if r.Status != store.StatusPending {
 			// Started by an earlier attempt of this job whose transaction
-			// committed before its worker died: its import is enqueued or
-			// done, and its file may be gone already.
+			// committed before its worker died: its import is done, and
+			// its file may be gone already.
 			continue
 		}
 		if r.UploadID == nil {

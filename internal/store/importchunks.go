@@ -58,6 +58,19 @@ func (s *Store) GetImportChunk(ctx context.Context, runID int64, no int) (Import
 	return c, nil
 }
 
+// OpenImportChunks returns the numbers of a run's import chunks not done yet.
+func (s *Store) OpenImportChunks(ctx context.Context, runID int64) ([]int, error) {
+	rows, err := s.db.Query(ctx, `SELECT chunk FROM import_chunks WHERE run_id = $1 AND NOT done ORDER BY chunk`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("open import chunks of run %d: %w", runID, err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return nil, fmt.Errorf("open import chunks of run %d: %w", runID, err)
+	}
+	return out, nil
+}
+
 // ImportChunksRead records how far chunk no has read (bytes from its
 // start, samples stored so far) and returns the run's totals: bytes read
 // and samples stored by all its chunks, chunks done and chunks in all.
