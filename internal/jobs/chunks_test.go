@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
+	vmath "github.com/reach-lab/reach/internal/verify/math"
 )
 
 // splitFile writes real GSM8K rollouts (30 problems × 8, each repeated 4
@@ -105,8 +107,23 @@ func TestSplitImport(t *testing.T) {
 		return intake.Spec{Name: name, Dataset: intake.LocalFile(filepath.Join(dir, "data/gsm8k_subset.jsonl")),
 			Models: []intake.Model{{Name: "base", File: intake.LocalFile(path)}, {Name: "rl", File: intake.LocalFile(path)}}}
 	}
-	split := startWith(t, func(c *jobs.Config) { c.ImportChunkBytes = chunk })
+	split := startWith(t, func(c *jobs.Config) { c.ImportChunkBytes = chunk; c.Workers = 2 })
 	whole := startWith(t, func(c *jobs.Config) { c.ImportChunkBytes = -1 })
+	// A second worker process on the same database (`reach worker` on
+	// another machine): the chunks are shared between the two.
+	other, err := jobs.NewClient(split.st, jobs.Config{Workers: 2, Verifier: vmath.New(), ImportChunkBytes: chunk,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = other.Stop(ctx)
+	})
 	got := split.importReady(t, spec("split"))
 	want := whole.importReady(t, spec("whole"))
 
@@ -117,6 +134,14 @@ func TestSplitImport(t *testing.T) {
 	}
 	if chunks < 8 {
 		t.Fatalf("%d chunks imported; want at least 8", chunks)
+	}
+	var workers int
+	if err := split.st.Pool().QueryRow(context.Background(), `SELECT count(DISTINCT attempted_by[array_upper(attempted_by, 1)])
+		FROM river_job WHERE kind = 'import-chunk' AND state = 'completed'`).Scan(&workers); err != nil {
+		t.Fatal(err)
+	}
+	if workers < 2 {
+		t.Errorf("the chunks were imported by %d worker process(es); want both", workers)
 	}
 	for i := range got.Models {
 		g, w := storedSamples(t, split.st, got.Models[i].RunID), storedSamples(t, whole.st, want.Models[i].RunID)
