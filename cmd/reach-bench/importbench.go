@@ -45,7 +45,7 @@ func runImportBench(args []string) error {
 	data := fs.String("data", "../shared/data", "the shipped data (MATH500 and the real Qwen3-4B-Base completions)")
 	reach := fs.String("reach", "bin/reach", "the reach binary to run")
 	reps := fs.Int("reps", 1, "repetitions (medians are printed)")
-	upload := fs.Bool("upload", false, "also run `reach import --upload --wait` (files stored in Postgres first, as from the browser)")
+	upload := fs.Bool("upload", false, "also run `reach import --upload --wait` (files stored in Postgres first, as from the browser), imported in parts and whole")
 	reverify := fs.Bool("reverify", false, "also run `reach import --reverify --wait` (every sample verified by Reach's math verifier)")
 	genOnly := fs.Bool("generate-only", false, "only generate the files")
 	if err := fs.Parse(args); err != nil {
@@ -88,8 +88,8 @@ func runImportBench(args []string) error {
 	names := []string{"raw COPY into a text column", "reach import --wait"}
 	modes := [][]string{nil}
 	if *upload {
-		names = append(names, "reach import --upload --wait")
-		modes = append(modes, []string{"--upload"})
+		names = append(names, "reach import --upload --wait", "  same, each file whole")
+		modes = append(modes, []string{"--upload"}, []string{"--upload", "REACH_IMPORT_CHUNK_MB=0"})
 	}
 	if *reverify {
 		names = append(names, "reach import --reverify --wait")
@@ -130,7 +130,8 @@ func runImportBench(args []string) error {
 }
 
 // importRep runs one repetition in a new database and drops it.
-// modes are the extra flags of each `reach import` run (nil: none).
+// modes are the extra flags of each `reach import` run (nil: none); those
+// of the form NAME=value are set in its environment instead.
 func importRep(ctx context.Context, adminURL, reach string, files benchdata.Files, modes [][]string) ([]step, error) {
 	dbURL, drop, err := createDatabase(ctx, adminURL)
 	if err != nil {
@@ -195,9 +196,18 @@ func importRep(ctx context.Context, adminURL, reach string, files benchdata.File
 			return nil, err
 		}
 		s, err := measure(ctx, st, func() (int64, error) {
-			args := append([]string{"import", "--database-url", dbURL, "--wait", "--name", "benchmark " + strings.Join(extra, " "),
-				"--dataset", files.Dataset, "--base", "base=" + files.Base, "--model", "rl=" + files.RL}, extra...)
+			args := []string{"import", "--database-url", dbURL, "--wait", "--name", "benchmark " + strings.Join(extra, " "),
+				"--dataset", files.Dataset, "--base", "base=" + files.Base, "--model", "rl=" + files.RL}
+			env := os.Environ()
+			for _, x := range extra {
+				if strings.HasPrefix(x, "REACH_") {
+					env = append(env, x)
+				} else {
+					args = append(args, x)
+				}
+			}
 			cmd := exec.CommandContext(ctx, reach, args...)
+			cmd.Env = env
 			var stdout bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
 			if err := cmd.Run(); err != nil {
@@ -236,7 +246,7 @@ func importRep(ctx context.Context, adminURL, reach string, files benchdata.File
 		figures = append(figures, fig)
 	}
 	for i, m := range modes {
-		if slices.Equal(m, []string{"--upload"}) && figures[i] != figures[0] {
+		if slices.Contains(m, "--upload") && figures[i] != figures[0] {
 			return nil, fmt.Errorf("the two import paths disagree: %q vs %q", figures[0], figures[i])
 		}
 	}

@@ -63,7 +63,10 @@ func (r *faultRig) start() *workerProc {
 	}
 	defer f.Close()
 	cmd := exec.Command(r.bin, "worker", "--database-url", r.dbURL, "--workers", "4")
-	cmd.Env = append(os.Environ(), append([]string{"REACH_SECRET=" + testSecret, "REACH_SAMPLING_WORKERS=8", "REACH_LOG_LEVEL=info"}, faultLease...)...)
+	// Chunks of about 40 KB split each import into about ten chunk jobs
+	// (the import trials kill workers in the middle of a split import).
+	cmd.Env = append(os.Environ(), append([]string{"REACH_SECRET=" + testSecret, "REACH_SAMPLING_WORKERS=8", "REACH_LOG_LEVEL=info",
+		"REACH_IMPORT_CHUNK_MB=0.04"}, faultLease...)...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
