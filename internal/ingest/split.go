@@ -27,6 +27,9 @@ func (sr *sampleReader) resume(r io.Reader, st ReadState) error {
 		sr.seen = st.Seen
 	}
 	ls := &lineSource{br: bufio.NewReaderSize(r, 64<<10), file: sr.file, lim: sr.o.Limits.withDefaults(), line: st.Line, index: st.Records - 1}
+	if st.Offset == 0 { // the first part: the file's start, byte-order mark and all
+		ls = newLineSource(r, sr.file, sr.o.Limits)
+	}
 	return sr.lines(ls, st.Offset)
 }
 

@@ -101,9 +101,6 @@ func planChunks(ctx context.Context, st, tx *store.Store, c store.Comparison, r 
 			if _, err := mt.Resolve(&s); err != nil {
 				return err
 			}
-			if s.Correct != nil {
-				sum.fileLabel = true
-			}
 			seen.Add(1)
 			return nil
 		},
@@ -255,11 +252,10 @@ func importChunk(ctx context.Context, st, tx *store.Store, v verify.Verifier, c 
 	mt.Resume(cs.Match)
 	p := samplePipeline{v: v, ix: ix, mt: mt, reverify: c.Reverify, runID: r.ID, file: up.name}
 	read := func(onSample func(ingest.Sample) error, onCount func(ingest.Count) error) error {
-		o := ingest.Options{OnSample: onSample, OnCount: onCount}
-		if no > 0 {
-			o.Resume = &cs.Read
-		}
-		return ingest.Read(cr, up.name, format, mapping, o)
+		// The first part too: its reader checks nothing the first pass
+		// checked for the whole file (a first part of blank lines is no
+		// "empty file").
+		return ingest.Read(cr, up.name, format, mapping, ingest.Options{OnSample: onSample, OnCount: onCount, Resume: &cs.Read})
 	}
 	sum, err = p.run(ctx, read, func(b *batch) error {
 		if err := tx.InsertSamples(ctx, b.samples); err != nil {
