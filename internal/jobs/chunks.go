@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
 	"github.com/reach-lab/reach/internal/ingest"
@@ -148,12 +150,26 @@ func planChunks(ctx context.Context, st, tx *store.Store, c store.Comparison, r 
 		Detail: fmt.Sprintf("0 of %d samples · %d chunks queued", seen.Load(), len(chunks))}); err != nil {
 		return sum, err
 	}
-	args := make([]river.JobArgs, len(chunks))
-	for i := range chunks {
-		args[i] = ImportChunkArgs{ComparisonID: c.ID, RunID: r.ID, Chunk: i}
-	}
 	sum.samples, sum.chunks = seen.Load(), len(chunks)
-	return sum, enqueue(ctx, tx, args...)
+	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		return sum, fmt.Errorf("river client: %w", err)
+	}
+	params := make([]river.InsertManyParams, len(chunks))
+	for i := range chunks {
+		a := ImportChunkArgs{ComparisonID: c.ID, RunID: r.ID, Chunk: i}
+		params[i] = river.InsertManyParams{Args: a}
+		if up.local {
+			// Only this process can read the file: its parts go into its
+			// own queue, and a lost part fails the import (ReapWorker).
+			a.Path, a.Holder = up.path, holderName
+			params[i] = river.InsertManyParams{Args: a, InsertOpts: &river.InsertOpts{Queue: up.queue}}
+		}
+	}
+	if _, err := client.InsertManyTx(ctx, tx.Tx(), params); err != nil {
+		return sum, fmt.Errorf("enqueue the parts of %s: %w", up.name, err)
+	}
+	return sum, nil
 }
 
 // ImportChunkArgs imports one chunk of a run's split samples file.
@@ -161,6 +177,10 @@ type ImportChunkArgs struct {
 	ComparisonID int64 `json:"comparison_id"`
 	RunID        int64 `json:"run_id"`
 	Chunk        int   `json:"chunk"`
+	// Path and Holder, for a file on the disk of a `reach import` process
+	// (as in ImportLocalArgs); empty for a stored upload.
+	Path   string `json:"path,omitempty"`
+	Holder string `json:"holder,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -188,6 +208,9 @@ func (w *ImportChunkWorker) Work(ctx context.Context, job *river.Job[ImportChunk
 	a := job.Args
 	return importJob(ctx, w.st, w.v, job.Attempt >= job.MaxAttempts, a.ComparisonID, a.RunID,
 		func(ctx context.Context, r store.Run) (source, error) {
+			if a.Path != "" {
+				return localSource(a.Path)
+			}
 			if r.UploadID == nil {
 				return source{}, fmt.Errorf("model %q has no samples file: %w", r.ModelName, errBadInput)
 			}
@@ -225,10 +248,19 @@ func importChunk(ctx context.Context, st, tx *store.Store, v verify.Verifier, c 
 		return sum, err
 	}
 	ix := newProblemIndex(problems)
-	in, err := st.OpenUploadAt(ctx, *r.UploadID, ch.Start)
-	if err != nil {
-		return sum, err
+	// At most a few parts at once in a process (each holds a few batches
+	// in memory), whatever its number of River workers.
+	select {
+	case chunkSlots <- struct{}{}:
+		defer func() { <-chunkSlots }()
+	case <-ctx.Done():
+		return sum, ctx.Err()
 	}
+	in, err := up.openAt(ch.Start)
+	if err != nil {
+		return sum, fmt.Errorf("open %s at byte %d: %w", up.name, ch.Start, err)
+	}
+	defer in.Close()
 	cr := &countingReader{r: io.LimitReader(in, ch.End-ch.Start)}
 
 	ctx, abort := context.WithCancelCause(ctx)
@@ -299,6 +331,11 @@ func importChunk(ctx context.Context, st, tx *store.Store, v verify.Verifier, c 
 	}
 	return sum, finishRunImport(ctx, tx, v, c, r, up, format, sum)
 }
+
+// chunkSlots bounds the parts a process imports at once: two per core keep
+// Postgres busy with several COPY streams (a split upload imported 16 %
+// faster than whole on 2 cores) with memory bounded by a few batches each.
+var chunkSlots = make(chan struct{}, 2*runtime.GOMAXPROCS(0))
 
 // errChunkGone ends a chunk job whose chunk is done already (an earlier
 // attempt committed) or no longer exists (the import failed, or started

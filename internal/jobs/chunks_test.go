@@ -157,6 +157,28 @@ func TestSplitImport(t *testing.T) {
 			t.Errorf("model %d pass@1 %v split, %v whole (solved %d, %d)", i, pg, pw, got.Models[i].Solved, want.Models[i].Solved)
 		}
 	}
+	// The local path of `reach import`: the parts go into the importing
+	// process's own queue, with the same result.
+	q := jobs.NewLocalQueue()
+	local := startWith(t, func(c *jobs.Config) { c.ImportChunkBytes = chunk; c.LocalQueue = q })
+	lc, err := local.importLocal(t, q, spec("local"))
+	if err != nil || lc.Status != store.StatusReady {
+		t.Fatalf("local split import: %v, status %s %s", err, lc.Status, lc.Error)
+	}
+	var localParts int
+	if err := local.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'import-chunk' AND queue = $1
+		AND state = 'completed' AND args->>'path' = $2`, q, path).Scan(&localParts); err != nil {
+		t.Fatal(err)
+	}
+	if localParts < 16 {
+		t.Fatalf("%d parts of the local files imported in the process's queue; want at least 16", localParts)
+	}
+	for i, r := range lc.Runs {
+		if g, w := storedSamples(t, local.st, r.ID), storedSamples(t, whole.st, want.Models[i].RunID); strings.Join(g, "\n") != strings.Join(w, "\n") {
+			t.Fatalf("model %d: the local split import stored other samples than the whole import (%d, %d)", i, len(g), len(w))
+		}
+	}
+
 	// A chunk job run again (a worker that died after its commit) finds its
 	// chunk done and changes nothing.
 	before := storedSamples(t, split.st, got.Models[0].RunID)

@@ -372,6 +372,11 @@ type source struct {
 	// splitAt > 0 imports a file of at least two such chunks of plain
 	// JSONL in chunks of this many bytes (planChunks).
 	splitAt int64
+	// openAt reads the file from a byte offset on (a chunk).
+	openAt func(off int64) (io.ReadCloser, error)
+	// path and queue, for a local file: where it is, and the queue of the
+	// one process that can read it (its chunk jobs go there).
+	path, queue string
 }
 
 // uploadSource reads an upload through the pool, not the import's
@@ -384,6 +389,10 @@ func uploadSource(ctx context.Context, st *store.Store, id int64) (source, error
 	}
 	return source{name: up.Filename, size: up.Size,
 		open: func() (io.ReadCloser, error) { return io.NopCloser(st.OpenUpload(ctx, id)), nil },
+		openAt: func(off int64) (io.ReadCloser, error) {
+			r, err := st.OpenUploadAt(ctx, id, off)
+			return io.NopCloser(r), err
+		},
 		head: func(n int) ([]byte, error) { return st.UploadHead(ctx, id, n) },
 		drop: func(ctx context.Context, tx *store.Store) error { return tx.DeleteUpload(ctx, id) }}, nil
 }

@@ -76,7 +76,7 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	}
 	river.AddWorker(workers, &ImportRunWorker{st: st, v: cfg.Verifier, splitAt: max(split, 0)})
 	river.AddWorker(workers, &ImportChunkWorker{st: st, v: cfg.Verifier})
-	river.AddWorker(workers, &ImportLocalWorker{st: st, v: cfg.Verifier})
+	river.AddWorker(workers, &ImportLocalWorker{st: st, v: cfg.Verifier, splitAt: max(split, 0)})
 	river.AddWorker(workers, &VerifyWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &AggregateWorker{st: st})
 	river.AddWorker(workers, &ReverifyWorker{st: st, v: cfg.Verifier})

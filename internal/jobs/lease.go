@@ -157,11 +157,11 @@ func (w *ReapWorker) Work(ctx context.Context, job *river.Job[ReapArgs]) error {
 }
 
 func (w *ReapWorker) resume(ctx context.Context, client *Client, j store.LostJob) error {
-	if j.Kind == (ImportLocalArgs{}).Kind() {
+	var a ImportLocalArgs // ImportChunkArgs of a local file have the same fields
+	_ = json.Unmarshal(j.Args, &a)
+	if j.Kind == (ImportLocalArgs{}).Kind() || (j.Kind == (ImportChunkArgs{}).Kind() && a.Path != "") {
 		// The file is on the lost process's disk: no other worker can
 		// read it, so the comparison fails and says why.
-		var a ImportLocalArgs
-		_ = json.Unmarshal(j.Args, &a)
 		ended, err := w.st.EndLostJob(ctx, j.ID, "the reach import process was lost")
 		if err != nil {
 			return err

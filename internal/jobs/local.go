@@ -41,8 +41,9 @@ func (ImportLocalArgs) InsertOpts() river.InsertOpts {
 // ImportLocalWorker works ImportLocalArgs.
 type ImportLocalWorker struct {
 	river.WorkerDefaults[ImportLocalArgs]
-	st *store.Store
-	v  verify.Verifier
+	st      *store.Store
+	v       verify.Verifier
+	splitAt int64 // as ImportRunWorker's: parts go into this process's queue
 }
 
 // Timeout as for an uploaded file.
@@ -53,7 +54,9 @@ func (w *ImportLocalWorker) Timeout(*river.Job[ImportLocalArgs]) time.Duration {
 func (w *ImportLocalWorker) Work(ctx context.Context, job *river.Job[ImportLocalArgs]) error {
 	a := job.Args
 	return importJob(ctx, w.st, w.v, job.Attempt >= job.MaxAttempts, a.ComparisonID, a.RunID, func(context.Context, store.Run) (source, error) {
-		return localSource(a.Path)
+		up, err := localSource(a.Path)
+		up.splitAt, up.queue = w.splitAt, job.Queue
+		return up, err
 	}, nil)
 }
 
@@ -63,8 +66,19 @@ func localSource(path string) (source, error) {
 	if err != nil {
 		return source{local: true, name: filepath.Base(path)}, fmt.Errorf("%w: %w", err, errBadInput)
 	}
-	return source{name: filepath.Base(path), size: fi.Size(), local: true,
+	return source{name: filepath.Base(path), size: fi.Size(), local: true, path: path,
 		open: func() (io.ReadCloser, error) { return os.Open(path) },
+		openAt: func(off int64) (io.ReadCloser, error) {
+			f, err := os.Open(path)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := f.Seek(off, io.SeekStart); err != nil {
+				f.Close()
+				return nil, err
+			}
+			return f, nil
+		},
 		head: func(n int) ([]byte, error) {
 			f, err := os.Open(path)
 			if err != nil {
