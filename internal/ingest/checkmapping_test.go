@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -44,5 +45,23 @@ func TestCheckMappingRefusesAbsentPaths(t *testing.T) {
 	ex, err := Examine(strings.NewReader(file), "custom.jsonl")
 	if err != nil || ex.Mapping == nil || ex.Mapping.Correct != "rollouts.ok" && ex.Mapping.Correct != "ok" {
 		t.Errorf("guess %+v, err %v: want the verdict from ok", ex.Mapping, err)
+	}
+}
+
+// A mapping is checked against a file's head, cut at SniffBytes: the cut last line is left out,
+// also when the file starts with a byte-order mark (a trial's 262 KB file with one was refused as
+// "truncated JSON" on the line crossing the cut), and with CRLF line ends.
+func TestCheckMappingOnACutHead(t *testing.T) {
+	m := Mapping{ProblemID: "qid", List: "rollouts", Completion: "text", Correct: "ok"}
+	for _, tc := range []struct{ name, bom, eol string }{{"plain", "", "\n"}, {"byte-order mark", "\xef\xbb\xbf", "\n"}, {"CRLF and mark", "\xef\xbb\xbf", "\r\n"}} {
+		var b strings.Builder
+		b.WriteString(tc.bom)
+		for i := 0; b.Len() < 2*SniffBytes; i++ {
+			b.WriteString(`{"qid": "p` + strconv.Itoa(i) + `", "rollouts": [{"text": "` + strings.Repeat("step ", 40+i%13) + `", "ok": true}]}` + tc.eol)
+		}
+		head := []byte(b.String())[:SniffBytes] // what the callers read
+		if err := CheckMapping(head, "custom.jsonl", &m); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+		}
 	}
 }

@@ -149,11 +149,12 @@ func CheckMapping(head []byte, file string, m *Mapping) error {
 	if err != nil || sn.format != "" || sn.shape == nil || sn.shape.doc {
 		return nil
 	}
+	cut := len(head) >= SniffBytes // before the byte-order mark goes: a cut head of a file with one is shorter
 	head = bytes.TrimPrefix(head, utf8BOM)
 	if bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("[")) {
 		return nil
 	}
-	if i := bytes.LastIndexByte(head, '\n'); i >= 0 && len(head) == SniffBytes {
+	if i := bytes.LastIndexByte(head, '\n'); i >= 0 && cut {
 		head = head[:i+1] // the last line may be cut
 	}
 	if len(bytes.TrimSpace(head)) == 0 {
