@@ -57,7 +57,7 @@ func TestCheckMappingOnACutHead(t *testing.T) {
 		var b strings.Builder
 		b.WriteString(tc.bom)
 		for i := 0; b.Len() < 2*SniffBytes; i++ {
-			b.WriteString(`{"qid": "p` + strconv.Itoa(i) + `", "rollouts": [{"text": "` + strings.Repeat("step ", 40+i%13) + `", "ok": true}]}` + tc.eol)
+			b.WriteString(`{"qid": "p` + strconv.Itoa(i) + `", "rollouts": [{"text": "` + strings.Repeat("step ", 4000+i%13) + `", "ok": true}]}` + tc.eol)
 		}
 		head := []byte(b.String())[:SniffBytes] // what the callers read
 		if err := CheckMapping(head, "custom.jsonl", &m); err != nil {
