@@ -276,12 +276,7 @@ func CreateLocal(ctx context.Context, st *store.Store, client *jobs.Client, spec
 		if spec.DatasetID == 0 {
 			// Read after the comparison exists: a dataset of the same
 			// problems already in its project is reused.
-			r, err := spec.Dataset.Open()
-			if err != nil {
-				return fmt.Errorf("open %s: %w", spec.Dataset.Name, err)
-			}
-			datasetID, reused, err := jobs.ImportDataset(ctx, tx, spec.Dataset.Name, r, c.ProjectID)
-			r.Close()
+			datasetID, reused, err := jobs.ImportDataset(ctx, tx, spec.Dataset.Name, spec.Dataset.Open, c.ProjectID)
 			if err != nil {
 				return err
 			}

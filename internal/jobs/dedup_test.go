@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -80,6 +81,15 @@ func TestIdenticalDatasetStoredOnce(t *testing.T) {
 	if n := datasets(); n != 1 {
 		t.Fatalf("%d dataset rows after uploading one dataset twice; want 1", n)
 	}
+	// Found by its hash before anything was written: no copy was made and
+	// deleted again (deleting problems checks every samples table).
+	var lastID int64
+	if err := e.st.Pool().QueryRow(ctx, `SELECT last_value FROM datasets_id_seq`).Scan(&lastID); err != nil {
+		t.Fatal(err)
+	}
+	if lastID != *first.DatasetID {
+		t.Errorf("dataset ids up to %d were taken; the reused upload wrote a copy", lastID)
+	}
 	d, err := e.st.GetDataset(ctx, *first.DatasetID)
 	if err != nil {
 		t.Fatal(err)
@@ -156,15 +166,12 @@ func TestDatasetHashAgreesWithSQL(t *testing.T) {
 	st, _ := testdb.New(t)
 	ctx := context.Background()
 	for _, rel := range []string{"math500/test.jsonl", "humaneval/HumanEval.jsonl"} {
-		f, err := os.Open(sharedData(t, rel))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
+		path := sharedData(t, rel)
 		var id int64
-		err = st.WithTx(ctx, func(tx *store.Store) error {
+		err := st.WithTx(ctx, func(tx *store.Store) error {
 			var reused bool
-			id, reused, err = jobs.ImportDataset(ctx, tx, rel, f, 0)
+			var err error
+			id, reused, err = jobs.ImportDataset(ctx, tx, rel, func() (io.ReadCloser, error) { return os.Open(path) }, 0)
 			if err == nil && reused {
 				t.Errorf("%s: reused a dataset with no project given", rel)
 			}

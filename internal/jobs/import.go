@@ -234,20 +234,53 @@ func importDataset(ctx context.Context, tx *store.Store, uploadID, projectID int
 	if err != nil {
 		return 0, false, err
 	}
-	id, reused, err = ImportDataset(ctx, tx, up.Filename, tx.OpenUpload(ctx, uploadID), projectID)
+	id, reused, err = ImportDataset(ctx, tx, up.Filename, func() (io.ReadCloser, error) { return io.NopCloser(tx.OpenUpload(ctx, uploadID)), nil }, projectID)
 	if err == nil && reused {
 		slog.Info("dataset already loaded: reused", "file", up.Filename, "dataset", id, "project", projectID)
 	}
 	return id, reused, err
 }
 
-// ImportDataset reads a dataset file (JSONL, named name) from r inside tx
-// and returns the id of its dataset. When projectID (0: none) already has
-// a dataset of the same problems (ingest.DatasetHash), that one is
-// returned with reused set and nothing new is kept; otherwise the file
+// ImportDataset reads a dataset file (JSONL, named name, opened by open)
+// inside tx and returns the id of its dataset. When projectID (0: none)
+// already has a dataset of the same problems (ingest.DatasetHash), that one
+// is returned with reused set and nothing is written; otherwise the file
 // becomes a new dataset. A bad line is an *ingest.Error naming file, line
 // and field; a file without problems is an error too.
-func ImportDataset(ctx context.Context, tx *store.Store, name string, r io.Reader, projectID int64) (id int64, reused bool, err error) {
+//
+// With a project the file is read twice: first for its hash, so that a
+// dataset already stored is found before a copy is written. Deleting a
+// written copy again cost seconds once the database held many samples
+// (every problem's delete checks the samples tables' foreign keys, which
+// have no index by problem).
+func ImportDataset(ctx context.Context, tx *store.Store, name string, open func() (io.ReadCloser, error), projectID int64) (id int64, reused bool, err error) {
+	if projectID != 0 {
+		r, err := open()
+		if err != nil {
+			return 0, false, fmt.Errorf("open %s: %w", name, err)
+		}
+		hash, n := ingest.NewDatasetHash(), 0
+		err = ingest.ReadDataset(r, name, func(p ingest.Problem) error { hash.Add(p); n++; return nil })
+		r.Close()
+		if err != nil {
+			return 0, false, err
+		}
+		if n == 0 {
+			return 0, false, fmt.Errorf("%s: no problems in the dataset file: %w", name, errBadInput)
+		}
+		same, err := tx.SameDatasetIn(ctx, projectID, hash.Sum(), 0)
+		if err != nil {
+			return 0, false, err
+		}
+		if same != 0 {
+			return same, true, nil
+		}
+	}
+	r, err := open()
+	if err != nil {
+		return 0, false, fmt.Errorf("open %s: %w", name, err)
+	}
+	defer r.Close()
 	dsID, err := tx.CreateDataset(ctx, name, name)
 	if err != nil {
 		return 0, false, err
@@ -291,19 +324,7 @@ func ImportDataset(ctx context.Context, tx *store.Store, name string, r io.Reade
 	if d.ProblemCount == 0 {
 		return 0, false, fmt.Errorf("%s: no problems in the dataset file: %w", name, errBadInput)
 	}
-	sum := hash.Sum()
-	if projectID != 0 {
-		// The new copy was read in full to know its hash; found stored,
-		// it goes again within this transaction.
-		same, err := tx.SameDatasetIn(ctx, projectID, sum, dsID)
-		if err != nil {
-			return 0, false, err
-		}
-		if same != 0 {
-			return same, true, tx.DeleteDataset(ctx, dsID)
-		}
-	}
-	return dsID, false, tx.SetDatasetHash(ctx, dsID, sum)
+	return dsID, false, tx.SetDatasetHash(ctx, dsID, hash.Sum())
 }
 
 // ImportRunArgs imports one model's samples file.
