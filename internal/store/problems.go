@@ -123,15 +123,6 @@ func (s *Store) SameDatasetIn(ctx context.Context, projectID int64, contentHash 
 	return id, nil
 }
 
-// DeleteDataset deletes a dataset and its problems (for one no comparison
-// uses yet, such as a copy found to duplicate a stored one).
-func (s *Store) DeleteDataset(ctx context.Context, id int64) error {
-	if _, err := s.db.Exec(ctx, `DELETE FROM datasets WHERE id = $1`, id); err != nil {
-		return fmt.Errorf("delete dataset %d: %w", id, err)
-	}
-	return nil
-}
-
 // ListDatasetsFor returns the loaded datasets a user may see, newest first:
 // those of the projects they are a member of (with all set, for admins,
 // every dataset). Each carries the names of those of its projects.
