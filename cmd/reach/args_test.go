@@ -98,3 +98,19 @@ func TestReportNotReadyMessage(t *testing.T) {
 		t.Errorf("running comparison: %v", err)
 	}
 }
+
+// REACH_IMPORT_CHUNK_MB: unset is the default, 0 never splits, anything not
+// a size of at least 1 KiB is refused at start rather than read as the
+// default (a trial's "64MB" was silently 128 MiB).
+func TestImportChunkBytes(t *testing.T) {
+	for v, want := range map[string]int64{"": 0, " ": 0, "0": -1, "128": 128 << 20, "0.5": 512 << 10, "0.001": 1048} {
+		if got, err := importChunkBytes(v); err != nil || got != want {
+			t.Errorf("%q: %d, %v; want %d", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"64MB", "-1", "NaN", "Inf", "0.0000001"} {
+		if _, err := importChunkBytes(v); err == nil || !strings.Contains(err.Error(), "REACH_IMPORT_CHUNK_MB") {
+			t.Errorf("%q: %v; want an error naming the variable", v, err)
+		}
+	}
+}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"riverqueue.com/riverui"
@@ -54,23 +56,32 @@ func newJobs(st *store.Store, workers int, box *secret.Box, localQueue string) (
 	// Both are for tests of killed workers; the defaults suit real runs.
 	timeout, _ := time.ParseDuration(os.Getenv("REACH_JOB_TIMEOUT"))
 	rescue, _ := time.ParseDuration(os.Getenv("REACH_RESCUE_AFTER"))
+	split, err := importChunkBytes(os.Getenv("REACH_IMPORT_CHUNK_MB"))
+	if err != nil {
+		return nil, err
+	}
 	return jobs.NewClient(st, jobs.Config{Workers: workers, SamplingWorkers: samplingWorkers(), Verifier: newVerifier(),
 		Secret: box, Logger: slog.Default(), JobTimeout: timeout, RescueAfter: rescue, Lease: leaseFromEnv(), LocalQueue: localQueue,
-		ImportChunkBytes: importChunkBytes()})
+		ImportChunkBytes: split})
 }
 
-// importChunkBytes reads REACH_IMPORT_CHUNK_MB, the chunk size (MiB) in
-// which an uploaded samples file is imported by several jobs: unset, the
-// default (128 MiB); 0, never split.
-func importChunkBytes() int64 {
-	v, err := strconv.ParseFloat(os.Getenv("REACH_IMPORT_CHUNK_MB"), 64)
-	switch {
-	case err != nil:
-		return 0
-	case v <= 0:
-		return -1
+// importChunkBytes reads REACH_IMPORT_CHUNK_MB (v), the part size in MiB
+// in which a samples file is imported by several jobs: unset, the default
+// (jobs.DefaultImportChunkBytes); 0, never split; else at least 1 KiB.
+func importChunkBytes(v string) (int64, error) {
+	if strings.TrimSpace(v) == "" {
+		return 0, nil
 	}
-	return int64(v * (1 << 20))
+	mb, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	switch {
+	case err != nil || math.IsNaN(mb) || math.IsInf(mb, 0) || mb < 0:
+		return 0, fmt.Errorf("REACH_IMPORT_CHUNK_MB=%q: want a number of MiB (0: import every file whole)", v)
+	case mb == 0:
+		return -1, nil
+	case mb*(1<<20) < 1<<10:
+		return 0, fmt.Errorf("REACH_IMPORT_CHUNK_MB=%q: parts under 1 KiB; want at least 0.001 (or 0: import every file whole)", v)
+	}
+	return int64(mb * (1 << 20)), nil
 }
 
 // leaseFromEnv reads REACH_LEASE_DELAY, REACH_LEASE_RENEW, REACH_LEASE_TTL,

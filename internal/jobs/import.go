@@ -476,6 +476,10 @@ func importJob(ctx context.Context, st *store.Store, v verify.Verifier, lastAtte
 		if now, gerr := st.GetComparison(context.WithoutCancel(ctx), c.ID); gerr == nil && now.Status == store.StatusFailed {
 			dropFailedDataset(ctx, st, c.ID, true)
 			return river.JobCancel(fmt.Errorf("stopped: %w", errImportAborted))
+		} else if errors.Is(gerr, store.ErrNotFound) {
+			// Deleted during its import: nothing is left to fail.
+			slog.Info("import stopped: its comparison was deleted", "comparison", c.ID, "run", run.ID)
+			return river.JobCancel(fmt.Errorf("the comparison was deleted: %w", err))
 		}
 		if file.local && ctx.Err() != nil {
 			// The process that reads the file is stopping: no other

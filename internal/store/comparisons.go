@@ -563,7 +563,7 @@ func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg s
 		if _, err := tx.db.Exec(ctx, `INSERT INTO run_progress (run_id, stage, status, error, updated_at)
 			SELECT id, 'import', 'failed', CASE WHEN $2 = 0 OR id = $2 THEN $3 ELSE 'stopped: another file of the comparison failed' END, now()
 			FROM runs WHERE comparison_id = $1 AND endpoint_url = ''
-			ON CONFLICT (run_id, stage) DO UPDATE SET status = 'failed', error = EXCLUDED.error, updated_at = now()`, id, runID, msg); err != nil {
+			ON CONFLICT (run_id, stage) DO UPDATE SET status = 'failed', error = EXCLUDED.error, detail = '', updated_at = now()`, id, runID, msg); err != nil {
 			return fmt.Errorf("fail progress of comparison %d: %w", id, err)
 		}
 		// Nothing of the import is kept, so no stage after it (verified,
