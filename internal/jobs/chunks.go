@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -65,16 +64,13 @@ func planChunks(ctx context.Context, st, tx *store.Store, c store.Comparison, r 
 	}
 	defer f.Close()
 	cr := &countingReader{r: f}
-	ctx, abort := context.WithCancelCause(ctx)
-	defer abort(nil)
 	var seen atomic.Int64
-	quit := make(chan struct{})
-	stopWatch := sync.OnceFunc(func() { close(quit) })
-	defer stopWatch()
-	watched := watchImport(ctx, quit, st, c.ID, func() store.Progress {
+	ctx, stopWatch, release := watchImport(ctx, st, c.ID, func() store.Progress {
 		return store.Progress{RunID: r.ID, Stage: "import", Total: up.size, Done: cr.n.Load(), Unit: "bytes", Status: "running",
 			Detail: fmt.Sprintf("checking the file before splitting it: %d samples", seen.Load())}
-	}, abort)
+	})
+	defer release()
+	defer stopWatch()
 
 	mt := ix.matcher(up.name)
 	mt.GuardCompletions(format == ingest.FormatMapped)
@@ -113,7 +109,6 @@ func planChunks(ctx context.Context, st, tx *store.Store, c store.Comparison, r 
 		err = mt.Finish()
 	}
 	stopWatch()
-	<-watched
 	if errors.Is(context.Cause(ctx), errImportAborted) {
 		return sum, errImportAborted
 	}
@@ -151,13 +146,23 @@ func planChunks(ctx context.Context, st, tx *store.Store, c store.Comparison, r 
 		return sum, err
 	}
 	sum.samples, sum.chunks = seen.Load(), len(chunks)
+	nos := make([]int, len(chunks))
+	for i := range nos {
+		nos[i] = i
+	}
+	return sum, enqueueChunks(ctx, tx, c, r, up, nos)
+}
+
+// enqueueChunks enqueues (inside tx) the jobs of chunks nos of run r's
+// file; a chunk whose job is still unfinished is not enqueued twice.
+func enqueueChunks(ctx context.Context, tx *store.Store, c store.Comparison, r store.Run, up source, nos []int) error {
 	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
 	if err != nil {
-		return sum, fmt.Errorf("river client: %w", err)
+		return fmt.Errorf("river client: %w", err)
 	}
-	params := make([]river.InsertManyParams, len(chunks))
-	for i := range chunks {
-		a := ImportChunkArgs{ComparisonID: c.ID, RunID: r.ID, Chunk: i}
+	params := make([]river.InsertManyParams, len(nos))
+	for i, no := range nos {
+		a := ImportChunkArgs{ComparisonID: c.ID, RunID: r.ID, Chunk: no}
 		params[i] = river.InsertManyParams{Args: a}
 		if up.local {
 			// Only this process can read the file: its parts go into its
@@ -167,9 +172,9 @@ func planChunks(ctx context.Context, st, tx *store.Store, c store.Comparison, r 
 		}
 	}
 	if _, err := client.InsertManyTx(ctx, tx.Tx(), params); err != nil {
-		return sum, fmt.Errorf("enqueue the parts of %s: %w", up.name, err)
+		return fmt.Errorf("enqueue the parts of %s: %w", up.name, err)
 	}
-	return sum, nil
+	return nil
 }
 
 // ImportChunkArgs imports one chunk of a run's split samples file.
@@ -225,6 +230,9 @@ func (w *ImportChunkWorker) Work(ctx context.Context, job *river.Job[ImportChunk
 // run's last chunk to finish, finishes the run's import.
 func importChunk(ctx context.Context, st, tx *store.Store, v verify.Verifier, c store.Comparison, r store.Run, up source, no int) (pipelineStats, error) {
 	var sum pipelineStats
+	if err := tx.LockImportChunk(ctx, r.ID, no); err != nil {
+		return sum, err
+	}
 	ch, err := tx.GetImportChunk(ctx, r.ID, no)
 	if errors.Is(err, store.ErrNotFound) {
 		return sum, errChunkGone
@@ -263,13 +271,8 @@ func importChunk(ctx context.Context, st, tx *store.Store, v verify.Verifier, c 
 	defer in.Close()
 	cr := &countingReader{r: io.LimitReader(in, ch.End-ch.Start)}
 
-	ctx, abort := context.WithCancelCause(ctx)
-	defer abort(nil)
 	var written atomic.Int64
-	quit := make(chan struct{})
-	stopWatch := sync.OnceFunc(func() { close(quit) })
-	defer stopWatch()
-	watched := watchImport(ctx, quit, st, c.ID, func() store.Progress {
+	ctx, stopWatch, release := watchImport(ctx, st, c.ID, func() store.Progress {
 		p := store.Progress{RunID: r.ID, Stage: "import", Total: up.size, Unit: "bytes", Status: "running"}
 		read, stored, done, total, err := st.ImportChunksRead(ctx, r.ID, no, cr.n.Load(), written.Load())
 		if err != nil {
@@ -278,7 +281,9 @@ func importChunk(ctx context.Context, st, tx *store.Store, v verify.Verifier, c 
 		}
 		p.Done, p.Detail = read, fmt.Sprintf("%d samples · %d of %d chunks done", stored, done, total)
 		return p
-	}, abort)
+	})
+	defer release()
+	defer stopWatch()
 
 	mt := ix.matcher(up.name)
 	mt.Resume(cs.Match)
@@ -297,7 +302,6 @@ func importChunk(ctx context.Context, st, tx *store.Store, v verify.Verifier, c 
 		return nil
 	})
 	stopWatch()
-	<-watched
 	if errors.Is(context.Cause(ctx), errImportAborted) {
 		return sum, errImportAborted
 	}

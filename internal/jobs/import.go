@@ -610,6 +610,17 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // progress as it goes, so that the progress page sees it.
 func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c store.Comparison, r store.Run, up source) (pipelineStats, error) {
 	var sum pipelineStats
+	// A split import planned by an earlier attempt of this job (its worker
+	// died after the plan committed, before River recorded the job done):
+	// its parts go on. Planning again would delete what parts stored.
+	open, err := tx.OpenImportChunks(ctx, r.ID)
+	if err != nil {
+		return sum, err
+	}
+	if len(open) > 0 {
+		sum.chunks = len(open)
+		return sum, enqueueChunks(ctx, tx, c, r, up, open)
+	}
 	if err := tx.ClearRun(ctx, r.ID); err != nil {
 		return sum, err
 	}
@@ -644,15 +655,10 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 	// the one it waits for, a deadlock Postgres cannot see. The progress
 	// and the check whether the comparison failed meanwhile run beside it
 	// (watchImport); a failure cancels ctx, which ends tx at once.
-	ctx, abort := context.WithCancelCause(ctx)
-	defer abort(nil)
 	var written atomic.Int64
 	var countsOnly atomic.Bool
 	prog := store.Progress{RunID: r.ID, Stage: "import", Total: up.size, Unit: "bytes", Status: "running"}
-	quit := make(chan struct{})
-	stopWatch := sync.OnceFunc(func() { close(quit) })
-	defer stopWatch()
-	watched := watchImport(ctx, quit, st, c.ID, func() store.Progress {
+	ctx, stopWatch, release := watchImport(ctx, st, c.ID, func() store.Progress {
 		p, unit := prog, "samples"
 		if countsOnly.Load() {
 			unit = "problems"
@@ -660,7 +666,9 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 		p.Done = cr.n.Load()
 		p.Detail = fmt.Sprintf("%d %s", written.Load(), unit)
 		return p
-	}, abort)
+	})
+	defer release()
+	defer stopWatch()
 
 	p := samplePipeline{v: v, ix: ix, mt: ix.matcher(up.name), reverify: c.Reverify, runID: r.ID, file: up.name}
 	p.mt.GuardCompletions(format == ingest.FormatMapped) // a known layout's completion field is right by construction
@@ -700,7 +708,6 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 		return nil
 	})
 	stopWatch()
-	<-watched
 	if errors.Is(context.Cause(ctx), errImportAborted) {
 		return sum, errImportAborted // whatever the cancelled COPY said
 	}
@@ -809,19 +816,21 @@ const watchEvery = 250 * time.Millisecond
 var importHook atomic.Pointer[func(ctx context.Context, runID int64, tx *store.Store, stored int64)]
 
 // watchImport records an import's progress (read from progress) through
-// st every watchEvery until quit closes or ctx ends, and calls
-// abort(errImportAborted) when the comparison failed meanwhile (another of
-// its files was bad, or its import was cancelled): the import must roll
-// back rather than read on, since the failure keeps nothing of it. The
-// returned channel closes when it has stopped; a progress write under way
-// when quit closes finishes first, so that none lands after the import's
-// own last one. It runs beside the goroutine that owns the import's
+// st every watchEvery until stop is called or ctx ends, and cancels the
+// returned context with errImportAborted when the comparison failed
+// meanwhile (another of its files was bad, or its import was cancelled):
+// the import must roll back rather than read on, since the failure keeps
+// nothing of it. stop returns once the watcher has stopped (a progress
+// write under way finishes first, so that none lands after the import's
+// own last one); release ends the returned context, when the import is
+// over. It runs beside the goroutine that owns the import's
 // transaction, so that one never waits on another connection while it
 // holds locks (only for this watcher to stop, at the end, and no
 // connection the watcher uses waits on the import's transaction: a
 // failure takes no lock the import holds before it locks the comparison).
-func watchImport(ctx context.Context, quit <-chan struct{}, st *store.Store, comparisonID int64, progress func() store.Progress,
-	abort context.CancelCauseFunc) <-chan struct{} {
+func watchImport(ctx context.Context, st *store.Store, comparisonID int64, progress func() store.Progress) (wctx context.Context, stop, release func()) {
+	ctx, abort := context.WithCancelCause(ctx)
+	quit := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -842,7 +851,7 @@ func watchImport(ctx context.Context, quit <-chan struct{}, st *store.Store, com
 			}
 		}
 	}()
-	return done
+	return ctx, sync.OnceFunc(func() { close(quit); <-done }), func() { abort(nil) }
 }
 
 // runFormat returns the format and mapping of a run's file: the confirmed

@@ -43,6 +43,18 @@ func (s *Store) SaveImportChunks(ctx context.Context, runID int64, cs []ImportCh
 	return nil
 }
 
+// LockImportChunk takes, for the rest of the transaction, the lock that
+// one import of chunk no of a run holds: a second job on the same chunk
+// (a duplicate, or a resumed job whose lost predecessor is still rolling
+// back) waits until the first commits, then finds the chunk done.
+func (s *Store) LockImportChunk(ctx context.Context, runID int64, no int) error {
+	// The two-key form: its keys do not overlap the one-key locks' (dataset hashes).
+	if _, err := s.db.Exec(ctx, `SELECT pg_advisory_xact_lock($1::int, $2::int)`, int32(runID&0x7fffffff), int32(no)); err != nil {
+		return fmt.Errorf("lock import chunk %d of run %d: %w", no, runID, err)
+	}
+	return nil
+}
+
 // GetImportChunk returns chunk no of a run's import; ErrNotFound when the
 // run has no such chunk (its import failed or started over meanwhile).
 func (s *Store) GetImportChunk(ctx context.Context, runID int64, no int) (ImportChunk, error) {
