@@ -132,14 +132,8 @@ func planChunks(ctx context.Context, st, tx *store.Store, c store.Comparison, r 
 	if err := tx.SaveImportChunks(ctx, r.ID, chunks); err != nil {
 		return sum, err
 	}
-	if meta != nil || warns.Count > 0 {
-		var w any
-		if warns.Count > 0 {
-			w = warns
-		}
-		if err := tx.SetRunSource(ctx, r.ID, meta, w); err != nil {
-			return sum, err
-		}
+	if err := warns.save(ctx, tx, r.ID, meta); err != nil {
+		return sum, err
 	}
 	if err := tx.SetProgress(ctx, store.Progress{RunID: r.ID, Stage: "import", Total: up.size, Unit: "bytes", Status: "running",
 		Detail: fmt.Sprintf("0 of %d samples · %d chunks queued", seen.Load(), len(chunks))}); err != nil {
@@ -308,9 +302,6 @@ func importChunk(ctx context.Context, st, tx *store.Store, v verify.Verifier, c 
 	if err != nil {
 		return sum, err
 	}
-	if sum.counts > 0 {
-		return sum, &ingest.Error{File: up.name, Msg: "the file mixes samples and per-problem counts"}
-	}
 	if st, err := tx.LockComparisonStatus(ctx, c.ID); err != nil {
 		return sum, err
 	} else if st == store.StatusFailed {
@@ -329,10 +320,8 @@ func importChunk(ctx context.Context, st, tx *store.Store, v verify.Verifier, c 
 		return sum, nil
 	}
 	// The run's last chunk: the run is imported.
+	// (The first pass refused a file without samples.)
 	sum = pipelineStats{samples: all.Samples, verified: all.Verified, pending: all.Pending, changed: all.Changed, fileLabel: all.FileLabel, runDone: true}
-	if sum.samples == 0 {
-		return sum, &ingest.Error{File: up.name, Line: 1, Msg: "no samples in the file"}
-	}
 	return sum, finishRunImport(ctx, tx, v, c, r, up, format, sum)
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
-	vmath "github.com/reach-lab/reach/internal/verify/math"
 )
 
 // splitFile writes real GSM8K rollouts (30 problems × 8, each repeated 4
@@ -111,19 +109,7 @@ func TestSplitImport(t *testing.T) {
 	whole := startWith(t, func(c *jobs.Config) { c.ImportChunkBytes = -1 })
 	// A second worker process on the same database (`reach worker` on
 	// another machine): the chunks are shared between the two.
-	other, err := jobs.NewClient(split.st, jobs.Config{Workers: 2, Verifier: vmath.New(), ImportChunkBytes: chunk,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := other.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = other.Stop(ctx)
-	})
+	startOn(t, split.st, func(c *jobs.Config) { c.ImportChunkBytes = chunk; c.Workers = 2 })
 	got := split.importReady(t, spec("split"))
 	want := whole.importReady(t, spec("whole"))
 

@@ -107,19 +107,10 @@ func (w *ImportWorker) start(ctx context.Context, tx *store.Store, c store.Compa
 		}
 		if r.Status == store.StatusImporting && r.UploadID != nil {
 			// Started by an earlier attempt of this job, or run by the
-			// stuck-comparison repair after the run's jobs were lost: the
-			// unfinished chunks of a split import, else the whole import,
-			// are enqueued again (a no-op for jobs still queued).
-			open, err := tx.OpenImportChunks(ctx, r.ID)
-			if err != nil {
-				return err
-			}
-			for _, no := range open {
-				follow = append(follow, ImportChunkArgs{ComparisonID: c.ID, RunID: r.ID, Chunk: no})
-			}
-			if len(open) == 0 {
-				follow = append(follow, ImportRunArgs{ComparisonID: c.ID, RunID: r.ID})
-			}
+			// stuck-comparison repair after the run's jobs were lost: its
+			// import job is enqueued again (a no-op while one is queued),
+			// which goes on with the open parts of a split import.
+			follow = append(follow, ImportRunArgs{ComparisonID: c.ID, RunID: r.ID})
 			continue
 		}
 		if r.Status != store.StatusPending {
@@ -593,6 +584,19 @@ func (w *importWarnings) add(x ingest.Warning) {
 	}
 }
 
+// save stores the warnings, if any, and the run's metadata meta (nil:
+// none) with run runID.
+func (w *importWarnings) save(ctx context.Context, tx *store.Store, runID int64, meta *ingest.RunMeta) error {
+	if meta == nil && w.Count == 0 {
+		return nil
+	}
+	var ws any
+	if w.Count > 0 {
+		ws = w
+	}
+	return tx.SetRunSource(ctx, runID, meta, ws)
+}
+
 // countingReader counts bytes read, for the progress bar.
 type countingReader struct {
 	r io.Reader
@@ -728,14 +732,8 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 	} else if st == store.StatusFailed {
 		return sum, errImportAborted
 	}
-	if meta != nil || warns.Count > 0 {
-		var w any
-		if warns.Count > 0 {
-			w = warns
-		}
-		if err := tx.SetRunSource(ctx, r.ID, meta, w); err != nil {
-			return sum, err
-		}
+	if err := warns.save(ctx, tx, r.ID, meta); err != nil {
+		return sum, err
 	}
 	sum.runDone = true
 	return sum, finishRunImport(ctx, tx, v, c, r, up, format, sum)

@@ -42,6 +42,13 @@ func start(t *testing.T) env { return startWith(t, nil) }
 func startWith(t *testing.T, mod func(*jobs.Config)) env {
 	t.Helper()
 	st, _ := testdb.New(t)
+	return startOn(t, st, mod)
+}
+
+// startOn starts workers on st's database (another worker process when
+// workers already run there) with a config that mod may change.
+func startOn(t *testing.T, st *store.Store, mod func(*jobs.Config)) env {
+	t.Helper()
 	cfg := jobs.Config{Workers: 4, Verifier: vmath.New(),
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if mod != nil {
