@@ -263,7 +263,7 @@ func ReadSamples(r io.Reader, file string, f Format, m *Mapping, onSample func(S
 // back wrapped. A wrong Format or Mapping is a plain error.
 func Read(r io.Reader, file string, f Format, m *Mapping, o Options) error {
 	o.Limits = o.Limits.withDefaults()
-	if o.Resume != nil && (f == FormatCountsCSV || f == FormatParquet || f == FormatInspect) {
+	if o.Resume != nil && !lineFormat(f) {
 		return fmt.Errorf("ingest: %s cannot be read in parts", f)
 	}
 	var in *input

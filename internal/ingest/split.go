@@ -33,11 +33,17 @@ func (sr *sampleReader) resume(r io.Reader, st ReadState) error {
 	return sr.lines(ls, st.Offset)
 }
 
+// lineFormat reports whether f may be JSON lines (the formats that are always CSV, parquet or a
+// zip are not).
+func lineFormat(f Format) bool {
+	return f != FormatCountsCSV && f != FormatParquet && f != FormatInspect
+}
+
 // Splittable reports whether a samples file of format f (m for FormatMapped) whose first bytes are
 // head can be read in parts (Options.Resume): plain JSONL of a line-per-record layout. Compressed
 // files, JSON documents and lists, CSV, parquet and zip are read whole.
 func Splittable(head []byte, f Format, m *Mapping) bool {
-	if f == FormatCountsCSV || f == FormatParquet || f == FormatInspect {
+	if !lineFormat(f) {
 		return false
 	}
 	s, err := specFor(f, m)
