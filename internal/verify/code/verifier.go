@@ -176,6 +176,17 @@ type report struct {
 	Lines            []int
 }
 
+// forgedReport reports whether anything but the harness's own lines (those
+// of the run's token) reached the report pipe: the program wrote to fd 3.
+func forgedReport(raw []byte, tok string) bool {
+	for _, line := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && (len(f) < 3 || f[0] != "R" || f[1] != tok) {
+			return true
+		}
+	}
+	return false
+}
+
 // parseReport finds the line of the run's token: the program can write to
 // fd 3 too, but does not know the token.
 func parseReport(raw []byte, tok string) *report {
@@ -227,6 +238,11 @@ func (v *Verifier) once(ctx context.Context, prog program, lim Limits) verify.Ve
 	rep := parseReport(res.Report, tok)
 	vd := verify.Verdict{Status: verify.Incorrect, Rule: prog.rule}
 	switch {
+	case forgedReport(res.Report, tok):
+		// Judged on what reached the pipe, not on how soon the run was
+		// stopped: on a busy machine the tests could go on to fail, or
+		// to pass, before the sandbox ended the run.
+		vd.Reason = "wrote to the harness's report pipe before the tests finished (the run was stopped)"
 	case rep != nil && rep.Phase == "done" && res.OutputLimit == "":
 		vd.Status = verify.Correct
 		vd.Reason = "passed: every test ran without error"
