@@ -11,6 +11,7 @@ import (
 
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/sampling"
+	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/web/views"
 )
@@ -218,7 +219,7 @@ func (s *Server) parseDebateEndpoint(r *http.Request, id int64, purpose string) 
 		if s.cfg.Secret == nil {
 			return e, false, badForm("%s: this server has no secret (REACH_SECRET) to store an API key with", what)
 		}
-		if e.Endpoint.APIKeyEnc, err = s.cfg.Secret.Seal(key); err != nil {
+		if e.Endpoint.APIKeyEnc, err = s.cfg.Secret.SealFor(key, e.Endpoint.BaseURL); err != nil {
 			return e, false, err
 		}
 	}
@@ -244,6 +245,19 @@ func (s *Server) debateSave(w http.ResponseWriter, r *http.Request) {
 	if errors.As(err, &fe) && !isAPI(r) {
 		s.render(w, r, http.StatusBadRequest, views.ErrorPage(400, "Cannot save the "+purpose+" endpoint", fe.msg))
 		return
+	}
+	if err == nil && keep {
+		// A stored key is bound to the endpoint it was given for: another
+		// scheme, host, port or path drops it unless a key is typed again
+		// (else an editor could send the owner's key to a URL of theirs).
+		var old store.DebateEndpoint
+		old, err = s.st.GetDebateEndpoint(r.Context(), c.ID, purpose)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			keep, err = false, nil
+		case err == nil && !secret.SameEndpoint(old.Endpoint.BaseURL, e.Endpoint.BaseURL):
+			keep = false
+		}
 	}
 	if err == nil {
 		err = s.st.PutDebateEndpoint(r.Context(), e, keep)

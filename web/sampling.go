@@ -339,7 +339,7 @@ func (s *Server) testConnection(w http.ResponseWriter, r *http.Request) {
 		}
 		key := ""
 		if len(run.Endpoint.APIKeyEnc) > 0 && s.cfg.Secret != nil {
-			if key, err = s.cfg.Secret.Open(run.Endpoint.APIKeyEnc); err != nil {
+			if key, err = s.cfg.Secret.OpenFor(run.Endpoint.APIKeyEnc, run.Endpoint.BaseURL); err != nil {
 				s.render(w, r, http.StatusOK, views.TestResult("", err.Error()))
 				return
 			}

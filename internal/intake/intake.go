@@ -411,7 +411,7 @@ func CreateSampling(ctx context.Context, st *store.Store, client *jobs.Client, b
 				return 0, errors.New("no server secret to store the API key with")
 			}
 			var err error
-			if sealed, err = box.Seal(m.APIKey); err != nil {
+			if sealed, err = box.SealFor(m.APIKey, m.BaseURL); err != nil {
 				return 0, err
 			}
 		}

@@ -82,7 +82,7 @@ func openEndpoint(box *secret.Box, e store.DebateEndpoint, test bool) (*sampling
 			return nil, errors.New("no server secret: cannot read the endpoint's API key (set REACH_SECRET)")
 		}
 		var err error
-		if key, err = box.Open(e.Endpoint.APIKeyEnc); err != nil {
+		if key, err = box.OpenFor(e.Endpoint.APIKeyEnc, e.Endpoint.BaseURL); err != nil {
 			return nil, err
 		}
 	}

@@ -196,7 +196,7 @@ func (w *SampleWorker) client(r store.Run) (*runClient, error) {
 			return nil, errors.New("no server secret: cannot read the endpoint's API key (set REACH_SECRET)")
 		}
 		var err error
-		if key, err = w.box.Open(r.Endpoint.APIKeyEnc); err != nil {
+		if key, err = w.box.OpenFor(r.Endpoint.APIKeyEnc, r.Endpoint.BaseURL); err != nil {
 			return nil, err
 		}
 	}

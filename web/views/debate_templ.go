@@ -1966,7 +1966,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if e.HasKey {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 180, "<label class=\"small\"><input type=\"checkbox\" name=\"clear_key\"> remove the stored key</label> ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 180, "<label class=\"small\"><input type=\"checkbox\" name=\"clear_key\"> remove the stored key</label><p class=\"small muted\">The stored key is only sent to this base URL: saving another scheme, host, port or path drops it unless you type the key again.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1999,7 +1999,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var99 string
 				templ_7745c5c3_Var99, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(max(e.E.MaxTokens, 512*boolInt(!e.Configured)))).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 483, Col: 149}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 484, Col: 149}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var99)
 				if templ_7745c5c3_Err != nil {
@@ -2032,7 +2032,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var100 string
 				templ_7745c5c3_Var100, templ_7745c5c3_Err = templ.JoinStringErrs(e.E.TemplateText)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 491, Col: 182}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 492, Col: 182}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var100))
 				if templ_7745c5c3_Err != nil {
@@ -2045,7 +2045,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var101 string
 				templ_7745c5c3_Var101, templ_7745c5c3_Err = templ.JoinStringErrs(v.DefaultJudge)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 492, Col: 108}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 493, Col: 108}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var101))
 				if templ_7745c5c3_Err != nil {
@@ -2068,7 +2068,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 					var templ_7745c5c3_Var102 string
 					templ_7745c5c3_Var102, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 498, Col: 26}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 499, Col: 26}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var102)
 					if templ_7745c5c3_Err != nil {
@@ -2091,7 +2091,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 					var templ_7745c5c3_Var103 string
 					templ_7745c5c3_Var103, templ_7745c5c3_Err = templ.JoinStringErrs(p)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 498, Col: 109}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 499, Col: 109}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var103))
 					if templ_7745c5c3_Err != nil {
@@ -2119,7 +2119,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 				var templ_7745c5c3_Var104 string
 				templ_7745c5c3_Var104, templ_7745c5c3_Err = templ.JoinStringErrs(e.E.TemplateText)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 503, Col: 131}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 504, Col: 131}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var104))
 				if templ_7745c5c3_Err != nil {
@@ -2137,7 +2137,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var105 string
 			templ_7745c5c3_Var105, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(max(e.E.Endpoint.MaxConcurrency, 8*boolInt(!e.Configured)))).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 505, Col: 172}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 506, Col: 172}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var105)
 			if templ_7745c5c3_Err != nil {
@@ -2150,7 +2150,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var106 string
 			templ_7745c5c3_Var106, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(e.E.MaxPerProblem)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 506, Col: 158}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 507, Col: 158}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var106)
 			if templ_7745c5c3_Err != nil {
@@ -2163,7 +2163,7 @@ func debateEndpoint(v DebateView, e DebateEndpointView) templ.Component {
 			var templ_7745c5c3_Var107 string
 			templ_7745c5c3_Var107, templ_7745c5c3_Err = templruntime.NewAttributeExpression(e.Purpose + "-save").Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 507, Col: 51}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `debate.templ`, Line: 508, Col: 51}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var107)
 			if templ_7745c5c3_Err != nil {
