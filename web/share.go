@@ -484,6 +484,7 @@ func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	redactShared(samples, l)
 	v.Models = problemModels(c, counts, samples, uncountedOf(c, answers))
 	for _, row := range e.Report.Rows {
 		if row.ProblemID == p.ID {
@@ -523,5 +524,24 @@ func (s *Server) sharedChartData(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusNotFound, views.SharedGone())
 	} else if err != nil {
 		s.fail(w, r, err)
+	}
+}
+
+// redactShared keeps on a shared problem page only what the link names: an
+// override's note only with "notes", and never who overrode (no account's
+// email is on a /s/ page). That a verdict was overridden, and from what,
+// stays: the figures count the overridden verdict.
+func redactShared(samples map[int64][]store.Sample, l store.ShareLink) {
+	for _, ss := range samples {
+		for i := range ss {
+			if o := ss[i].Override; o != nil {
+				x := *o
+				x.By = ""
+				if !l.ShowNotes {
+					x.Note = ""
+				}
+				ss[i].Override = &x
+			}
+		}
 	}
 }

@@ -115,7 +115,7 @@ type Endpoint struct {
 	BaseURL        string
 	Model          string
 	Style          string // completions | chat
-	APIKeyEnc      []byte
+	APIKeyEnc      []byte `json:"-"` // never marshalled, whatever carries it
 	MaxConcurrency int
 }
 
