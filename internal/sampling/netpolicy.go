@@ -88,9 +88,20 @@ func DefaultNetPolicy() NetPolicy {
 }
 
 // Check returns nil if addr may be connected to, and a *BlockedError naming
-// the rule otherwise. IPv4-mapped IPv6 addresses are checked as IPv4.
+// the rule otherwise. An address is denied when it, or any address it stands
+// for (Aliases: the local host for an unspecified address, the IPv4 address
+// an IPv6 form carries), is denied: a rule for 127.0.0.0/8 also refuses
+// 0.0.0.0, ::ffff:127.0.0.1 and 64:ff9b::7f00:1.
 func (p NetPolicy) Check(addr netip.Addr) error {
-	addr = addr.Unmap().WithZone("")
+	for _, a := range Aliases(addr) {
+		if err := p.check1(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p NetPolicy) check1(addr netip.Addr) error {
 	for _, r := range p.Rules {
 		if r.Prefix.Contains(addr) {
 			if r.Allow {
@@ -100,6 +111,57 @@ func (p NetPolicy) Check(addr netip.Addr) error {
 		}
 	}
 	return nil
+}
+
+var (
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")   // RFC 6052 well-known prefix
+	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48") // RFC 8215 local-use prefix
+	sixToFour  = netip.MustParsePrefix("2002::/16")      // RFC 3056
+	teredo     = netip.MustParsePrefix("2001::/32")      // RFC 4380
+	v4compat   = netip.MustParsePrefix("::/96")          // RFC 4291 §2.5.5.1 (deprecated, still routed by some stacks)
+)
+
+// Aliases is addr (IPv4-mapped IPv6 as IPv4, zone dropped) followed by the
+// addresses a connection to it may reach: for an unspecified address
+// (0.0.0.0, ::) the local host, 127.0.0.1 and ::1 (Linux connects there); for
+// an IPv6 address that carries an IPv4 one, that IPv4 address
+// (IPv4-compatible ::a.b.c.d, NAT64 64:ff9b::/96 and 64:ff9b:1::/48, 6to4
+// 2002::/16, and Teredo's server and client addresses), itself expanded the
+// same way.
+func Aliases(addr netip.Addr) []netip.Addr {
+	addr = addr.Unmap().WithZone("")
+	out := []netip.Addr{addr}
+	add := func(a netip.Addr) {
+		a = a.Unmap()
+		for _, x := range out {
+			if x == a {
+				return
+			}
+		}
+		out = append(out, a)
+	}
+	if addr.Is6() {
+		b := addr.As16()
+		v4 := func(i, j, k, l int) netip.Addr { return netip.AddrFrom4([4]byte{b[i], b[j], b[k], b[l]}) }
+		switch {
+		case nat64.Contains(addr), v4compat.Contains(addr) && !addr.IsUnspecified() && !addr.IsLoopback():
+			add(v4(12, 13, 14, 15))
+		case nat64Local.Contains(addr):
+			add(v4(6, 7, 9, 10)) // RFC 6052 §2.2 for a /48: bits 64–71 are the u octet
+		case sixToFour.Contains(addr):
+			add(v4(2, 3, 4, 5))
+		case teredo.Contains(addr):
+			add(v4(4, 5, 6, 7))
+			add(netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}))
+		}
+	}
+	for i := 0; i < len(out); i++ {
+		if out[i].IsUnspecified() {
+			add(netip.MustParseAddr("127.0.0.1"))
+			add(netip.IPv6Loopback())
+		}
+	}
+	return out
 }
 
 // BlockedError is a connection the endpoint network policy refused.

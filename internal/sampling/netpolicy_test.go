@@ -66,7 +66,8 @@ func TestNetPolicyAtDialTime(t *testing.T) {
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
 	withPolicy(t, "deny 127.0.0.0/8\ndeny ::1/128")
-	for _, base := range []string{srv.URL, "http://localhost:" + port} {
+	for _, base := range []string{srv.URL, "http://localhost:" + port, "http://0.0.0.0:" + port, "http://[::]:" + port,
+		"http://[::ffff:0.0.0.0]:" + port, "http://[::ffff:127.0.0.1]:" + port, "http://[64:ff9b::7f00:1]:" + port} {
 		_, err := TestConnection(context.Background(), Endpoint{BaseURL: base, Model: "m", Retry: RetryPolicy{MaxAttempts: 3}}, "")
 		var e *Error
 		if !errors.As(err, &e) || e.Kind != KindBadRequest || !strings.Contains(e.Message, "not allowed by the endpoint network policy") {
@@ -155,6 +156,50 @@ func TestOnlyOpenAIShapedRepliesShown(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), "INTERNAL") || strings.Contains(err.Error(), "abc123") || len(err.Error()) > 400 {
 			t.Errorf("%s: the error shows the reply: %v", name, err)
+		}
+	}
+}
+
+// TestNetPolicyAddressForms: every spelling of a denied address is denied.
+// Unspecified addresses are the local host; IPv6 forms that carry an IPv4
+// address (mapped, compatible, NAT64, 6to4, Teredo) are that address too.
+func TestNetPolicyAddressForms(t *testing.T) {
+	loop, err := ParseNetPolicy("deny 127.0.0.0/8\ndeny ::1/128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := DefaultNetPolicy()
+	for _, c := range []struct {
+		addr          string
+		loop, metadat bool // blocked under loop, under the default policy
+	}{
+		{"127.0.0.1", true, false},
+		{"0.0.0.0", true, false},
+		{"::", true, false},
+		{"::ffff:0.0.0.0", true, false},
+		{"::ffff:127.0.0.1", true, false},
+		{"::1", true, false},
+		{"::127.0.0.1", true, false},                          // IPv4-compatible
+		{"64:ff9b::7f00:1", true, false},                      // NAT64 of 127.0.0.1
+		{"64:ff9b::a9fe:a9fe", false, true},                   // NAT64 of 169.254.169.254
+		{"64:ff9b:1:a9fe:a9:fe00::", false, true},             // local-use NAT64 /48 of 169.254.169.254
+		{"64:ff9b:1:7f00:0:100::", true, false},               // local-use NAT64 /48 of 127.0.0.1
+		{"2002:7f00:1::", true, false},                        // 6to4 of 127.0.0.1
+		{"2002:a9fe:a9fe::1", false, true},                    // 6to4 of 169.254.169.254
+		{"2001:0:a9fe:a9fe::1", false, true},                  // Teredo server 169.254.169.254
+		{"2001:0:4136:e378:8000:63bf:80ff:fffe", true, false}, // Teredo client 127.0.0.1 (obfuscated)
+		{"::ffff:169.254.169.254", false, true},
+		{"fe80::1%eth0", false, true},
+		{"10.0.0.5", false, false},
+		{"2001:db8::1", false, false},
+		{"2606:4700::6810:85e5", false, false},
+	} {
+		a := netip.MustParseAddr(c.addr)
+		if got := loop.Check(a) != nil; got != c.loop {
+			t.Errorf("deny loopback, %s (aliases %v): blocked %v, want %v", c.addr, Aliases(a), got, c.loop)
+		}
+		if got := def.Check(a) != nil; got != c.metadat {
+			t.Errorf("default policy, %s (aliases %v): blocked %v, want %v", c.addr, Aliases(a), got, c.metadat)
 		}
 	}
 }
