@@ -107,18 +107,33 @@ func main() {
 	}
 }
 
-// ingestLimits reads REACH_MAX_LINE_BYTES, the longest line (or record) an
-// import accepts (default 64 MiB; also bounds an import's memory, about 3x it).
+// ingestLimits reads the import limits from the environment:
+// REACH_MAX_LINE_BYTES, the longest line (or record) an import accepts
+// (default 64 MiB; also bounds an import's memory, about 3x it);
+// REACH_MAX_INFLATE_RATIO, how many times its compressed size a compressed
+// file may inflate to (default 200, checked past 64 MiB); and
+// REACH_MAX_INFLATED_BYTES, the most any compressed file may inflate to
+// (default 64 GiB).
 func ingestLimits() error {
-	v := os.Getenv("REACH_MAX_LINE_BYTES")
-	if v == "" {
-		return nil
+	for _, v := range []struct {
+		name   string
+		lo, hi int64
+		set    func(int64)
+	}{
+		{"REACH_MAX_LINE_BYTES", 1 << 10, 1 << 31, func(n int64) { ingest.DefaultLimits.MaxRecordBytes = int(n) }},
+		{"REACH_MAX_INFLATE_RATIO", 2, 1 << 20, func(n int64) { ingest.DefaultLimits.MaxInflateRatio = n }},
+		{"REACH_MAX_INFLATED_BYTES", 1 << 20, 1 << 50, func(n int64) { ingest.DefaultLimits.MaxInflatedBytes = n }},
+	} {
+		s := os.Getenv(v.name)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < v.lo || n > v.hi {
+			return fmt.Errorf("%s=%q: want a whole number from %d to %d", v.name, s, v.lo, v.hi)
+		}
+		v.set(n)
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 1<<10 || n > 1<<31 {
-		return fmt.Errorf("REACH_MAX_LINE_BYTES=%q: want a number of bytes from 1024 to 2147483648", v)
-	}
-	ingest.DefaultLimits.MaxRecordBytes = int(n)
 	return nil
 }
 

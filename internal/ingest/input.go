@@ -67,7 +67,7 @@ func openInput(r io.Reader, file string, lim Limits) (*input, func(), error) {
 			}
 			zr.Multistream(true)
 			closers = append(closers, func() { zr.Close() })
-			br = bufio.NewReaderSize(&decompressErr{r: zr, tap: tap, file: file, what: "gzip"}, 64<<10)
+			br = bufio.NewReaderSize(&decompressErr{r: zr, tap: tap, file: file, what: "gzip", lim: lim}, 64<<10)
 			compressed = true
 			continue
 		case bytes.HasPrefix(head, magicZstd):
@@ -77,7 +77,7 @@ func openInput(r io.Reader, file string, lim Limits) (*input, func(), error) {
 				return nil, nil, &Error{File: file, Msg: "zstd: " + err.Error()}
 			}
 			closers = append(closers, zr.Close)
-			br = bufio.NewReaderSize(&decompressErr{r: zr, tap: tap, file: file, what: "zstd"}, 64<<10)
+			br = bufio.NewReaderSize(&decompressErr{r: zr, tap: tap, file: file, what: "zstd", lim: lim}, 64<<10)
 			compressed = true
 			continue
 		}
@@ -153,10 +153,12 @@ func looksLikeCSV(b []byte) bool {
 type errTap struct {
 	r   io.Reader
 	err error
+	n   int64 // bytes read (compressed, for a compressed file)
 }
 
 func (t *errTap) Read(p []byte) (int, error) {
 	n, err := t.r.Read(p)
+	t.n += int64(n)
 	if err != nil && err != io.EOF {
 		t.err = err
 	}
@@ -169,10 +171,24 @@ type decompressErr struct {
 	r          io.Reader
 	tap        *errTap
 	file, what string
+	lim        Limits
+	n          int64 // bytes given out
 }
 
 func (d *decompressErr) Read(p []byte) (int, error) {
 	n, err := d.r.Read(p)
+	d.n += int64(n)
+	// A decompression bomb is refused while it inflates, not after: its
+	// decompressed bytes are bounded absolutely and by a ratio to the
+	// compressed bytes read so far.
+	if d.n > d.lim.MaxInflatedBytes {
+		return n, &Error{File: d.file, Msg: fmt.Sprintf("%s: inflates to more than %s, the limit for a compressed file (REACH_MAX_INFLATED_BYTES raises it)",
+			d.what, byteSize(d.lim.MaxInflatedBytes))}
+	}
+	if d.n > InflateFloorBytes && d.n > d.lim.MaxInflateRatio*d.tap.n {
+		return n, &Error{File: d.file, Msg: fmt.Sprintf("%s: %s of compressed data inflated to %s, more than %d times its size: refused as a decompression bomb (REACH_MAX_INFLATE_RATIO raises the ratio)",
+			d.what, mib(d.tap.n), mib(d.n), d.lim.MaxInflateRatio)}
+	}
 	switch {
 	case err == nil || err == io.EOF:
 	case d.tap.err != nil:
@@ -183,4 +199,12 @@ func (d *decompressErr) Read(p []byte) (int, error) {
 		err = &Error{File: d.file, Msg: d.what + ": " + err.Error()}
 	}
 	return n, err
+}
+
+// mib is a byte count in MiB with one decimal (KiB below 1 MiB), for messages.
+func mib(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }

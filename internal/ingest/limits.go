@@ -14,11 +14,23 @@ type Limits struct {
 	// MaxSpoolBytes bounds a file copied to a temporary file because it needs random access (parquet
 	// or a zip that arrived as a stream, or compressed). Default 16 GiB.
 	MaxSpoolBytes int64
+	// MaxInflateRatio bounds a compressed file's decompressed bytes to this many times the
+	// compressed bytes read so far, once past InflateFloorBytes (real sample files inflate 3–20×;
+	// a decompression bomb, 1,000× for gzip and far more for zstd). Blank lines count. Default 200.
+	MaxInflateRatio int64
+	// MaxInflatedBytes bounds a compressed file's decompressed size whatever its ratio.
+	// Default 64 GiB.
+	MaxInflatedBytes int64
 }
+
+// InflateFloorBytes is what any compressed file may inflate to before MaxInflateRatio applies:
+// the ratio of a file's first blocks says little.
+const InflateFloorBytes = 64 << 20
 
 // DefaultLimits are the limits ReadSamples and ReadDataset use unless told otherwise
 // (Options.Limits). reach reads REACH_MAX_LINE_BYTES into MaxRecordBytes.
-var DefaultLimits = Limits{MaxRecordBytes: 64 << 20, MaxDepth: 128, MaxSpoolBytes: 16 << 30}
+var DefaultLimits = Limits{MaxRecordBytes: 64 << 20, MaxDepth: 128, MaxSpoolBytes: 16 << 30,
+	MaxInflateRatio: 200, MaxInflatedBytes: 64 << 30}
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxRecordBytes <= 0 {
@@ -29,6 +41,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxSpoolBytes <= 0 {
 		l.MaxSpoolBytes = DefaultLimits.MaxSpoolBytes
+	}
+	if l.MaxInflateRatio <= 0 {
+		l.MaxInflateRatio = DefaultLimits.MaxInflateRatio
+	}
+	if l.MaxInflatedBytes <= 0 {
+		l.MaxInflatedBytes = DefaultLimits.MaxInflatedBytes
 	}
 	return l
 }
