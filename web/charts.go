@@ -262,7 +262,9 @@ func statsCharts(prefix string, rep *analysis.Report) (views.StatsCharts, error)
 		sc.Trajectory = chart(traj)
 	}
 
-	if len(rep.Models) > 3 {
+	// UpSet needs intersections: none are computed past 64 models (a
+	// comparison stored before the model limit), so none is drawn then.
+	if len(rep.Models) > 3 && len(rep.Intersections) > 0 {
 		uin := charts.UpSetInput{Title: "problems solved by exactly these models"}
 		for _, m := range rep.Models {
 			uin.Models = append(uin.Models, m.Name)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/reach-lab/reach/internal/ingest"
+	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/verify/code"
@@ -133,6 +134,9 @@ func (s *Server) receive(ctx context.Context, r *http.Request) (*received, error
 			case "base", "rl", "checkpoint", "distilled":
 			default:
 				return rc, badForm("model role %q: use base, rl, checkpoint or distilled", v)
+			}
+			if len(rc.models) == intake.MaxModels {
+				return rc, badForm("a comparison has at most %d models (the base model included): split them into several comparisons or a collection", intake.MaxModels)
 			}
 			rc.models = append(rc.models, &modelPart{role: v})
 		case "model_name":

@@ -139,6 +139,9 @@ func parseSampling(r *http.Request) (intake.SampleSpec, error) {
 	roles, names, urls, models := f["model_role"], f["model_name"], f["model_url"], f["model_model"]
 	keys, styles, concs, steps := f["model_key"], f["model_style"], f["model_concurrency"], f["model_step"]
 	templates := f["model_template"]
+	if len(names) > intake.MaxModels {
+		return spec, badForm("a comparison has at most %d models (the base model included); the form has %d", intake.MaxModels, len(names))
+	}
 	if len(names) < 2 || len(urls) != len(names) || len(models) != len(names) || len(roles) != len(names) {
 		return spec, badForm("give a base model and at least one other model, each with a name, base URL and model")
 	}

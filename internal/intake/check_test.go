@@ -1,6 +1,7 @@
 package intake
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -19,10 +20,21 @@ func TestSpecCheck(t *testing.T) {
 		{Spec{Name: "one", Models: two[:1]}, "at least one other model (got 1)"},
 		{Spec{Name: "same", Models: []Model{{Name: "a"}, {Name: "a"}}}, `two models are named "a"`},
 		{Spec{Name: "blank", Models: []Model{{Name: "a"}, {Name: ""}}}, "model 2 has no name"},
+		{Spec{Name: "limit", Models: named(MaxModels)}, ""},
+		{Spec{Name: "too many", Models: named(MaxModels + 1)}, "at most 64 models (the base model included); got 65"},
+		{Spec{Name: "ten thousand", Models: named(10000)}, "got 10000"},
 	} {
 		err := tc.spec.check()
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%+v: %v; want %q", tc.spec.Name, err, tc.want)
 		}
 	}
+}
+
+func named(n int) []Model {
+	ms := make([]Model, n)
+	for i := range ms {
+		ms[i].Name = fmt.Sprintf("m%d", i)
+	}
+	return ms
 }

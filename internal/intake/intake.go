@@ -83,6 +83,21 @@ func (e *GuessError) Error() string {
 		e.Model, e.File, FormatMapping(e.Guess))
 }
 
+// MaxModels is the most models one comparison may have (the base model
+// included). Every page and figure is drawn for that many, the UpSet chart's
+// intersections included; more is refused before anything is stored.
+const MaxModels = 64
+
+func checkModelCount(n int) error {
+	switch {
+	case n < 2:
+		return fmt.Errorf("a comparison needs a base model and at least one other model (got %d)", n)
+	case n > MaxModels:
+		return fmt.Errorf("a comparison has at most %d models (the base model included); got %d: split them into several comparisons or a collection", MaxModels, n)
+	}
+	return nil
+}
+
 // Create stores the files and enqueues the import. Files in an unknown
 // layout are refused unless the model has a Mapping or spec.AcceptGuess is
 // set (then the guessed mapping is used and returned in Mapped).
@@ -94,8 +109,8 @@ func (spec Spec) check() error {
 	if spec.Name == "" {
 		return errors.New("the comparison needs a name")
 	}
-	if len(spec.Models) < 2 {
-		return fmt.Errorf("a comparison needs a base model and at least one other model (got %d)", len(spec.Models))
+	if err := checkModelCount(len(spec.Models)); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for i, m := range spec.Models {
@@ -379,8 +394,8 @@ func CreateSampling(ctx context.Context, st *store.Store, client *jobs.Client, b
 	if spec.Name == "" {
 		return 0, errors.New("the comparison needs a name")
 	}
-	if len(spec.Models) < 2 {
-		return 0, fmt.Errorf("a comparison needs a base model and at least one other model (got %d)", len(spec.Models))
+	if err := checkModelCount(len(spec.Models)); err != nil {
+		return 0, err
 	}
 	if err := spec.Config.Validate(); err != nil {
 		return 0, fmt.Errorf("sampling config: %w", err)
