@@ -136,13 +136,20 @@ func sniffShape(head []byte, file string, depth int) (sniffed, error) {
 		}
 		seen++
 		cut := i == len(lines)-1 // the head may end inside this line
-		if err := top.read(l); err != nil && !(cut && isEOF(err)) {
+		err := top.read(l)
+		if err != nil && cut && isEOF(err) {
+			top.cut = true
+		}
+		if err != nil && !(cut && isEOF(err)) {
 			msg := "invalid JSON"
 			if isEOF(err) {
 				msg = "truncated JSON"
 			}
 			return fail(i+1, "%s: %v", msg, err)
 		}
+	}
+	if len(top.keys) == 0 && top.cut {
+		return fail(first+1, "a JSON object whose first field is not complete within the first %s of the line (a field name or value longer than that before any other field): Reach recognises a layout from its field names; no samples layout has such a field first", byteSize(SniffBytes))
 	}
 	if len(top.keys) == 0 {
 		return fail(first+1, "want one JSON object per line, got %.40q", line)
@@ -234,7 +241,16 @@ func sniffText(line, head []byte, file string, n int) (sniffed, error) {
 		(slices.Contains(cols, "correct") || slices.Contains(cols, "c")) {
 		return sniffed{format: FormatCountsCSV}, nil
 	}
+	sep := ""
+	for _, d := range []string{";", "\t", "|"} {
+		if len(cols) == 1 && strings.Count(string(line), d) >= 2 {
+			sep = d
+			break
+		}
+	}
 	switch {
+	case sep != "":
+		return fail("a table whose header %.80q separates columns with %q: Reach reads per-problem counts as CSV with commas, naming %s", line, sep, countsColumns)
 	case len(cols) > 1:
 		return fail("a CSV whose header %.80q is not per-problem counts: the header must name %s", line, countsColumns)
 	case bytes.HasPrefix(line, []byte("<")):
@@ -244,7 +260,7 @@ func sniffText(line, head []byte, file string, n int) (sniffed, error) {
 	case bytes.HasPrefix(line, []byte("#")):
 		return fail("a text or Markdown file, not a samples file")
 	}
-	return fail("not JSON (no '{' or '[' at the start) nor a counts CSV: %.40q", line)
+	return fail("not JSON (no '{' or '[' at the start) nor a counts CSV: %.40q; Reach reads JSONL, JSON, parquet, or counts CSV whose header names %s", line, countsColumns)
 }
 
 // yamlish: most of the first lines are "key: value".
@@ -272,6 +288,7 @@ type shape struct {
 	elem map[string]string // kind of a list's first element
 	sub  map[string]*shape // fields of an object, or of a list's first object element
 	doc  bool              // the object is a whole document, not one line of JSONL
+	cut  bool              // the head ended inside the first record: more fields may follow
 }
 
 const shapeDepth = 4
@@ -544,6 +561,10 @@ func classify(top *shape, file string) (Format, *Mapping, error) {
 	m := guessMapping(top)
 	if m.Completion == "" && m.Correct == "" && m.List == "" {
 		if !top.doc && !hasString(top, 0) {
+			if top.cut {
+				return notSamples(fmt.Sprintf("no text field among the first %d fields of the first record (%s, …), which goes on past the %s read to recognise a layout: if a later field holds the completion, map it (--map completion=FIELD, or the mapping form)",
+					len(top.keys), strings.Join(top.keys[:min(len(top.keys), 8)], ", "), byteSize(SniffBytes)))
+			}
 			return notSamples(fmt.Sprintf("no field holds text (fields %s): not a samples file", strings.Join(top.keys[:min(len(top.keys), 8)], ", ")))
 		}
 	}
