@@ -52,6 +52,8 @@ type Config struct {
 
 	// StatsDraws is the bootstrap draws of the statistics job; 0 means 2,000.
 	StatsDraws int
+	// statsHook, in tests, is called as each statistics job starts.
+	statsHook func(context.Context)
 	// Lease sets how fast the work of a dead worker is resumed; zero
 	// values take the defaults (about a minute).
 	Lease LeaseConfig
@@ -80,7 +82,7 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	river.AddWorker(workers, &VerifyWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &AggregateWorker{st: st})
 	river.AddWorker(workers, &ReverifyWorker{st: st, v: cfg.Verifier})
-	river.AddWorker(workers, &StatsWorker{st: st, draws: cfg.StatsDraws})
+	river.AddWorker(workers, &StatsWorker{st: st, draws: cfg.StatsDraws, hook: cfg.statsHook})
 	river.AddWorker(workers, &SampleWorker{st: st, v: cfg.Verifier, box: cfg.Secret, clients: map[int64]*runClient{}})
 	river.AddWorker(workers, &JudgeWorker{st: st, clients: endpointClients{box: cfg.Secret}})
 	river.AddWorker(workers, &ScoreWorker{st: st, clients: endpointClients{box: cfg.Secret}})
@@ -101,7 +103,11 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 		if sw <= 0 {
 			sw = 32
 		}
-		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}, SamplingQueue: {MaxWorkers: sw}}
+		// Statistics (minutes of CPU on a large comparison) and the
+		// reaper that resumes a dead worker's jobs have queues of their own:
+		// neither repair nor imports and verification wait behind statistics.
+		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}, SamplingQueue: {MaxWorkers: sw},
+			StatsQueue: {MaxWorkers: max(1, cfg.Workers/2)}, RepairQueue: {MaxWorkers: 1}}
 	}
 	if cfg.LocalQueue != "" {
 		if rc.Queues == nil {
@@ -117,6 +123,14 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	}
 	return c, nil
 }
+
+// StatsQueue is the River queue of statistics jobs (half a process's
+// workers, at least one); RepairQueue the reaper's (one worker), so that a
+// dead worker's jobs are resumed while statistics run.
+const (
+	StatsQueue  = "stats"
+	RepairQueue = "repair"
+)
 
 // longTimeout bounds an import or a verification, which on a file of
 // millions of samples can take far longer than one sampling request.

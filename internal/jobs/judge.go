@@ -60,8 +60,11 @@ func (w *JudgeWorker) Work(ctx context.Context, job *river.Job[JudgeArgs]) error
 		return err
 	}
 	items, err := w.st.JudgeItems(ctx, a.RunID, a.ProblemID, e.MaxPerProblem)
-	if err != nil || len(items) == 0 {
+	if err != nil {
 		return err
+	}
+	if len(items) == 0 { // done by a job whose worker died before counting it
+		return w.st.RecountDebateProgress(ctx, a.ComparisonID, a.RunID, store.PurposeJudge, StageJudge, e.MaxPerProblem)
 	}
 	p, err := w.st.GetProblem(ctx, a.ProblemID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -114,8 +117,10 @@ func (w *JudgeWorker) Work(ctx context.Context, job *river.Job[JudgeArgs]) error
 	if uerr := w.st.AddDebateUsage(uctx, a.ComparisonID, store.PurposeJudge, in.Load(), out.Load(), reqs.Load(), ec.errorDelta()); uerr != nil {
 		slog.Warn("record judge usage", "comparison", a.ComparisonID, "err", uerr)
 	}
-	if d := done.Load(); d > 0 {
-		if perr := w.st.AddProgressDone(uctx, a.RunID, StageJudge, d); perr != nil {
+	if done.Load() > 0 {
+		// Recounted from stored verdicts, not added: a job killed before
+		// this point left its verdicts uncounted.
+		if perr := w.st.RecountDebateProgress(uctx, a.ComparisonID, a.RunID, store.PurposeJudge, StageJudge, e.MaxPerProblem); perr != nil {
 			slog.Warn("judge progress", "run", a.RunID, "err", perr)
 		}
 	}

@@ -114,7 +114,7 @@ type ReapArgs struct{}
 func (ReapArgs) Kind() string { return "reap" }
 
 // InsertOpts: one attempt; reapPeriodic makes it one per period.
-func (ReapArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 1} }
+func (ReapArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: RepairQueue, MaxAttempts: 1} }
 
 // ReapWorker works ReapArgs.
 type ReapWorker struct {
@@ -225,7 +225,7 @@ func reapPeriodic(cfg LeaseConfig) []*river.PeriodicJob {
 		// enqueued. Two reapers may overlap; EndLostJob lets only one
 		// resume each lost job.
 		func() (river.JobArgs, *river.InsertOpts) {
-			return ReapArgs{}, &river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByPeriod: max(cfg.ReapEvery, time.Second)}}
+			return ReapArgs{}, &river.InsertOpts{Queue: RepairQueue, MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByPeriod: max(cfg.ReapEvery, time.Second)}}
 		},
 		&river.PeriodicJobOpts{RunOnStart: true})}
 }

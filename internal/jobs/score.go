@@ -58,8 +58,11 @@ func (w *ScoreWorker) Work(ctx context.Context, job *river.Job[ScoreArgs]) error
 		return err
 	}
 	items, err := w.st.ScoreItems(ctx, a.RunID, a.ProblemID, e.MaxPerProblem)
-	if err != nil || len(items) == 0 {
+	if err != nil {
 		return err
+	}
+	if len(items) == 0 { // done by a job whose worker died before counting it
+		return w.st.RecountDebateProgress(ctx, a.ComparisonID, a.RunID, store.PurposeScore, StageScore, e.MaxPerProblem)
 	}
 	p, err := w.st.GetProblem(ctx, a.ProblemID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -86,8 +89,8 @@ func (w *ScoreWorker) Work(ctx context.Context, job *river.Job[ScoreArgs]) error
 		if uerr := w.st.AddDebateUsage(uctx, a.ComparisonID, store.PurposeScore, in.Load(), out.Load(), reqs.Load(), ec.errorDelta()); uerr != nil {
 			slog.Warn("record scoring usage", "comparison", a.ComparisonID, "err", uerr)
 		}
-		if d := done.Load(); d > 0 {
-			if perr := w.st.AddProgressDone(uctx, a.RunID, StageScore, d); perr != nil {
+		if done.Load() > 0 { // recounted from stored scores (see JudgeWorker)
+			if perr := w.st.RecountDebateProgress(uctx, a.ComparisonID, a.RunID, store.PurposeScore, StageScore, e.MaxPerProblem); perr != nil {
 				slog.Warn("scoring progress", "run", a.RunID, "err", perr)
 			}
 		}

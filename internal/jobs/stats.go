@@ -36,7 +36,7 @@ func (StatsArgs) Kind() string { return "stats" }
 
 // InsertOpts: at most one unfinished statistics job per comparison.
 func (StatsArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true,
+	return river.InsertOpts{Queue: StatsQueue, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true,
 		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
 			rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled}}}
 }
@@ -57,12 +57,16 @@ type StatsWorker struct {
 	river.WorkerDefaults[StatsArgs]
 	st    *store.Store
 	draws int // bootstrap draws; 0 means 2,000
+	hook  func(context.Context) // tests: called as each job starts
 }
 
 // Work computes what is missing or stale and stores it. Statistics that
 // cannot be computed from the counts are stored as failed (shown on the
 // page) rather than retried.
 func (w *StatsWorker) Work(ctx context.Context, job *river.Job[StatsArgs]) error {
+	if w.hook != nil {
+		w.hook(ctx)
+	}
 	if job.Args.ComparisonID == 0 {
 		return w.sweep(ctx)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -236,25 +237,57 @@ type OpenWork struct {
 // problems with answer-correct samples in the window that have no verdict
 // yet, and counts them; Total counts every answer-correct sample in the window.
 func (s *Store) OpenJudgeWork(ctx context.Context, comparisonID int64, window int) ([]OpenWork, error) {
-	return s.openWork(ctx, `SELECT w.run_id, w.problem_id, count(*) FILTER (WHERE j.verdict IS NULL), count(*) FROM (
-			SELECT s.run_id, s.problem_id, s.sample_index, `+solveSQL+` AS solved, `+windowSQL+` AS rn
+	return s.openWork(ctx, openJudgeSQL, comparisonID, verify.FallbackRules, window, 0)
+}
+
+// The open work of a comparison's runs ($4: one run, 0 for all).
+const (
+	openJudgeSQL = `SELECT w.run_id, w.problem_id, count(*) FILTER (WHERE j.verdict IS NULL), count(*) FROM (
+			SELECT s.run_id, s.problem_id, s.sample_index, ` + solveSQL + ` AS solved, ` + windowSQL + ` AS rn
 			FROM samples s JOIN problems p ON p.id = s.problem_id JOIN runs r ON r.id = s.run_id
 				JOIN comparisons cmp ON cmp.id = r.comparison_id
-			WHERE r.comparison_id = $1) w
+			WHERE r.comparison_id = $1 AND ($4 = 0 OR s.run_id = $4)) w
 		LEFT JOIN sample_judgments j ON j.run_id = w.run_id AND j.problem_id = w.problem_id AND j.sample_index = w.sample_index
 		WHERE w.solved AND ($3 = 0 OR w.rn <= $3)
-		GROUP BY w.run_id, w.problem_id ORDER BY w.run_id, w.problem_id`, comparisonID, verify.FallbackRules, window)
-}
+		GROUP BY w.run_id, w.problem_id ORDER BY w.run_id, w.problem_id`
+	openScoreSQL = `SELECT w.run_id, w.problem_id, count(*) FILTER (WHERE sc.perplexity IS NULL), count(*) FROM (
+			SELECT s.run_id, s.problem_id, s.sample_index, ` + windowSQL + ` AS rn
+			FROM samples s JOIN runs r ON r.id = s.run_id WHERE r.comparison_id = $1 AND ($3 = 0 OR s.run_id = $3)) w
+		LEFT JOIN sample_scores sc ON sc.run_id = w.run_id AND sc.problem_id = w.problem_id AND sc.sample_index = w.sample_index
+		WHERE ($2 = 0 OR w.rn <= $2)
+		GROUP BY w.run_id, w.problem_id ORDER BY w.run_id, w.problem_id`
+)
 
 // OpenScoreWork is OpenJudgeWork for scoring: every sample in the window,
 // correct or not, without a perplexity yet.
 func (s *Store) OpenScoreWork(ctx context.Context, comparisonID int64, window int) ([]OpenWork, error) {
-	return s.openWork(ctx, `SELECT w.run_id, w.problem_id, count(*) FILTER (WHERE sc.perplexity IS NULL), count(*) FROM (
-			SELECT s.run_id, s.problem_id, s.sample_index, `+windowSQL+` AS rn
-			FROM samples s JOIN runs r ON r.id = s.run_id WHERE r.comparison_id = $1) w
-		LEFT JOIN sample_scores sc ON sc.run_id = w.run_id AND sc.problem_id = w.problem_id AND sc.sample_index = w.sample_index
-		WHERE ($2 = 0 OR w.rn <= $2)
-		GROUP BY w.run_id, w.problem_id ORDER BY w.run_id, w.problem_id`, comparisonID, window)
+	return s.openWork(ctx, openScoreSQL, comparisonID, window, 0)
+}
+
+// RecountDebateProgress sets a run's judging (PurposeJudge) or scoring
+// progress to what is stored: done = the samples in the window that have a
+// stored result (a verdict or perplexity, or an error). A job adds what it did when it ends; one killed
+// before that leaves its stored results uncounted, which this corrects.
+func (s *Store) RecountDebateProgress(ctx context.Context, comparisonID, runID int64, purpose, stage string, window int) error {
+	var ws []OpenWork
+	var err error
+	// Done is what has a stored result, a verdict or an error, as a job
+	// counts it (Start clears the errors, so there both agree).
+	if purpose == PurposeJudge {
+		ws, err = s.openWork(ctx, strings.Replace(openJudgeSQL, "j.verdict IS NULL", "j.run_id IS NULL", 1), comparisonID, verify.FallbackRules, window, runID)
+	} else {
+		ws, err = s.openWork(ctx, strings.Replace(openScoreSQL, "sc.perplexity IS NULL", "sc.run_id IS NULL", 1), comparisonID, window, runID)
+	}
+	if err != nil || len(ws) == 0 {
+		return err
+	}
+	w := ws[0]
+	if _, err := s.db.Exec(ctx, `UPDATE run_progress SET done = $3::bigint, total = $4::bigint,
+			status = CASE WHEN $3::bigint >= $4::bigint THEN 'done' ELSE status END, updated_at = now()
+		WHERE run_id = $1 AND stage = $2`, runID, stage, w.Total-w.Samples, w.Total); err != nil {
+		return fmt.Errorf("%s progress of run %d: %w", stage, runID, err)
+	}
+	return nil
 }
 
 func (s *Store) openWork(ctx context.Context, sql string, comparisonID int64, args ...any) ([]OpenWork, error) {
@@ -617,18 +650,6 @@ func (s *Store) PerplexityGroups(ctx context.Context, comparisonID int64, proble
 		return nil, fmt.Errorf("perplexities of comparison %d: %w", comparisonID, err)
 	}
 	return out, nil
-}
-
-// AddProgressDone adds n finished items to a run's progress row of stage
-// (capped at its total) and marks it done when the total is reached.
-func (s *Store) AddProgressDone(ctx context.Context, runID int64, stage string, n int64) error {
-	_, err := s.db.Exec(ctx, `UPDATE run_progress SET done = LEAST(total, done + $3),
-			status = CASE WHEN done + $3 >= total THEN 'done' ELSE status END, updated_at = now()
-		WHERE run_id = $1 AND stage = $2`, runID, stage, n)
-	if err != nil {
-		return fmt.Errorf("%s progress of run %d: %w", stage, runID, err)
-	}
-	return nil
 }
 
 // FirstSolvedSample returns one answer-correct sample of a comparison (of
