@@ -114,7 +114,9 @@ type ReapArgs struct{}
 func (ReapArgs) Kind() string { return "reap" }
 
 // InsertOpts: one attempt; reapPeriodic makes it one per period.
-func (ReapArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: RepairQueue, MaxAttempts: 1} }
+func (ReapArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: RepairQueue, MaxAttempts: 1}
+}
 
 // ReapWorker works ReapArgs.
 type ReapWorker struct {

@@ -56,7 +56,7 @@ func statsPeriodic() []*river.PeriodicJob {
 type StatsWorker struct {
 	river.WorkerDefaults[StatsArgs]
 	st    *store.Store
-	draws int // bootstrap draws; 0 means 2,000
+	draws int                   // bootstrap draws; 0 means 2,000
 	hook  func(context.Context) // tests: called as each job starts
 }
 
