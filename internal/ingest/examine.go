@@ -58,6 +58,9 @@ func Examine(r io.Reader, file string) (Examined, error) {
 	if err != nil {
 		return Examined{}, err
 	}
+	if err := checkParquetPages(in.ra, pf.Metadata(), file, DefaultLimits.MaxRecordBytes); err != nil {
+		return Examined{}, err
+	}
 	sh := parquetShape(pf.Schema())
 	ex := Examined{Format: FormatParquet}
 	f, m, err := classify(sh, file)

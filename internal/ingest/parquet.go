@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -18,8 +21,25 @@ import (
 // generations can hold megabytes of text.
 const parquetRowsPerRead = 16
 
+// maxParquetFooter bounds a parquet file's footer (its schema and per-chunk
+// metadata, statistics included), which is decoded whole when the file is
+// opened: writers cap statistics at a few KiB (Arrow: 4 KiB), so real
+// footers are kilobytes to a few megabytes; a hostile one holding a 300 MB
+// cell's min and max would cost gigabytes to decode.
+const maxParquetFooter = 64 << 20
+
 // openParquet opens a parquet file, turning a panic of the decoder on a corrupt file into an *Error.
+// A footer over maxParquetFooter is refused before it is read.
 func openParquet(ra io.ReaderAt, size int64, file string) (pf *parquet.File, err error) {
+	if size >= 12 {
+		var tail [8]byte
+		if _, err := ra.ReadAt(tail[:], size-8); err == nil && string(tail[4:]) == "PAR1" {
+			if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > maxParquetFooter {
+				return nil, &Error{File: file, Msg: fmt.Sprintf("a parquet footer (metadata) of %s, over the limit of %s: statistics of huge values? write the file without column statistics for the text columns",
+					mib(n), byteSize(maxParquetFooter))}
+			}
+		}
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			pf, err = nil, &Error{File: file, Msg: fmt.Sprintf("not a readable parquet file: %v", r)}
@@ -38,6 +58,9 @@ func openParquet(ra io.ReaderAt, size int64, file string) (pf *parquet.File, err
 func readParquet(in *input, file string, f Format, m *Mapping, o Options) (err error) {
 	pf, err := openParquet(in.ra, in.size, file)
 	if err != nil {
+		return err
+	}
+	if err := checkParquetPages(in.ra, pf.Metadata(), file, o.Limits.MaxRecordBytes); err != nil {
 		return err
 	}
 	if f == FormatParquet {
@@ -279,4 +302,83 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// checkParquetPages refuses a file with a page that decodes to more than
+// limit bytes (REACH_MAX_LINE_BYTES), from the page headers alone, before
+// any page is decompressed or decoded: a page holds whole values, so one
+// 300 MB cell is a page of at least 300 MB, and decoding it took 25 s and
+// 2.1 GB before the row was found too long. Writers cut pages at about
+// 1 MiB, so real files are far below the limit. A header that cannot be
+// read is left to the decoder, which names it.
+func checkParquetPages(ra io.ReaderAt, md *format.FileMetaData, file string, limit int) error {
+	var proto thrift.CompactProtocol
+	for gi, rg := range md.RowGroups {
+		for _, cc := range rg.Columns {
+			m := cc.MetaData
+			pos := m.DataPageOffset
+			if m.DictionaryPageOffset > 0 && m.DictionaryPageOffset < pos {
+				pos = m.DictionaryPageOffset
+			}
+			end := pos + m.TotalCompressedSize
+			for pos < end {
+				sec := io.NewSectionReader(ra, pos, end-pos)
+				br := bufio.NewReaderSize(sec, 1024)
+				// The sizes come first in the header; its statistics after
+				// them may hold the huge value itself: read the sizes alone
+				// before decoding the header whole.
+				head, _ := br.Peek(32)
+				if size, ok := pageHeaderSize(head); ok && int64(size) > int64(limit) {
+					return &Error{File: file, Record: fmt.Sprintf("row group %d", gi+1), Field: strings.Join(m.PathInSchema, "."),
+						Msg: fmt.Sprintf("a parquet page of %s once decoded (it holds a value of up to that size), over the limit of %s for one row (set REACH_MAX_LINE_BYTES to raise it)",
+							mib(int64(size)), byteSize(int64(limit)))}
+				}
+				var h format.PageHeader
+				if err := thrift.NewDecoder(proto.NewReader(br)).Decode(&h); err != nil {
+					return nil
+				}
+				read, _ := sec.Seek(0, io.SeekCurrent)
+				if int64(h.UncompressedPageSize) > int64(limit) {
+					return &Error{File: file, Record: fmt.Sprintf("row group %d", gi+1), Field: strings.Join(m.PathInSchema, "."),
+						Msg: fmt.Sprintf("a parquet page of %s once decoded (it holds a value of up to that size), over the limit of %s for one row (set REACH_MAX_LINE_BYTES to raise it)",
+							mib(int64(h.UncompressedPageSize)), byteSize(int64(limit)))}
+				}
+				if h.CompressedPageSize < 0 {
+					return nil
+				}
+				pos += read - int64(br.Buffered()) + int64(h.CompressedPageSize)
+			}
+		}
+	}
+	return nil
+}
+
+// pageHeaderSize reads a thrift-compact PageHeader's uncompressed_page_size
+// (field 2, an i32) from the first bytes of the header, without decoding
+// the rest; ok is false when the header does not start as writers write it
+// (field 1 then 2, in order).
+func pageHeaderSize(b []byte) (int32, bool) {
+	field := int16(0)
+	for len(b) > 0 {
+		h := b[0]
+		b = b[1:]
+		delta, typ := int16(h>>4), h&0x0f
+		if delta == 0 || typ != 5 { // long-form field ids and non-i32 fields are not what writers put first
+			return 0, false
+		}
+		field += delta
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, false
+		}
+		b = b[n:]
+		val := int32(uint32(v>>1) ^ -uint32(v&1)) // zigzag
+		switch {
+		case field == 2:
+			return val, true
+		case field > 2:
+			return 0, false
+		}
+	}
+	return 0, false
 }
