@@ -115,6 +115,9 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 	r.Get("/invite/{token}", s.invitePage)
 	r.Post("/invite/{token}", s.acceptInvite)
 	r.Route("/s/{token}", func(r chi.Router) {
+		// HEAD is answered like GET: link checkers and embedding sites ask
+		// HEAD first (in the subrouter: chi's look-ahead does not see into it).
+		r.Use(middleware.GetHead)
 		r.Get("/", s.sharedPage)
 		r.Get("/embed", s.sharedEmbed)
 		r.Get("/problems/{pid}", s.sharedProblem)

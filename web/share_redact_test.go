@@ -32,6 +32,10 @@ func TestSharedPagesShowOnlyWhatTheLinkNames(t *testing.T) {
 	if err := f.srv.st.SetNote(ctx, f.cid, comparisonNote, f.acc["editor"].ID); err != nil {
 		t.Fatal(err)
 	}
+	// The audit log names the sample by its model, not "run 6".
+	if es, err := f.srv.st.Audit(ctx, f.cid, f.pid); err != nil || len(es) != 1 || es[0].Target != "model base sample #0" {
+		t.Errorf("audit of the override %+v (%v): want the target \"model base sample #0\"", es, err)
+	}
 	var patterns []string
 	h := web.New(nil, nil, web.Config{JobsUI: http.NotFoundHandler()}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err := chi.Walk(h.(chi.Routes), func(method, pattern string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
@@ -58,6 +62,11 @@ func TestSharedPagesShowOnlyWhatTheLinkNames(t *testing.T) {
 			code, body := get(t, f.srv.url+path)
 			if code != 200 {
 				t.Errorf("notes=%v GET %s: HTTP %d", notes, p, code)
+			}
+			if resp, err := http.Head(f.srv.url + path); err != nil || resp.StatusCode != 200 {
+				t.Errorf("HEAD %s: %v %v, want 200 as for GET", p, resp.StatusCode, err)
+			} else {
+				resp.Body.Close()
 			}
 			if strings.Contains(body, "@reach.test") {
 				t.Errorf("notes=%v GET %s shows an account's email", notes, p)

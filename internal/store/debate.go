@@ -532,8 +532,12 @@ func (s *Store) SetReasoningLabel(ctx context.Context, l ReasoningLabel) error {
 		if err != nil {
 			return fmt.Errorf("reasoning label: %w", err)
 		}
+		target, err := tx.sampleTarget(ctx, l.RunID, l.SampleIndex)
+		if err != nil {
+			return err
+		}
 		return tx.AddAudit(ctx, AuditEntry{UserID: l.UserID, ComparisonID: l.ComparisonID, ProblemID: l.ProblemID, Action: "reasoning-label",
-			Target: fmt.Sprintf("run %d sample #%d", l.RunID, l.SampleIndex), Old: old, New: l.Label, Note: l.Note})
+			Target: target, Old: old, New: l.Label, Note: l.Note})
 	})
 }
 

@@ -183,8 +183,22 @@ func (s *Store) OverrideSample(ctx context.Context, o SampleOverride) (string, e
 		if err := tx.AggregateRun(ctx, o.RunID); err != nil {
 			return err
 		}
+		target, err := tx.sampleTarget(ctx, o.RunID, o.SampleIndex)
+		if err != nil {
+			return err
+		}
 		return tx.AddAudit(ctx, AuditEntry{UserID: o.UserID, ComparisonID: o.ComparisonID, ProblemID: o.ProblemID,
-			Action: "sample-verdict", Target: fmt.Sprintf("run %d sample #%d", o.RunID, o.SampleIndex), Old: old, New: o.Status, Note: o.Note})
+			Action: "sample-verdict", Target: target, Old: old, New: o.Status, Note: o.Note})
 	})
 	return old, err
+}
+
+// sampleTarget names a sample in the audit log by its model, as the pages
+// do ("model step-300 sample #3"), not by the run's id.
+func (s *Store) sampleTarget(ctx context.Context, runID int64, idx int) (string, error) {
+	var name string
+	if err := s.db.QueryRow(ctx, `SELECT model_name FROM runs WHERE id = $1`, runID).Scan(&name); err != nil {
+		return "", fmt.Errorf("audit target of run %d: %w", runID, err)
+	}
+	return fmt.Sprintf("model %s sample #%d", name, idx), nil
 }
