@@ -567,6 +567,10 @@ func lastNumber(s string) (string, int) {
 			start--
 			continue
 		}
+		if isThousandsBang(s, start-1) { // 8,\!096: a LaTeX thousands separator
+			start -= 2
+			continue
+		}
 		if isLetter(c) {
 			// Letters belong to the run only as a command name (\frac).
 			j := start - 1
@@ -603,6 +607,12 @@ func lastNumber(s string) (string, int) {
 		return s[j : i+1], i + 1
 	}
 	return run, end
+}
+
+// isThousandsBang reports whether s[i] is the "!" of a LaTeX thousands
+// separator ",\!" between digits (8,\!096: KaTeX and models write it so).
+func isThousandsBang(s string, i int) bool {
+	return i >= 2 && i+1 < len(s) && s[i] == '!' && s[i-1] == '\\' && s[i-2] == ',' && isDigit(s[i+1]) && i >= 3 && isDigit(s[i-3])
 }
 
 // isSimpleFraction reports whether r is "a/b" with a and b digit strings.
@@ -872,7 +882,7 @@ func firstNumber(s string) (string, bool) {
 			continue
 		}
 		end := i
-		for end < len(s) && isRunChar(s[end]) {
+		for end < len(s) && (isRunChar(s[end]) || isThousandsBang(s, end)) {
 			end++
 		}
 		// A mixed number "3 1/4" continues over one space.
