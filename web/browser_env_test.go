@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/testdb"
+	"github.com/reach-lab/reach/internal/testfiles"
 	vmath "github.com/reach-lab/reach/internal/verify/math"
 	"github.com/reach-lab/reach/web"
 )
@@ -27,21 +27,11 @@ import (
 // puts the browser.
 const chromiumPath = "/usr/bin/chromium"
 
-// sharedData is ../shared/data/rel relative to the repository root. The
-// test skips when the whole data folder is absent, and fails when it is
-// there but lacks the file.
-func sharedData(t *testing.T, rel string) string {
+// repoData is a file or folder of the real data the repository carries
+// (internal/testfiles, data/).
+func repoData(t *testing.T, rel string) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "shared", "data")
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("shared test data %s is absent: %v", root, err)
-	}
-	p := filepath.Join(root, rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("test data %s: %v", p, err)
-	}
-	return p
+	return testfiles.Data(t, rel)
 }
 
 // app is Reach running in-process: a fresh database, River workers and the

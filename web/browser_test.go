@@ -20,6 +20,7 @@ import (
 
 	"github.com/reach-lab/reach/internal/examples"
 	"github.com/reach-lab/reach/internal/intake"
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
 // rollout is one sampled text of the GSM8K SFT/PPO files.
@@ -120,8 +121,14 @@ const chartStateJS = `(() => {
 // the form, confirm the guessed field mapping, watch the progress page turn
 // into the report, and read the crossover chart, the Venn counts, the
 // base-only problems and problem 22's correct rollouts.
-func TestBrowserUploadGSM8K(t *testing.T) {
-	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+func TestBrowserUploadGSM8K(t *testing.T) { testBrowserUploadGSM8K(t) }
+
+// TestBrowserUploadGSM8KUnlicensed is TestBrowserUploadGSM8K on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestBrowserUploadGSM8K runs on the stand-in.
+func TestBrowserUploadGSM8KUnlicensed(t *testing.T) { testBrowserUploadGSM8K(t) }
+
+func testBrowserUploadGSM8K(t *testing.T) {
+	dir := testfiles.GSM8KProbe(t)
 	dataset := filepath.Join(dir, "data/gsm8k_subset.jsonl")
 	sft := filepath.Join(dir, "results_1024_cuda/sft_raw.jsonl")
 	ppo := filepath.Join(dir, "results_1024_cuda/rl_raw.jsonl")

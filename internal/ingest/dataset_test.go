@@ -28,7 +28,13 @@ func kinds(ps []Problem) map[string]int {
 	return k
 }
 
-func TestReadDatasetRealFiles(t *testing.T) {
+func TestReadDatasetRealFiles(t *testing.T) { testReadDatasetRealFiles(t) }
+
+// TestReadDatasetRealFilesUnlicensed is TestReadDatasetRealFiles on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestReadDatasetRealFiles runs on the stand-in.
+func TestReadDatasetRealFilesUnlicensed(t *testing.T) { testReadDatasetRealFiles(t) }
+
+func testReadDatasetRealFiles(t *testing.T) {
 	tests := []struct {
 		file  string
 		n     int

