@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
 func readAll(t *testing.T, rel string) []Problem {
@@ -113,7 +115,7 @@ func testReadDatasetRealFiles(t *testing.T) {
 			}
 		}},
 		{"generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo/data/gsm8k_subset.jsonl", 30, map[string]int{KindMath: 30}, func(t *testing.T, ps []Problem) {
-			if ps[0].Key != "0" || ps[0].Reference != "52" || ps[22].Key != "22" || ps[29].Reference != "106" {
+			if f := testfiles.Facts(t); ps[0].Key != "0" || ps[0].Reference != f.FirstRef || ps[22].Key != "22" || ps[29].Reference != f.LastRef {
 				t.Errorf("problem 0 %+v; 29 ref %q", ps[0], ps[29].Reference)
 			}
 		}},

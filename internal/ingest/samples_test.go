@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
 // tally is what a samples file adds up to.
@@ -110,12 +113,8 @@ func TestGSM8KRolloutsRealFilesUnlicensed(t *testing.T) { testGSM8KRolloutsRealF
 
 func testGSM8KRolloutsRealFiles(t *testing.T) {
 	dir := "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo/"
-	files := map[string]int{ // file -> total correct rollouts (= sum of n_correct)
-		"results_1024_cuda/rl_raw.jsonl": 175, "results_1024_cuda/sft_raw.jsonl": 135,
-		"results_2048_batched/rl_raw.jsonl": 175, "results_2048_batched/sft_raw.jsonl": 133,
-		"trajectory/step-100/rl_raw.jsonl": 156, "trajectory/step-300/rl_raw.jsonl": 149,
-		"trajectory/step-500/rl_raw.jsonl": 159, "trajectory/step-1000/rl_raw.jsonl": 173,
-	}
+	facts := testfiles.Facts(t)
+	files := facts.Correct // file -> total correct rollouts (= sum of n_correct)
 	solved := map[string]map[string]bool{}
 	for file, correct := range files {
 		t.Run(file, func(t *testing.T) {
@@ -133,7 +132,7 @@ func testGSM8KRolloutsRealFiles(t *testing.T) {
 			solved[file] = tl.solved
 		})
 	}
-	// The Venn for the 1024-token pair: both 26, SFT-only 2 (qid 22, 23), RL-only 1, neither 1.
+	// The Venn for the 1024-token pair (real pair: both 26, SFT-only 2 (qid 22, 23), RL-only 1, neither 1).
 	sft, rl := solved["results_1024_cuda/sft_raw.jsonl"], solved["results_1024_cuda/rl_raw.jsonl"]
 	var both, neither int
 	var sftOnly, rlOnly []string
@@ -151,7 +150,7 @@ func testGSM8KRolloutsRealFiles(t *testing.T) {
 		}
 	}
 	sort.Strings(sftOnly)
-	if both != 26 || strings.Join(sftOnly, ",") != "22,23" || len(rlOnly) != 1 || neither != 1 {
+	if both != facts.Both || !slices.Equal(sftOnly, facts.BaseOnly) || len(rlOnly) != facts.RLOnly || neither != facts.Neither {
 		t.Errorf("both %d sft-only %v rl-only %v neither %d", both, sftOnly, rlOnly, neither)
 	}
 }

@@ -268,7 +268,6 @@ func TestLoadErrorsUnlicensed(t *testing.T) { testLoadErrors(t) }
 
 func testLoadErrors(t *testing.T) {
 	dir := gsmDir(t)
-	data := filepath.Join(dir, "../..")
 	tmp := t.TempDir()
 	lines, err := os.ReadFile(filepath.Join(dir, "data/gsm8k_subset.jsonl"))
 	if err != nil {
@@ -291,7 +290,7 @@ func testLoadErrors(t *testing.T) {
 	for _, tc := range []struct{ samples, dataset, want string }{
 		{rl, filepath.Join(tmp, "first10.jsonl"), `sample for problem "10": no such problem in first10.jsonl`},
 		{rl, filepath.Join(tmp, "dup.jsonl"), "problems 1 and 99 have the same statement"},
-		{filepath.Join(data, "generations/math500-qwen25-7b-base-vs-simplerl-counts/qwen2.5-7b-base.csv"), filepath.Join(data, "math500/test.jsonl"), "holds counts only"},
+		{testfiles.Data(t, "generations/math500-qwen25-7b-base-vs-simplerl-counts/qwen2.5-7b-base.csv"), testfiles.Data(t, "math500/test.jsonl"), "holds counts only"},
 		{filepath.Join(tmp, "missing.jsonl"), filepath.Join(dir, "data/gsm8k_subset.jsonl"), "no such file"},
 	} {
 		_, err := replay.Load(context.Background(), tc.samples, tc.dataset)

@@ -255,3 +255,35 @@ func rows(sel []m100, alias, name string, count func(int) int, keep bool) string
 	}
 	return b.String()
 }
+
+// GSM8KFacts are what tests expect of the folder GSM8KProbe gives.
+type GSM8KFacts struct {
+	Correct  map[string]int // file -> right rollouts (the sum of n_correct)
+	Both     int            // solved by both models of results_1024_cuda
+	BaseOnly []string       // qids solved by SFT only, sorted as strings
+	RLOnly   int
+	Neither  int
+	// References of problems 0 and 29 of data/gsm8k_subset.jsonl.
+	FirstRef, LastRef string
+}
+
+// Facts is GSM8KFacts for t's folder: the real pair's (counted in its
+// SOURCE.md and the issue) in an Unlicensed test, the stand-in's otherwise.
+func Facts(t testing.TB) GSM8KFacts {
+	if unlicensedTest(t) {
+		return GSM8KFacts{
+			Correct: map[string]int{"results_1024_cuda/rl_raw.jsonl": 175, "results_1024_cuda/sft_raw.jsonl": 135,
+				"results_2048_batched/rl_raw.jsonl": 175, "results_2048_batched/sft_raw.jsonl": 133,
+				"trajectory/step-100/rl_raw.jsonl": 156, "trajectory/step-300/rl_raw.jsonl": 149,
+				"trajectory/step-500/rl_raw.jsonl": 159, "trajectory/step-1000/rl_raw.jsonl": 173},
+			Both: 26, BaseOnly: []string{"22", "23"}, RLOnly: 1, Neither: 1, FirstRef: "52", LastRef: "106",
+		}
+	}
+	return GSM8KFacts{
+		Correct: map[string]int{"results_1024_cuda/rl_raw.jsonl": 180, "results_1024_cuda/sft_raw.jsonl": 166,
+			"results_2048_batched/rl_raw.jsonl": 180, "results_2048_batched/sft_raw.jsonl": 166,
+			"trajectory/step-100/rl_raw.jsonl": 168, "trajectory/step-300/rl_raw.jsonl": 172,
+			"trajectory/step-500/rl_raw.jsonl": 174, "trajectory/step-1000/rl_raw.jsonl": 178},
+		Both: 23, BaseOnly: []string{"17", "6"}, RLOnly: 1, Neither: 4, FirstRef: "420", LastRef: "50,625",
+	}
+}
