@@ -201,9 +201,12 @@ func testBrowserUploadGSM8K(t *testing.T) {
 			t.Errorf("crossover series %s has %d points, want 8 (k = 1…8)", cs.Series[i], cs.Points[i])
 		}
 	}
-	// The curves end at pass@8 = solved/30 in percent: SFT 28/30, PPO 27/30.
-	if len(cs.Last) >= 2 && (math.Abs(cs.Last[0]-100*28.0/30) > 0.01 || math.Abs(cs.Last[1]-100*27.0/30) > 0.01) {
-		t.Errorf("pass@8 on the chart %.3f / %.3f, want %.3f / %.3f", cs.Last[0], cs.Last[1], 100*28.0/30, 100*27.0/30)
+	// The curves end at pass@8 = solved/30 in percent (real pair: SFT 28/30, PPO 27/30).
+	facts := testfiles.Facts(t)
+	sftSolved, rlSolved := facts.Solved()
+	wantSFT, wantRL := 100*float64(sftSolved)/30, 100*float64(rlSolved)/30
+	if len(cs.Last) >= 2 && (math.Abs(cs.Last[0]-wantSFT) > 0.01 || math.Abs(cs.Last[1]-wantRL) > 0.01) {
+		t.Errorf("pass@8 on the chart %.3f / %.3f, want %.3f / %.3f", cs.Last[0], cs.Last[1], wantSFT, wantRL)
 	}
 
 	// The page may still be parsing below the charts already drawn.
@@ -217,7 +220,8 @@ func testBrowserUploadGSM8K(t *testing.T) {
 		}
 		return o;
 	})()`)
-	want := map[string]string{"both": "26", "base-only": "2", "other-only": "1", "neither": "1"}
+	want := map[string]string{"both": strconv.Itoa(facts.Both), "base-only": strconv.Itoa(len(facts.BaseOnly)),
+		"other-only": strconv.Itoa(facts.RLOnly), "neither": strconv.Itoa(facts.Neither)}
 	for k, v := range want {
 		if venn[k] != v {
 			t.Errorf("Venn %s = %q, want %s", k, venn[k], v)
@@ -232,13 +236,13 @@ func testBrowserUploadGSM8K(t *testing.T) {
 	)
 	b.waitLoaded(t, regexp.MustCompile(`region=base-only`))
 	keys := eval[[]string](t, b, `Array.from(document.querySelectorAll("#problem-table tbody tr")).map(r => r.dataset.key)`)
-	if !slices.Equal(keys, []string{"22", "23"}) {
-		t.Fatalf("base-only problems %v, want [22 23]", keys)
+	if sorted := slices.Sorted(slices.Values(keys)); !slices.Equal(sorted, facts.BaseOnly) {
+		t.Fatalf("base-only problems %v, want %v", keys, facts.BaseOnly)
 	}
 
-	// Problem 22: SFT solved it in 3 of 8 rollouts (2, 5, 7), PPO in none.
-	b.clickAndWait(t, `#problem-table tr[data-key="22"] a`, problemPath)
-	b.checkProblem22(t, readRollouts(t, sft, 22))
+	// Problem 22 of the real pair (6 of the stand-in): SFT solved it in 3 of 8 rollouts, PPO in none.
+	b.clickAndWait(t, fmt.Sprintf(`#problem-table tr[data-key="%d"] a`, facts.BaseOnly3), problemPath)
+	b.checkProblem22(t, readRollouts(t, sft, facts.BaseOnly3))
 	b.checkConsole(t)
 }
 
@@ -252,7 +256,7 @@ func (b *browser) waitChart(t *testing.T, container string) chartState {
 	return eval[chartState](t, b, chartJS(container))
 }
 
-// checkProblem22 checks the problem page of GSM8K qid 22: the SFT model's
+// checkProblem22 checks the problem page of GSM8K qid 22 (the stand-in's 6): the SFT model's
 // correct rollouts come first, open, and show the file's own text (the
 // parts KaTeX left as text are slices of it, in order), the PPO model shows
 // 0/8 correct.

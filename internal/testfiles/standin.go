@@ -265,7 +265,12 @@ type GSM8KFacts struct {
 	Neither  int
 	// References of problems 0 and 29 of data/gsm8k_subset.jsonl.
 	FirstRef, LastRef string
+	// BaseOnly3 is a base-only problem that SFT solved in 3 of 8 rollouts.
+	BaseOnly3 int
 }
+
+// Solved is how many problems each model of results_1024_cuda solved.
+func (f GSM8KFacts) Solved() (sft, rl int) { return f.Both + len(f.BaseOnly), f.Both + f.RLOnly }
 
 // Facts is GSM8KFacts for t's folder: the real pair's (counted in its
 // SOURCE.md and the issue) in an Unlicensed test, the stand-in's otherwise.
@@ -276,7 +281,7 @@ func Facts(t testing.TB) GSM8KFacts {
 				"results_2048_batched/rl_raw.jsonl": 175, "results_2048_batched/sft_raw.jsonl": 133,
 				"trajectory/step-100/rl_raw.jsonl": 156, "trajectory/step-300/rl_raw.jsonl": 149,
 				"trajectory/step-500/rl_raw.jsonl": 159, "trajectory/step-1000/rl_raw.jsonl": 173},
-			Both: 26, BaseOnly: []string{"22", "23"}, RLOnly: 1, Neither: 1, FirstRef: "52", LastRef: "106",
+			Both: 26, BaseOnly: []string{"22", "23"}, RLOnly: 1, Neither: 1, FirstRef: "52", LastRef: "106", BaseOnly3: 22,
 		}
 	}
 	return GSM8KFacts{
@@ -284,6 +289,6 @@ func Facts(t testing.TB) GSM8KFacts {
 			"results_2048_batched/rl_raw.jsonl": 180, "results_2048_batched/sft_raw.jsonl": 166,
 			"trajectory/step-100/rl_raw.jsonl": 168, "trajectory/step-300/rl_raw.jsonl": 172,
 			"trajectory/step-500/rl_raw.jsonl": 174, "trajectory/step-1000/rl_raw.jsonl": 178},
-		Both: 23, BaseOnly: []string{"17", "6"}, RLOnly: 1, Neither: 4, FirstRef: "420", LastRef: "50,625",
+		Both: 23, BaseOnly: []string{"17", "6"}, RLOnly: 1, Neither: 4, FirstRef: "420", LastRef: "50,625", BaseOnly3: 6,
 	}
 }
