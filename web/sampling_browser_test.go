@@ -68,7 +68,7 @@ func testBrowserSampleFromEndpoints(t *testing.T) {
 	path := b.waitLoaded(t, regexp.MustCompile(`^/comparisons/\d+$`))
 	id, _ := strconv.ParseInt(strings.TrimPrefix(path, "/comparisons/"), 10, 64)
 	prompt := eval[string](t, b, `document.getElementById("prompt-preview").innerText`)
-	if !strings.HasPrefix(prompt, "Question: Jared is trying to increase his typing speed") || !strings.HasSuffix(strings.TrimSpace(prompt), "Answer:") {
+	if !strings.HasPrefix(prompt, "Question: "+testfiles.Facts(t).FirstQuestion) || !strings.HasSuffix(strings.TrimSpace(prompt), "Answer:") {
 		t.Errorf("prompt preview %q: want the gsm8k template around problem 1", brief(prompt))
 	}
 	b.do(t, "test the base model's connection", chromedp.Click(chromedp.CSS("button[hx-post$='/test']")))

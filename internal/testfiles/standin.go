@@ -267,6 +267,12 @@ type GSM8KFacts struct {
 	FirstRef, LastRef string
 	// BaseOnly3 is a base-only problem that SFT solved in 3 of 8 rollouts.
 	BaseOnly3 int
+	// FirstQuestion is how problem 0's statement starts.
+	FirstQuestion string
+	// Reverified: both and neither when Reach's verifier re-grades the pair
+	// (the stand-in's labels come from another grader, which marks one
+	// problem's answers wrong that Reach accepts).
+	ReBoth, ReNeither int
 }
 
 // Solved is how many problems each model of results_1024_cuda solved.
@@ -282,6 +288,7 @@ func Facts(t testing.TB) GSM8KFacts {
 				"trajectory/step-100/rl_raw.jsonl": 156, "trajectory/step-300/rl_raw.jsonl": 149,
 				"trajectory/step-500/rl_raw.jsonl": 159, "trajectory/step-1000/rl_raw.jsonl": 173},
 			Both: 26, BaseOnly: []string{"22", "23"}, RLOnly: 1, Neither: 1, FirstRef: "52", LastRef: "106", BaseOnly3: 22,
+			FirstQuestion: "Jared is trying to increase his typing speed", ReBoth: 26, ReNeither: 1,
 		}
 	}
 	return GSM8KFacts{
@@ -290,5 +297,6 @@ func Facts(t testing.TB) GSM8KFacts {
 			"trajectory/step-100/rl_raw.jsonl": 168, "trajectory/step-300/rl_raw.jsonl": 172,
 			"trajectory/step-500/rl_raw.jsonl": 174, "trajectory/step-1000/rl_raw.jsonl": 178},
 		Both: 23, BaseOnly: []string{"17", "6"}, RLOnly: 1, Neither: 4, FirstRef: "420", LastRef: "50,625", BaseOnly3: 6,
+		FirstQuestion: "What is $10.0000198", ReBoth: 24, ReNeither: 3,
 	}
 }
