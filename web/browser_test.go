@@ -125,7 +125,10 @@ func TestBrowserUploadGSM8K(t *testing.T) { testBrowserUploadGSM8K(t) }
 
 // TestBrowserUploadGSM8KUnlicensed is TestBrowserUploadGSM8K on the real GSM8K SFT-vs-PPO pair where ../shared has it
 // (testfiles.GSM8KProbe); TestBrowserUploadGSM8K runs on the stand-in.
-func TestBrowserUploadGSM8KUnlicensed(t *testing.T) { testBrowserUploadGSM8K(t) }
+func TestBrowserUploadGSM8KUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testBrowserUploadGSM8K(t)
+}
 
 func testBrowserUploadGSM8K(t *testing.T) {
 	dir := testfiles.GSM8KProbe(t)

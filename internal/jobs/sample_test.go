@@ -149,7 +149,10 @@ func TestExtendN(t *testing.T) { testExtendN(t) }
 
 // TestExtendNUnlicensed is TestExtendN on the real GSM8K SFT-vs-PPO pair where ../shared has it
 // (testfiles.GSM8KProbe); TestExtendN runs on the stand-in.
-func TestExtendNUnlicensed(t *testing.T) { testExtendN(t) }
+func TestExtendNUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testExtendN(t)
+}
 
 func testExtendN(t *testing.T) {
 	e, box := startSampling(t)
@@ -220,7 +223,10 @@ func TestWorkerKilledMidSampling(t *testing.T) { testWorkerKilledMidSampling(t) 
 
 // TestWorkerKilledMidSamplingUnlicensed is TestWorkerKilledMidSampling on the real GSM8K SFT-vs-PPO pair where ../shared has it
 // (testfiles.GSM8KProbe); TestWorkerKilledMidSampling runs on the stand-in.
-func TestWorkerKilledMidSamplingUnlicensed(t *testing.T) { testWorkerKilledMidSampling(t) }
+func TestWorkerKilledMidSamplingUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testWorkerKilledMidSampling(t)
+}
 
 func testWorkerKilledMidSampling(t *testing.T) {
 	if testing.Short() {
@@ -337,7 +343,10 @@ func TestPauseResumeCancel(t *testing.T) { testPauseResumeCancel(t) }
 
 // TestPauseResumeCancelUnlicensed is TestPauseResumeCancel on the real GSM8K SFT-vs-PPO pair where ../shared has it
 // (testfiles.GSM8KProbe); TestPauseResumeCancel runs on the stand-in.
-func TestPauseResumeCancelUnlicensed(t *testing.T) { testPauseResumeCancel(t) }
+func TestPauseResumeCancelUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testPauseResumeCancel(t)
+}
 
 func testPauseResumeCancel(t *testing.T) {
 	e, box := startSampling(t)

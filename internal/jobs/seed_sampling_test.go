@@ -153,7 +153,10 @@ func TestSeededSamplingDistinct(t *testing.T) { testSeededSamplingDistinct(t) }
 
 // TestSeededSamplingDistinctUnlicensed is TestSeededSamplingDistinct on the real GSM8K SFT-vs-PPO pair where ../shared has it
 // (testfiles.GSM8KProbe); TestSeededSamplingDistinct runs on the stand-in.
-func TestSeededSamplingDistinctUnlicensed(t *testing.T) { testSeededSamplingDistinct(t) }
+func TestSeededSamplingDistinctUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testSeededSamplingDistinct(t)
+}
 
 func testSeededSamplingDistinct(t *testing.T) {
 	e, box := startSampling(t)
@@ -337,7 +340,10 @@ func TestSampleCLISeed(t *testing.T) { testSampleCLISeed(t) }
 
 // TestSampleCLISeedUnlicensed is TestSampleCLISeed on the real GSM8K SFT-vs-PPO pair where ../shared has it
 // (testfiles.GSM8KProbe); TestSampleCLISeed runs on the stand-in.
-func TestSampleCLISeedUnlicensed(t *testing.T) { testSampleCLISeed(t) }
+func TestSampleCLISeedUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testSampleCLISeed(t)
+}
 
 func testSampleCLISeed(t *testing.T) {
 	if testing.Short() {
