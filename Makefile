@@ -1,13 +1,14 @@
 # Reach — the two commands that matter:
 #   make run    build, make sure Postgres is up, start the dashboard on :8080 with the example comparison
-#   make test   every test: unit, integration (real Postgres + River), browser (headless Chromium)
+#   make test   every test: unit, integration (real Postgres + River), browser (headless Chromium); installs
+#               bubblewrap, python3 and chromium when missing (as root with apt) and ends with a summary of skips
 
 GO      ?= go
 BIN     ?= bin/reach
 ADDR    ?= $(or $(REACH_ADDR),:8080)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: run build test check generate postgres sandbox bench bench-import bench-pages bench-scale clean
+.PHONY: run build test test-unlicensed check generate postgres sandbox browser bench bench-import bench-pages bench-scale clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/reach
@@ -38,9 +39,30 @@ postgres:
 		for i in $$(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done; \
 	fi
 
-## test: the whole suite against the real Postgres (started if down) and River.
-test: postgres sandbox
-	$(GO) test -count=1 -timeout 30m ./...
+## browser: install Chromium for the browser tests when missing (as root, with apt); otherwise say which
+## package to install, and that REACH_SKIP_BROWSER=1 skips those tests.
+browser:
+	@if [ "$$REACH_SKIP_BROWSER" != 1 ] && ! command -v chromium >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing chromium and chromium-driver for the browser tests"; \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null || \
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; } || \
+			echo "could not install chromium: the browser tests will fail (REACH_SKIP_BROWSER=1 skips them)"; \
+		else \
+			echo "chromium is missing: run 'sudo apt-get install chromium chromium-driver' for the browser tests, or set REACH_SKIP_BROWSER=1 to skip them"; \
+		fi; \
+	fi
+
+## test: the whole suite against the real Postgres (started if down) and River, on the data the repository
+## carries; tests named *Unlicensed also run where ../shared/data has the data the repository may not carry.
+## gotestsum ends with a summary: counts of passed, skipped and failed tests, and each skipped test with its reason.
+GOTESTSUM = $(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg
+test: postgres sandbox browser
+	$(GOTESTSUM) -- -count=1 -timeout 30m ./...
+
+## test-unlicensed: only the tests that read ../shared/data's unlicensed folder (CI runs them beside ../shared).
+test-unlicensed: postgres sandbox browser
+	$(GOTESTSUM) -- -count=1 -timeout 30m -run Unlicensed ./...
 
 ## check: formatting, vet and generated templ code in sync (CI runs it before the tests).
 check:

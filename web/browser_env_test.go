@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/testdb"
+	"github.com/reach-lab/reach/internal/testfiles"
 	vmath "github.com/reach-lab/reach/internal/verify/math"
 	"github.com/reach-lab/reach/web"
 )
@@ -27,21 +27,11 @@ import (
 // puts the browser.
 const chromiumPath = "/usr/bin/chromium"
 
-// sharedData is ../shared/data/rel relative to the repository root. The
-// test skips when the whole data folder is absent, and fails when it is
-// there but lacks the file.
-func sharedData(t *testing.T, rel string) string {
+// repoData is a file or folder of the real data the repository carries
+// (internal/testfiles, data/).
+func repoData(t *testing.T, rel string) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "shared", "data")
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("shared test data %s is absent: %v", root, err)
-	}
-	p := filepath.Join(root, rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("test data %s: %v", p, err)
-	}
-	return p
+	return testfiles.Data(t, rel)
 }
 
 // app is Reach running in-process: a fresh database, River workers and the
@@ -104,14 +94,17 @@ type browser struct {
 }
 
 // newBrowser starts headless Chromium with its own profile. Without
-// Chromium the test fails (CI installs it) unless REACH_SKIP_BROWSER=1.
+// Chromium the test fails (make test and CI install it); REACH_SKIP_BROWSER=1
+// skips it.
 // The tab's actions share one deadline of timeout.
 func newBrowser(t *testing.T, timeout time.Duration) *browser {
 	t.Helper()
+	// REACH_SKIP_BROWSER=1 skips the browser tests whether or not Chromium
+	// is there (make test names it when it cannot install Chromium).
+	if os.Getenv("REACH_SKIP_BROWSER") == "1" {
+		t.Skip("browser test skipped: REACH_SKIP_BROWSER=1")
+	}
 	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("REACH_SKIP_BROWSER") == "1" {
-			t.Skipf("no Chromium at %s and REACH_SKIP_BROWSER=1", chromiumPath)
-		}
 		t.Fatalf("browser tests need Chromium at %s (apt-get install chromium), or REACH_SKIP_BROWSER=1 to skip them: %v", chromiumPath, err)
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],

@@ -8,9 +8,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
-	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,18 +19,14 @@ import (
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/export"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
-// toolCases is ../shared/cases/tool-formats (its README: every pair has one
+// toolCases is the carried cases/tool-formats (its README: every pair has one
 // known answer).
 func toolCases(t *testing.T) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "..", "shared", "cases", "tool-formats")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("cases %s: %v", p, err)
-	}
-	return p
+	return testfiles.Path(t, "cases/tool-formats")
 }
 
 // Every tool-formats pair uploads through the new-comparison form, is

@@ -16,14 +16,24 @@ import (
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/replay"
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
 // An endpoint-backed comparison made through the browser: the form, the
 // setup page (prompt preview, test connection), Start sampling, and the
 // live progress bars up to 100% and the report.
-func TestBrowserSampleFromEndpoints(t *testing.T) {
+func TestBrowserSampleFromEndpoints(t *testing.T) { testBrowserSampleFromEndpoints(t) }
+
+// TestBrowserSampleFromEndpointsUnlicensed is TestBrowserSampleFromEndpoints on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestBrowserSampleFromEndpoints runs on the stand-in.
+func TestBrowserSampleFromEndpointsUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testBrowserSampleFromEndpoints(t)
+}
+
+func testBrowserSampleFromEndpoints(t *testing.T) {
 	a := startApp(t)
-	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+	dir := testfiles.GSM8KProbe(t)
 	dataset := filepath.Join(dir, "data/gsm8k_subset.jsonl")
 	var urls []string
 	for _, f := range []string{"sft_raw.jsonl", "rl_raw.jsonl"} {
@@ -61,7 +71,7 @@ func TestBrowserSampleFromEndpoints(t *testing.T) {
 	path := b.waitLoaded(t, regexp.MustCompile(`^/comparisons/\d+$`))
 	id, _ := strconv.ParseInt(strings.TrimPrefix(path, "/comparisons/"), 10, 64)
 	prompt := eval[string](t, b, `document.getElementById("prompt-preview").innerText`)
-	if !strings.HasPrefix(prompt, "Question: Jared is trying to increase his typing speed") || !strings.HasSuffix(strings.TrimSpace(prompt), "Answer:") {
+	if !strings.HasPrefix(prompt, "Question: "+testfiles.Facts(t).FirstQuestion) || !strings.HasSuffix(strings.TrimSpace(prompt), "Answer:") {
 		t.Errorf("prompt preview %q: want the gsm8k template around problem 1", brief(prompt))
 	}
 	b.do(t, "test the base model's connection", chromedp.Click(chromedp.CSS("button[hx-post$='/test']")))

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -22,30 +21,18 @@ import (
 	"github.com/reach-lab/reach/web"
 )
 
-// statsData is ../shared/data/rel from the repository root; the test
-// skips when the shared data folder is absent.
-func statsData(t *testing.T, rel string) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "shared", "data")
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("shared test data absent: %v", err)
-	}
-	return filepath.Join(root, rel)
-}
-
 // Issue 6: on the MATH500 pair, a reader waits for the intervals, toggles
 // "exclude guessable", sees the charts and figures change, and opens a
 // base-only problem marked "could be luck".
 func TestBrowserExcludeGuessableAndLuck(t *testing.T) {
 	const chromium = "/usr/bin/chromium"
+	if os.Getenv("REACH_SKIP_BROWSER") == "1" {
+		t.Skip("browser test skipped: REACH_SKIP_BROWSER=1")
+	}
 	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("REACH_SKIP_BROWSER") == "1" {
-			t.Skip("no Chromium and REACH_SKIP_BROWSER=1")
-		}
 		t.Fatalf("browser tests need Chromium at %s: %v", chromium, err)
 	}
-	dir := statsData(t, "generations/math500-qwen25-7b-base-vs-simplerl-counts")
+	dir := repoData(t, "generations/math500-qwen25-7b-base-vs-simplerl-counts")
 	st, _ := testdb.New(t)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	client, err := jobs.NewClient(st, jobs.Config{Workers: 2, Verifier: vmath.New(), Logger: logger})
@@ -64,7 +51,7 @@ func TestBrowserExcludeGuessableAndLuck(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	id, _, err := intake.Create(context.Background(), st, client, intake.Spec{Name: "math500",
-		Dataset: intake.LocalFile(statsData(t, "math500/test.jsonl")),
+		Dataset: intake.LocalFile(repoData(t, "math500/test.jsonl")),
 		Models: []intake.Model{
 			{Name: "Qwen2.5-7B", File: intake.LocalFile(filepath.Join(dir, "qwen2.5-7b-base.csv"))},
 			{Name: "SimpleRL-Zoo", File: intake.LocalFile(filepath.Join(dir, "qwen2.5-7b-simplerl-zoo.csv"))},

@@ -87,21 +87,20 @@ func getPage(t *testing.T, a *app, acct account, path string) string {
 func TestUploadRealSampleFiles(t *testing.T) {
 	a := startApp(t)
 	acct := newAccount(t, a.st, a.url, "uploader@lab.org", false, "editor")
-	q := sharedData(t, "generations/math500-qwen3-4b-base-greedy")
-	he := sharedData(t, "humaneval/samples-mistral-vs-zephyr")
+	q := repoData(t, "generations/math500-qwen3-4b-base-greedy")
 	cases := []struct {
 		name, dataset string
 		models        [][3]string
 		solved        [2]int
 		kmax          int
 	}{
-		{"Qwen3-4B-Base greedy: qwen-boxed vs long-cot", sharedData(t, "math500/test.jsonl"), [][3]string{
+		{"Qwen3-4B-Base greedy: qwen-boxed vs long-cot", repoData(t, "math500/test.jsonl"), [][3]string{
 			{"base", "qwen-boxed", filepath.Join(q, "qwen-boxed__test_qwen-boxed_-1_seed0_t0.0_s0_e-1.jsonl")},
 			{"rl", "long-cot", filepath.Join(q, "long-cot__test_long-cot_-1_seed0_t0.0_s0_e-1.jsonl")},
 		}, [2]int{379, 379}, 1},
-		{"HumanEval mistral vs zephyr", sharedData(t, "humaneval/HumanEval.jsonl"), [][3]string{
-			{"base", "mistral", filepath.Join(he, "mistral_samples.jsonl_results.jsonl")},
-			{"rl", "zephyr", filepath.Join(he, "zephyr_samples.jsonl_results.jsonl")},
+		{"HumanEval mistral vs zephyr", repoData(t, "humaneval/HumanEval.jsonl"), [][3]string{
+			{"base", "mistral", repoData(t, "humaneval/samples-mistral-vs-zephyr/mistral_samples.jsonl_results.jsonl")},
+			{"rl", "zephyr", repoData(t, "humaneval/samples-mistral-vs-zephyr/zephyr_samples.jsonl_results.jsonl")},
 		}, [2]int{71, 82}, 10},
 	}
 	for _, tc := range cases {

@@ -42,7 +42,7 @@ func runImportBench(args []string) error {
 	n := fs.Int("n", 1024, "samples per problem of the base model")
 	rlN := fs.Int("rl-n", 0, "samples per problem of the RL model (default: -n)")
 	dir := fs.String("dir", "", "directory of the generated files (default /tmp/reach-bench-import-n<N>[-rl<RLN>]); reused when it holds the same spec")
-	data := fs.String("data", "../shared/data", "the shipped data (MATH500 and the real Qwen3-4B-Base completions)")
+	data := fs.String("data", "internal/testfiles/data", "the carried real data (the Qwen3-4B-Base MATH500 completions under generations/); the default is relative to the repository root")
 	reach := fs.String("reach", "bin/reach", "the reach binary to run")
 	reps := fs.Int("reps", 1, "repetitions (medians are printed)")
 	upload := fs.Bool("upload", false, "also run `reach import --upload --wait` (files stored in Postgres first, as from the browser), imported in parts and whole")

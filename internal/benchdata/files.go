@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/reach-lab/reach/internal/examples"
 )
 
 // FileSpec sizes the samples files WriteFiles generates.
@@ -96,10 +99,11 @@ func readGenerations(data string) ([][]realText, error) {
 }
 
 // WriteFiles generates, in dir, the MATH500 dataset (dataset.jsonl, a copy
-// of data/math500/test.jsonl) and a base/RL pair of samples files in Reach's
+// of the embedded internal/examples/data/math500.jsonl) and a base/RL pair of samples files in Reach's
 // JSONL layout (base.jsonl, rl.jsonl: one line per sample with problem_id,
 // sample_index, completion, finish_reason, completion_tokens, correct),
-// reading the shipped data under data (the repository's ../shared/data).
+// reading the real completions under data (the repository's
+// internal/testfiles/data, which has generations/math500-qwen3-4b-base-greedy).
 //
 // Each problem's success rates are drawn around the real per-problem counts
 // of Qwen2.5-7B and SimpleRL-Zoo (n = 128); each sample's text is one of the
@@ -129,11 +133,15 @@ func WriteFiles(dir, data string, spec FileSpec) (Files, error) {
 		return f, err
 	}
 	_ = os.Remove(marker)
-	ds, err := os.ReadFile(filepath.Join(data, "math500", "test.jsonl"))
+	// The dataset is the copy the example comparison embeds (the same bytes
+	// as data/math500/test.jsonl), so data needs only the generations.
+	ds, err := examples.Open("math500.jsonl")
 	if err != nil {
 		return f, fmt.Errorf("the shipped MATH500 dataset: %w", err)
 	}
-	if err := os.WriteFile(f.Dataset, ds, 0o644); err != nil {
+	err = writeFrom(f.Dataset, ds)
+	ds.Close()
+	if err != nil {
 		return f, err
 	}
 	base, err := loadMATH500()
@@ -273,4 +281,17 @@ func writeLine(w *bufio.Writer, key []byte, j int, text, finish []byte, tokens i
 	w.WriteString(`,"correct":`)
 	w.WriteString(strconv.FormatBool(correct))
 	w.WriteString("}\n")
+}
+
+// writeFrom copies r into a new file at path.
+func writeFrom(path string, r io.Reader) error {
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, r); err != nil {
+		out.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return out.Close()
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
 // TestRenderDemo writes an HTML page with every chart, drawn from the real MATH500 counts pair
@@ -26,12 +28,7 @@ func TestRenderDemo(t *testing.T) {
 	if out == "" {
 		t.Skip("set REACH_CHART_DEMO=/path/demo.html to write the demo page")
 	}
-	_, here, _, _ := runtime.Caller(0)
-	dir := filepath.Dir(here)
-	data := filepath.Join(dir, "../../../shared/data/generations/math500-qwen25-7b-base-vs-simplerl-counts")
-	if _, err := os.Stat(data); err != nil {
-		t.Skipf("shared data not found: %v", err)
-	}
+	data := testfiles.Data(t, "generations/math500-qwen25-7b-base-vs-simplerl-counts")
 	base := readCounts(t, filepath.Join(data, "qwen2.5-7b-base.csv"))
 	rl := readCounts(t, filepath.Join(data, "qwen2.5-7b-simplerl-zoo.csv"))
 	const n = 128
@@ -175,7 +172,8 @@ func TestRenderDemo(t *testing.T) {
 		Options: Options{Renderer: SVG, Height: 300}}))
 
 	var b strings.Builder
-	src := "file://" + filepath.Join(dir, "../../static/echarts.min.js")
+	_, here, _, _ := runtime.Caller(0)
+	src := "file://" + filepath.Join(filepath.Dir(here), "../../static/echarts.min.js")
 	fmt.Fprintf(&b, "<!doctype html><html><head><meta charset=utf-8><title>charts demo</title><script src=%q></script>"+
 		"<style>body{font-family:sans-serif;margin:12px;display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:12px}"+
 		".container{border:1px solid #ddd}</style></head><body>\n", src)

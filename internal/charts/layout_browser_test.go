@@ -24,6 +24,9 @@ import (
 // opens it in headless Chromium; it returns the tab's context.
 func chartPage(t *testing.T, width int, boxes []layoutBox) context.Context {
 	t.Helper()
+	if os.Getenv("REACH_SKIP_BROWSER") == "1" {
+		t.Skip("browser test skipped: REACH_SKIP_BROWSER=1")
+	}
 	browser := ""
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -32,7 +35,8 @@ func chartPage(t *testing.T, width int, boxes []layoutBox) context.Context {
 		}
 	}
 	if browser == "" {
-		t.Skip("no Chromium on PATH")
+		// make test and CI install Chromium: a missing one is a failure, not a silent skip.
+		t.Fatal("browser tests need Chromium on PATH (apt-get install chromium), or REACH_SKIP_BROWSER=1 to skip them")
 	}
 	var b strings.Builder
 	b.WriteString(`<!doctype html><html><head><meta charset="utf-8"><title>layout</title>

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
 func readAll(t *testing.T, rel string) []Problem {
@@ -28,7 +30,16 @@ func kinds(ps []Problem) map[string]int {
 	return k
 }
 
-func TestReadDatasetRealFiles(t *testing.T) {
+func TestReadDatasetRealFiles(t *testing.T) { testReadDatasetRealFiles(t) }
+
+// TestReadDatasetRealFilesUnlicensed is TestReadDatasetRealFiles on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestReadDatasetRealFiles runs on the stand-in.
+func TestReadDatasetRealFilesUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testReadDatasetRealFiles(t)
+}
+
+func testReadDatasetRealFiles(t *testing.T) {
 	tests := []struct {
 		file  string
 		n     int
@@ -107,7 +118,7 @@ func TestReadDatasetRealFiles(t *testing.T) {
 			}
 		}},
 		{"generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo/data/gsm8k_subset.jsonl", 30, map[string]int{KindMath: 30}, func(t *testing.T, ps []Problem) {
-			if ps[0].Key != "0" || ps[0].Reference != "52" || ps[22].Key != "22" || ps[29].Reference != "106" {
+			if f := testfiles.Facts(t); ps[0].Key != "0" || ps[0].Reference != f.FirstRef || ps[22].Key != "22" || ps[29].Reference != f.LastRef {
 				t.Errorf("problem 0 %+v; 29 ref %q", ps[0], ps[29].Reference)
 			}
 		}},

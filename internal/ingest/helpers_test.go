@@ -6,17 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
-// dataPath returns a path under ../shared/data (the repo's real test data), skipping the test when
-// that folder is absent.
+// dataPath returns a path under the repository's real test data (internal/testfiles, data/).
 func dataPath(t testing.TB, rel string) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "data")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real data not present: %v", err)
-	}
-	return filepath.Join(dir, rel)
+	return testfiles.Data(t, rel)
 }
 
 func open(t testing.TB, rel string) *os.File {

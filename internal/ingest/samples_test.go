@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
 // tally is what a samples file adds up to.
@@ -102,14 +105,19 @@ func TestQwenEvalMultiSample(t *testing.T) {
 // gsm8kRollouts is the mapping Sniff must guess for the GSM8K SFT-vs-RLVR rollout files.
 var gsm8kRollouts = Mapping{ProblemID: "qid", List: "rollouts", Completion: "text", Correct: "correct", Extracted: "pred_token", SampleIndex: "rollout", Reference: "gold"}
 
-func TestGSM8KRolloutsRealFiles(t *testing.T) {
+func TestGSM8KRolloutsRealFiles(t *testing.T) { testGSM8KRolloutsRealFiles(t) }
+
+// TestGSM8KRolloutsRealFilesUnlicensed is TestGSM8KRolloutsRealFiles on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestGSM8KRolloutsRealFiles runs on the stand-in.
+func TestGSM8KRolloutsRealFilesUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testGSM8KRolloutsRealFiles(t)
+}
+
+func testGSM8KRolloutsRealFiles(t *testing.T) {
 	dir := "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo/"
-	files := map[string]int{ // file -> total correct rollouts (= sum of n_correct)
-		"results_1024_cuda/rl_raw.jsonl": 175, "results_1024_cuda/sft_raw.jsonl": 135,
-		"results_2048_batched/rl_raw.jsonl": 175, "results_2048_batched/sft_raw.jsonl": 133,
-		"trajectory/step-100/rl_raw.jsonl": 156, "trajectory/step-300/rl_raw.jsonl": 149,
-		"trajectory/step-500/rl_raw.jsonl": 159, "trajectory/step-1000/rl_raw.jsonl": 173,
-	}
+	facts := testfiles.Facts(t)
+	files := facts.Correct // file -> total correct rollouts (= sum of n_correct)
 	solved := map[string]map[string]bool{}
 	for file, correct := range files {
 		t.Run(file, func(t *testing.T) {
@@ -127,7 +135,7 @@ func TestGSM8KRolloutsRealFiles(t *testing.T) {
 			solved[file] = tl.solved
 		})
 	}
-	// The Venn for the 1024-token pair: both 26, SFT-only 2 (qid 22, 23), RL-only 1, neither 1.
+	// The Venn for the 1024-token pair (real pair: both 26, SFT-only 2 (qid 22, 23), RL-only 1, neither 1).
 	sft, rl := solved["results_1024_cuda/sft_raw.jsonl"], solved["results_1024_cuda/rl_raw.jsonl"]
 	var both, neither int
 	var sftOnly, rlOnly []string
@@ -145,7 +153,7 @@ func TestGSM8KRolloutsRealFiles(t *testing.T) {
 		}
 	}
 	sort.Strings(sftOnly)
-	if both != 26 || strings.Join(sftOnly, ",") != "22,23" || len(rlOnly) != 1 || neither != 1 {
+	if both != facts.Both || !slices.Equal(sftOnly, facts.BaseOnly) || len(rlOnly) != facts.RLOnly || neither != facts.Neither {
 		t.Errorf("both %d sft-only %v rl-only %v neither %d", both, sftOnly, rlOnly, neither)
 	}
 }

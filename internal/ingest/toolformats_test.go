@@ -9,16 +9,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
-// casesPath returns a path under ../shared/cases, skipping the test when it is absent.
+// casesPath returns a path under the repository's cases (internal/testfiles, cases/).
 func casesPath(t testing.TB, rel string) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "cases")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("cases not present: %v", err)
-	}
-	return filepath.Join(dir, rel)
+	return testfiles.Path(t, "cases/"+rel)
 }
 
 // readDatasetFile reads a dataset as a Matcher needs it.
@@ -95,7 +93,7 @@ func importFile(t testing.TB, path string, ds []MatchProblem) (matched, error) {
 	return out, err
 }
 
-// TestToolFormats reads every file of ../shared/cases/tool-formats as an upload would: each must be
+// TestToolFormats reads every file of the carried cases/tool-formats as an upload would: each must be
 // recognised without a mapping, match its dataset (3 problems, 4 samples each), and carry the file's
 // own verdicts where the tool writes them (base 2/1/3 of 4, RL 4/0/4). Formats without verdicts are
 // graded by Reach's verifier; the integration test in internal/jobs checks the final figures.

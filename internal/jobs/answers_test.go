@@ -7,6 +7,8 @@ import (
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
 	vmath "github.com/reach-lab/reach/internal/verify/math"
+
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
 // answerGroupsStale counts the differences between the stored answer
@@ -60,7 +62,16 @@ func groupOf(t *testing.T, st *store.Store, cid, runID, pid int64, answer string
 // rewritten with the counts whenever verdicts change: after the import, a
 // reviewer's override (and its undoing), re-verification and restoring the
 // files' verdicts it always equals a grouping of the samples.
-func TestAnswerGroupsFollowVerdicts(t *testing.T) {
+func TestAnswerGroupsFollowVerdicts(t *testing.T) { testAnswerGroupsFollowVerdicts(t) }
+
+// TestAnswerGroupsFollowVerdictsUnlicensed is TestAnswerGroupsFollowVerdicts on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestAnswerGroupsFollowVerdicts runs on the stand-in.
+func TestAnswerGroupsFollowVerdictsUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testAnswerGroupsFollowVerdicts(t)
+}
+
+func testAnswerGroupsFollowVerdicts(t *testing.T) {
 	e := start(t)
 	ctx := context.Background()
 	id := e.importReady(t, gsm8kSpec(t, false)).ComparisonID

@@ -14,6 +14,7 @@ import (
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
 // splitFile writes real GSM8K rollouts (30 problems × 8, each repeated 4
@@ -94,8 +95,17 @@ func storedSamples(t *testing.T, st *store.Store, runID int64) []string {
 // exactly what one whole import stores (same problems, the same indices
 // given by order of appearance across chunks, the same verdicts and
 // figures), and a bad line near the end fails it before anything is stored.
-func TestSplitImport(t *testing.T) {
-	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+func TestSplitImport(t *testing.T) { testSplitImport(t) }
+
+// TestSplitImportUnlicensed is TestSplitImport on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestSplitImport runs on the stand-in.
+func TestSplitImportUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testSplitImport(t)
+}
+
+func testSplitImport(t *testing.T) {
+	dir := testfiles.GSM8KProbe(t)
 	path, size := splitFile(t, dir, "", 0)
 	const chunk = 96 << 10
 	if size < 8*chunk {

@@ -24,7 +24,7 @@ func TestCLIReportWithoutServer(t *testing.T) {
 	}
 	bin := buildReach(t)
 	_, dbURL := testdb.New(t)
-	dir := sharedCase(t, "from-reports/truncated-length")
+	dir := repoCase(t, "from-reports/truncated-length")
 	run := func(args ...string) ([]byte, error) {
 		cmd := exec.Command(bin, append(args, "--database-url", dbURL)...)
 		cmd.Env = append(os.Environ(), "REACH_LOG_LEVEL=error")

@@ -166,7 +166,7 @@ func TestDatasetHashAgreesWithSQL(t *testing.T) {
 	st, _ := testdb.New(t)
 	ctx := context.Background()
 	for _, rel := range []string{"math500/test.jsonl", "humaneval/HumanEval.jsonl"} {
-		path := sharedData(t, rel)
+		path := repoData(t, rel)
 		var id int64
 		err := st.WithTx(ctx, func(tx *store.Store) error {
 			var reused bool

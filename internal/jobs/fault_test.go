@@ -21,6 +21,7 @@ import (
 	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/testdb"
+	"github.com/reach-lab/reach/internal/testfiles"
 	vmath "github.com/reach-lab/reach/internal/verify/math"
 )
 
@@ -282,7 +283,16 @@ type faultResult struct {
 // The kill points are drawn from a seeded generator: the log names the
 // seed, and REACH_FAULT_SEED=<seed> replays the same offsets. Each
 // worker's log is kept in $TMPDIR/reach-fault-test-logs/lane-N.
-func TestKilledWorkersRecover(t *testing.T) {
+func TestKilledWorkersRecover(t *testing.T) { testKilledWorkersRecover(t) }
+
+// TestKilledWorkersRecoverUnlicensed is TestKilledWorkersRecover on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestKilledWorkersRecover runs on the stand-in.
+func TestKilledWorkersRecoverUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testKilledWorkersRecover(t)
+}
+
+func testKilledWorkersRecover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and kills worker processes")
 	}
@@ -308,7 +318,7 @@ func TestKilledWorkersRecover(t *testing.T) {
 	// model, every request (also one answered to a worker that died
 	// before storing it) takes all 8, so a re-asked chunk gets the same
 	// texts and an undisturbed run's curves are the expected ones.
-	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+	dir := testfiles.GSM8KProbe(t)
 	dataset := filepath.Join(dir, "data/gsm8k_subset.jsonl")
 	var urls []string
 	for _, f := range []string{"sft_raw.jsonl", "rl_raw.jsonl"} {

@@ -14,18 +14,14 @@ import (
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
-// toolFormats is ../shared/cases/tool-formats: pairs of files in the layouts
+// toolFormats is the carried cases/tool-formats: pairs of files in the layouts
 // other tools write, all with one known answer (its README).
 func toolFormats(t *testing.T) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "cases", "tool-formats")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("cases %s: %v", p, err)
-	}
-	return p
+	return testfiles.Path(t, "cases/tool-formats")
 }
 
 // ToolPairs are the tool-formats pairs: a glob matching a base and an RL
@@ -119,7 +115,16 @@ func TestToolFormatsImport(t *testing.T) {
 // reach import never reads a file in an unrecognised layout on a guess: it
 // refuses with the guessed mapping (for --map), keeping nothing; with
 // AcceptGuess (--accept-guess) the guess is used.
-func TestImportRefusesAGuess(t *testing.T) {
+func TestImportRefusesAGuess(t *testing.T) { testImportRefusesAGuess(t) }
+
+// TestImportRefusesAGuessUnlicensed is TestImportRefusesAGuess on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestImportRefusesAGuess runs on the stand-in.
+func TestImportRefusesAGuessUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testImportRefusesAGuess(t)
+}
+
+func testImportRefusesAGuess(t *testing.T) {
 	e := start(t)
 	spec := gsm8kSpec(t, false)
 	spec.AcceptGuess = false
@@ -140,8 +145,8 @@ func TestImportRefusesAGuess(t *testing.T) {
 	}
 	spec.Models[0].Mapping, spec.Models[1].Mapping = m, m
 	rep := e.importReady(t, spec)
-	if s := rep.Pairs[0].Solved; s != (analysis.Solved{Both: 26, BaseOnly: 2, OtherOnly: 1, Neither: 1}) {
-		t.Errorf("solved %+v", s)
+	if s, want := rep.Pairs[0].Solved, gsm8kSolved(testfiles.Facts(t)); s != want {
+		t.Errorf("solved %+v, want %+v", s, want)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/reach-lab/reach/internal/intake"
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
 // An import of more samples than one COPY batch (2,000) from a file stored
@@ -16,9 +17,18 @@ import (
 // previous batch is copied. Both used the import's transaction before, and
 // a connection serves one query at a time: the import failed with "conn
 // busy", was retried with growing backoff and never finished.
-func TestImportManyBatches(t *testing.T) {
+func TestImportManyBatches(t *testing.T) { testImportManyBatches(t) }
+
+// TestImportManyBatchesUnlicensed is TestImportManyBatches on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestImportManyBatches runs on the stand-in.
+func TestImportManyBatchesUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testImportManyBatches(t)
+}
+
+func testImportManyBatches(t *testing.T) {
 	e := start(t)
-	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+	dir := testfiles.GSM8KProbe(t)
 	// The SFT model's real rollouts (30 problems × 8, with their labels),
 	// each problem's 8 repeated 10 times: 2,400 samples, about 5 MB.
 	in, err := os.Open(filepath.Join(dir, "results_1024_cuda/sft_raw.jsonl"))

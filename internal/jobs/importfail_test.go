@@ -183,11 +183,11 @@ func TestBadFileFailsBesideImportInFlight(t *testing.T) {
 	cli := startClient(t, dbURL, queue) // reach import --wait
 
 	dir := t.TempDir()
-	counts := sharedData(t, "generations/math500-qwen25-7b-base-vs-simplerl-counts")
+	counts := repoData(t, "generations/math500-qwen25-7b-base-vs-simplerl-counts")
 	goodCSV := filepath.Join(counts, "qwen2.5-7b-simplerl-zoo.csv")
 	nanCSV := filepath.Join(dir, "nan.csv")
 	writeLines(t, filepath.Join(counts, "qwen2.5-7b-base.csv"), nanCSV, 1, "test/precalculus/807.json,128,abc\n")
-	files, err := benchdata.WriteFiles(filepath.Join(dir, "gen"), sharedData(t, ""), benchdata.FileSpec{N: 8, RLN: 8, Seed: 7})
+	files, err := benchdata.WriteFiles(filepath.Join(dir, "gen"), repoData(t, ""), benchdata.FileSpec{N: 8, RLN: 8, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,9 +202,9 @@ func TestBadFileFailsBesideImportInFlight(t *testing.T) {
 		upload                   bool
 		want                     []string // in the comparison's error
 	}{
-		{"counts csv, local files", sharedData(t, "math500/test.jsonl"), goodCSV, nanCSV, false,
+		{"counts csv, local files", repoData(t, "math500/test.jsonl"), goodCSV, nanCSV, false,
 			[]string{"nan.csv:2", "correct", `"abc"`}},
-		{"counts csv, uploaded files", sharedData(t, "math500/test.jsonl"), goodCSV, nanCSV, true,
+		{"counts csv, uploaded files", repoData(t, "math500/test.jsonl"), goodCSV, nanCSV, true,
 			[]string{"nan.csv:2", "correct", `"abc"`}},
 		{"jsonl, local files", files.Dataset, files.RL, badJSONL, false,
 			[]string{"bad.jsonl:2501", "problem id", "test/nowhere/1.json"}},

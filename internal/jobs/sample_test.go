@@ -21,6 +21,7 @@ import (
 	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/testdb"
+	"github.com/reach-lab/reach/internal/testfiles"
 	vmath "github.com/reach-lab/reach/internal/verify/math"
 )
 
@@ -30,7 +31,7 @@ const testSecret = "reach-test-secret"
 // OpenAI-compatible endpoints.
 func replayPair(t *testing.T, opts replay.Options) (sftURL, ppoURL string) {
 	t.Helper()
-	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+	dir := testfiles.GSM8KProbe(t)
 	var urls []string
 	for _, f := range []string{"sft_raw.jsonl", "rl_raw.jsonl"} {
 		recs, err := replay.Load(context.Background(), filepath.Join(dir, "results_1024_cuda", f), filepath.Join(dir, "data/gsm8k_subset.jsonl"))
@@ -45,7 +46,7 @@ func replayPair(t *testing.T, opts replay.Options) (sftURL, ppoURL string) {
 }
 
 func sampleSpec(t *testing.T, sftURL, ppoURL string, n int) intake.SampleSpec {
-	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+	dir := testfiles.GSM8KProbe(t)
 	cfg := jobs.DefaultSamplingConfig()
 	cfg.N, cfg.Template = n, "gsm8k"
 	return intake.SampleSpec{
@@ -96,7 +97,15 @@ func counts(rep *analysis.Report) []map[string][2]int {
 // Sampling the real GSM8K pair through two replay endpoints, with 20% of
 // requests answered 429 or 500, gives exactly the per-problem counts that
 // importing the same files and re-verifying them with Reach's verifier gives.
-func TestSampledEqualsImportedAndReverified(t *testing.T) {
+func TestSampledEqualsImportedAndReverified(t *testing.T) { testSampledEqualsImportedAndReverified(t) }
+
+// TestSampledEqualsImportedAndReverifiedUnlicensed is TestSampledEqualsImportedAndReverified on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestSampledEqualsImportedAndReverified runs on the stand-in.
+func TestSampledEqualsImportedAndReverifiedUnlicensed(t *testing.T) {
+	testSampledEqualsImportedAndReverified(t)
+}
+
+func testSampledEqualsImportedAndReverified(t *testing.T) {
 	e, box := startSampling(t)
 	ctx := context.Background()
 	sft, ppo := replayPair(t, replay.Options{Latency: 5 * time.Millisecond, ErrorRate: 0.2, Seed: 7})
@@ -136,7 +145,16 @@ func TestSampledEqualsImportedAndReverified(t *testing.T) {
 }
 
 // Raising n draws only the missing samples and the curve grows to the new k.
-func TestExtendN(t *testing.T) {
+func TestExtendN(t *testing.T) { testExtendN(t) }
+
+// TestExtendNUnlicensed is TestExtendN on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestExtendN runs on the stand-in.
+func TestExtendNUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testExtendN(t)
+}
+
+func testExtendN(t *testing.T) {
 	e, box := startSampling(t)
 	ctx := context.Background()
 	sft, ppo := replayPair(t, replay.Options{})
@@ -201,7 +219,16 @@ func buildReach(t testing.TB) string {
 // A worker process killed with SIGKILL mid-sampling loses no finished
 // sample and draws no duplicate: after a restart the run completes with
 // exactly n samples per problem.
-func TestWorkerKilledMidSampling(t *testing.T) {
+func TestWorkerKilledMidSampling(t *testing.T) { testWorkerKilledMidSampling(t) }
+
+// TestWorkerKilledMidSamplingUnlicensed is TestWorkerKilledMidSampling on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestWorkerKilledMidSampling runs on the stand-in.
+func TestWorkerKilledMidSamplingUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testWorkerKilledMidSampling(t)
+}
+
+func testWorkerKilledMidSampling(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and kills a worker process")
 	}
@@ -312,7 +339,16 @@ func (e env) waitFor(t *testing.T, id int64, d time.Duration) {
 
 // Pause stops sampling at once, Resume draws the rest,
 // Cancel reports on what was sampled, dropping unfinished problems.
-func TestPauseResumeCancel(t *testing.T) {
+func TestPauseResumeCancel(t *testing.T) { testPauseResumeCancel(t) }
+
+// TestPauseResumeCancelUnlicensed is TestPauseResumeCancel on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestPauseResumeCancel runs on the stand-in.
+func TestPauseResumeCancelUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testPauseResumeCancel(t)
+}
+
+func testPauseResumeCancel(t *testing.T) {
 	e, box := startSampling(t)
 	ctx := context.Background()
 	sft, ppo := replayPair(t, replay.Options{Latency: 100 * time.Millisecond})

@@ -23,6 +23,7 @@ import (
 	"github.com/reach-lab/reach/internal/replay"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/testdb"
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
 // seedPool is how many recorded completions each problem's replay pool
@@ -35,7 +36,7 @@ const seedPool = 512
 // pools hold seedPool distinct texts per problem.
 func replayPool(t *testing.T, opts replay.Options) (sftURL, ppoURL string) {
 	t.Helper()
-	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+	dir := testfiles.GSM8KProbe(t)
 	var urls []string
 	for _, f := range []string{"sft_raw.jsonl", "rl_raw.jsonl"} {
 		recs, err := replay.Load(context.Background(), filepath.Join(dir, "results_1024_cuda", f), filepath.Join(dir, "data/gsm8k_subset.jsonl"))
@@ -148,7 +149,16 @@ func checkSeeded(t *testing.T, label string, got map[string]map[string][]drawn, 
 // the way seed reuse made them (one seed per chunk: chunk 2 repeats chunk
 // 1; one seed per request: one text n times) is flagged on the page.
 // Retried requests (429 and 500 injected) get the same texts.
-func TestSeededSamplingDistinct(t *testing.T) {
+func TestSeededSamplingDistinct(t *testing.T) { testSeededSamplingDistinct(t) }
+
+// TestSeededSamplingDistinctUnlicensed is TestSeededSamplingDistinct on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestSeededSamplingDistinct runs on the stand-in.
+func TestSeededSamplingDistinctUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testSeededSamplingDistinct(t)
+}
+
+func testSeededSamplingDistinct(t *testing.T) {
 	e, box := startSampling(t)
 	ctx := context.Background()
 	sft, ppo := replayPool(t, replay.Options{})
@@ -326,14 +336,23 @@ func TestExamplesNotFlaggedAsDuplicated(t *testing.T) {
 // `reach sample --seed N --wait` samples with per-sample seeds derived
 // from N: the stored config has seed N and every sample its SampleSeed
 // and the pool entry the replay server picks for it.
-func TestSampleCLISeed(t *testing.T) {
+func TestSampleCLISeed(t *testing.T) { testSampleCLISeed(t) }
+
+// TestSampleCLISeedUnlicensed is TestSampleCLISeed on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestSampleCLISeed runs on the stand-in.
+func TestSampleCLISeedUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testSampleCLISeed(t)
+}
+
+func testSampleCLISeed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	bin := buildReach(t)
 	st, dbURL := testdb.New(t)
 	sft, ppo := replayPool(t, replay.Options{})
-	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+	dir := testfiles.GSM8KProbe(t)
 	cmd := exec.Command(bin, "sample", "--database-url", dbURL, "--dataset", filepath.Join(dir, "data/gsm8k_subset.jsonl"),
 		"--name", "cli seeded", "--template", "gsm8k", "--n", "8", "--per-request", "4", "--limit", "3", "--seed", "77",
 		"--base", "SFT="+sft+"#sft", "--model", "PPO="+ppo+"#ppo", "--wait")

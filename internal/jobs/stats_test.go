@@ -18,6 +18,7 @@ import (
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/passk"
 	"github.com/reach-lab/reach/internal/testdb"
+	"github.com/reach-lab/reach/internal/testfiles"
 	vmath "github.com/reach-lab/reach/internal/verify/math"
 )
 
@@ -109,11 +110,11 @@ func num(t *testing.T, v any, path ...any) float64 {
 // JSON carries each base-only problem's Fisher p-value.
 func TestMATH500StatsInReport(t *testing.T) {
 	e := startWithDraws(t, 20000)
-	dir := sharedData(t, "generations/math500-qwen25-7b-base-vs-simplerl-counts")
+	dir := repoData(t, "generations/math500-qwen25-7b-base-vs-simplerl-counts")
 	ctx := context.Background()
 	id, _, err := intake.Create(ctx, e.st, e.client, intake.Spec{
 		Name:    "math500",
-		Dataset: intake.LocalFile(sharedData(t, "math500/test.jsonl")),
+		Dataset: intake.LocalFile(repoData(t, "math500/test.jsonl")),
 		Models: []intake.Model{
 			{Name: "Qwen2.5-7B", File: intake.LocalFile(filepath.Join(dir, "qwen2.5-7b-base.csv"))},
 			{Name: "SimpleRL-Zoo", File: intake.LocalFile(filepath.Join(dir, "qwen2.5-7b-simplerl-zoo.csv"))},
@@ -244,9 +245,18 @@ func rollouts(t *testing.T, path string) map[string]int {
 // Issue 6: the real PPO checkpoint series. The trajectory shows pass@1 and
 // pass@8 per step matching the files' per-problem labels, and the UpSet
 // intersections match a hand count.
-func TestGSM8KCheckpointTrajectory(t *testing.T) {
+func TestGSM8KCheckpointTrajectory(t *testing.T) { testGSM8KCheckpointTrajectory(t) }
+
+// TestGSM8KCheckpointTrajectoryUnlicensed is TestGSM8KCheckpointTrajectory on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestGSM8KCheckpointTrajectory runs on the stand-in.
+func TestGSM8KCheckpointTrajectoryUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testGSM8KCheckpointTrajectory(t)
+}
+
+func testGSM8KCheckpointTrajectory(t *testing.T) {
 	e := startWithDraws(t, 0)
-	dir := sharedData(t, "generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
+	dir := testfiles.GSM8KProbe(t)
 	files := []string{"results_2048_batched/sft_raw.jsonl", "trajectory/step-100/rl_raw.jsonl", "trajectory/step-300/rl_raw.jsonl",
 		"trajectory/step-500/rl_raw.jsonl", "trajectory/step-1000/rl_raw.jsonl", "results_2048_batched/rl_raw.jsonl"}
 	names := []string{"SFT", "PPO step 100", "PPO step 300", "PPO step 500", "PPO step 1000", "PPO final"}

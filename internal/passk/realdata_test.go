@@ -9,10 +9,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
-// math500Dir holds the real Qwen2.5-7B base vs SimpleRL-Zoo counts (n = 128); see its SOURCE.md.
-var math500Dir = filepath.Join("..", "..", "..", "shared", "data", "generations", "math500-qwen25-7b-base-vs-simplerl-counts")
+// math500Counts is the real Qwen2.5-7B base vs SimpleRL-Zoo counts (n = 128), carried in the
+// repository (see testfiles; the folder's SOURCE.md).
+const math500Counts = "generations/math500-qwen25-7b-base-vs-simplerl-counts"
 
 // readCountsCSV reads problem_id,n,correct into a map and the id order.
 func readCountsCSV(t *testing.T, path string) (map[string]Count, []string) {
@@ -46,11 +49,8 @@ func readCountsCSV(t *testing.T, path string) (map[string]Count, []string) {
 // loadMATH500Pair returns base and RL counts aligned by problem_id (base file order).
 func loadMATH500Pair(t *testing.T) (base, rl []Count) {
 	t.Helper()
-	if _, err := os.Stat(math500Dir); os.IsNotExist(err) {
-		t.Skip("shared data not present")
-	}
-	b, ids := readCountsCSV(t, filepath.Join(math500Dir, "qwen2.5-7b-base.csv"))
-	r, _ := readCountsCSV(t, filepath.Join(math500Dir, "qwen2.5-7b-simplerl-zoo.csv"))
+	b, ids := readCountsCSV(t, testfiles.Data(t, math500Counts+"/qwen2.5-7b-base.csv"))
+	r, _ := readCountsCSV(t, testfiles.Data(t, math500Counts+"/qwen2.5-7b-simplerl-zoo.csv"))
 	if len(ids) != 500 || len(r) != 500 {
 		t.Fatalf("got %d base and %d RL problems, want 500 each", len(ids), len(r))
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/reach-lab/reach/internal/replay"
 	"github.com/reach-lab/reach/internal/sampling"
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
 // When REPLAY_BENCH_SERVER is set, the test binary is the benchmark's replay
@@ -31,7 +32,17 @@ func TestMain(m *testing.M) {
 }
 
 func benchServer() int {
-	dir := gsmPath()
+	// The benchmark measures the server, not the data: the carried stand-in.
+	dir, err := os.MkdirTemp("", "reach-replay-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer os.RemoveAll(dir)
+	if err := testfiles.WriteStandIn(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	samples, err := replay.Load(context.Background(), filepath.Join(dir, "results_1024_cuda/sft_raw.jsonl"), filepath.Join(dir, "data/gsm8k_subset.jsonl"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -62,7 +73,6 @@ func benchServer() int {
 // returns the CPU time the child used.
 func startServerProcess(b *testing.B) (string, func() time.Duration) {
 	b.Helper()
-	gsmDir(b) // skip when the data is absent
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "REPLAY_BENCH_SERVER=50ms")
 	stdin, err := cmd.StdinPipe()

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -18,22 +17,15 @@ import (
 
 	"github.com/reach-lab/reach/internal/replay"
 	"github.com/reach-lab/reach/internal/sampling"
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
-// gsmPath is the real GSM8K SFT-vs-RLVR pair's folder, relative to this file.
-func gsmPath() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "../../../shared/data/generations/gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo")
-}
-
-// gsmDir is gsmPath, skipping t when the data is absent.
+// gsmDir is the GSM8K SFT-vs-RLVR pair's folder: the real one in the
+// Unlicensed tests (where ../shared has it), the carried stand-in otherwise
+// (testfiles.GSM8KProbe).
 func gsmDir(t testing.TB) string {
 	t.Helper()
-	dir := gsmPath()
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("real data not present: %v", err)
-	}
-	return dir
+	return testfiles.GSM8KProbe(t)
 }
 
 type recorded struct {
@@ -118,7 +110,16 @@ func client(t testing.TB, url string, style sampling.Style, conc int) *sampling.
 	return c
 }
 
-func TestLoadMatchesTheFile(t *testing.T) {
+func TestLoadMatchesTheFile(t *testing.T) { testLoadMatchesTheFile(t) }
+
+// TestLoadMatchesTheFileUnlicensed is TestLoadMatchesTheFile on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestLoadMatchesTheFile runs on the stand-in.
+func TestLoadMatchesTheFileUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testLoadMatchesTheFile(t)
+}
+
+func testLoadMatchesTheFile(t *testing.T) {
 	samples, rec := loadSFT(t)
 	if len(samples) != 30 || len(rec) != 30 {
 		t.Fatalf("%d problems loaded, %d in the file; want 30", len(samples), len(rec))
@@ -131,6 +132,16 @@ func TestLoadMatchesTheFile(t *testing.T) {
 }
 
 func TestSampleEveryProblemGetsItsRecordedTextsInOrder(t *testing.T) {
+	testSampleEveryProblemGetsItsRecordedTextsInOrder(t)
+}
+
+// TestSampleEveryProblemGetsItsRecordedTextsInOrderUnlicensed is TestSampleEveryProblemGetsItsRecordedTextsInOrder on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestSampleEveryProblemGetsItsRecordedTextsInOrder runs on the stand-in.
+func TestSampleEveryProblemGetsItsRecordedTextsInOrderUnlicensed(t *testing.T) {
+	testSampleEveryProblemGetsItsRecordedTextsInOrder(t)
+}
+
+func testSampleEveryProblemGetsItsRecordedTextsInOrder(t *testing.T) {
 	samples, rec := loadSFT(t)
 	for _, style := range []sampling.Style{sampling.StyleCompletions, sampling.StyleChat} {
 		srv := httptest.NewServer(replay.New(samples, replay.Options{ModelName: "sft"}))
@@ -157,7 +168,16 @@ func TestSampleEveryProblemGetsItsRecordedTextsInOrder(t *testing.T) {
 	}
 }
 
-func TestSampleMoreThanRecordedCycles(t *testing.T) {
+func TestSampleMoreThanRecordedCycles(t *testing.T) { testSampleMoreThanRecordedCycles(t) }
+
+// TestSampleMoreThanRecordedCyclesUnlicensed is TestSampleMoreThanRecordedCycles on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestSampleMoreThanRecordedCycles runs on the stand-in.
+func TestSampleMoreThanRecordedCyclesUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testSampleMoreThanRecordedCycles(t)
+}
+
+func testSampleMoreThanRecordedCycles(t *testing.T) {
 	samples, rec := loadSFT(t)
 	srv := httptest.NewServer(replay.New(samples, replay.Options{ModelName: "sft"}))
 	defer srv.Close()
@@ -180,6 +200,16 @@ func TestSampleMoreThanRecordedCycles(t *testing.T) {
 }
 
 func TestSampleThroughInjectedErrorsCompletes(t *testing.T) {
+	testSampleThroughInjectedErrorsCompletes(t)
+}
+
+// TestSampleThroughInjectedErrorsCompletesUnlicensed is TestSampleThroughInjectedErrorsCompletes on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestSampleThroughInjectedErrorsCompletes runs on the stand-in.
+func TestSampleThroughInjectedErrorsCompletesUnlicensed(t *testing.T) {
+	testSampleThroughInjectedErrorsCompletes(t)
+}
+
+func testSampleThroughInjectedErrorsCompletes(t *testing.T) {
 	samples, rec := loadSFT(t)
 	srv := httptest.NewServer(replay.New(samples, replay.Options{ModelName: "sft", ErrorRate: 0.2, Seed: 11, Latency: 2 * time.Millisecond}))
 	defer srv.Close()
@@ -213,7 +243,16 @@ func TestSampleThroughInjectedErrorsCompletes(t *testing.T) {
 	t.Logf("30 requests, %d attempts, errors %v", s.Attempts, s.Errors)
 }
 
-func TestLatencyIsApplied(t *testing.T) {
+func TestLatencyIsApplied(t *testing.T) { testLatencyIsApplied(t) }
+
+// TestLatencyIsAppliedUnlicensed is TestLatencyIsApplied on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestLatencyIsApplied runs on the stand-in.
+func TestLatencyIsAppliedUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testLatencyIsApplied(t)
+}
+
+func testLatencyIsApplied(t *testing.T) {
 	samples, rec := loadSFT(t)
 	srv := httptest.NewServer(replay.New(samples, replay.Options{ModelName: "sft", Latency: 60 * time.Millisecond}))
 	defer srv.Close()
@@ -230,9 +269,17 @@ func TestLatencyIsApplied(t *testing.T) {
 	}
 }
 
-func TestLoadErrors(t *testing.T) {
+func TestLoadErrors(t *testing.T) { testLoadErrors(t) }
+
+// TestLoadErrorsUnlicensed is TestLoadErrors on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// (testfiles.GSM8KProbe); TestLoadErrors runs on the stand-in.
+func TestLoadErrorsUnlicensed(t *testing.T) {
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testLoadErrors(t)
+}
+
+func testLoadErrors(t *testing.T) {
 	dir := gsmDir(t)
-	data := filepath.Join(dir, "../..")
 	tmp := t.TempDir()
 	lines, err := os.ReadFile(filepath.Join(dir, "data/gsm8k_subset.jsonl"))
 	if err != nil {
@@ -255,7 +302,7 @@ func TestLoadErrors(t *testing.T) {
 	for _, tc := range []struct{ samples, dataset, want string }{
 		{rl, filepath.Join(tmp, "first10.jsonl"), `sample for problem "10": no such problem in first10.jsonl`},
 		{rl, filepath.Join(tmp, "dup.jsonl"), "problems 1 and 99 have the same statement"},
-		{filepath.Join(data, "generations/math500-qwen25-7b-base-vs-simplerl-counts/qwen2.5-7b-base.csv"), filepath.Join(data, "math500/test.jsonl"), "holds counts only"},
+		{testfiles.Data(t, "generations/math500-qwen25-7b-base-vs-simplerl-counts/qwen2.5-7b-base.csv"), testfiles.Data(t, "math500/test.jsonl"), "holds counts only"},
 		{filepath.Join(tmp, "missing.jsonl"), filepath.Join(dir, "data/gsm8k_subset.jsonl"), "no such file"},
 	} {
 		_, err := replay.Load(context.Background(), tc.samples, tc.dataset)

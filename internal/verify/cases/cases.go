@@ -17,7 +17,7 @@ import (
 )
 
 // Case is one line of a verifier-cases JSONL file
-// (shared/verifier-cases/math_equivalence.jsonl).
+// (e.g. internal/testfiles/verifier-cases/math_equivalence.jsonl).
 type Case struct {
 	ID   string `json:"id"`
 	Gold string `json:"gold"`

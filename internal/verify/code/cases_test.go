@@ -5,16 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/reach-lab/reach/internal/verify"
 	"github.com/reach-lab/reach/internal/verify/math"
+
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
-// codeCase is one line of shared/verifier-cases/code_cases.jsonl.
+// codeCase is one line of verifier-cases/code_cases.jsonl (carried in
+// internal/testfiles).
 type codeCase struct {
 	ID           string `json:"id"`
 	Prompt       string `json:"prompt"`
@@ -24,17 +25,6 @@ type codeCase struct {
 	ExpectedPass bool   `json:"expected_pass"`
 	Kind         string `json:"kind"`
 	Note         string `json:"note"`
-}
-
-// sharedDir is the team's shared data folder (/work/shared), located from
-// this file; "" when it is absent (a clone without it).
-func sharedDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared")
-	if _, err := os.Stat(dir); err != nil {
-		return ""
-	}
-	return dir
 }
 
 // problemOf turns a case into what the verifiers see. The cases' solutions
@@ -53,11 +43,7 @@ func (c codeCase) problem() verify.Problem {
 }
 
 func TestSharedCodeCases(t *testing.T) {
-	dir := sharedDir()
-	if dir == "" {
-		t.Skip("shared data folder absent")
-	}
-	f, err := os.Open(filepath.Join(dir, "verifier-cases", "code_cases.jsonl"))
+	f, err := os.Open(testfiles.Path(t, "verifier-cases/code_cases.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

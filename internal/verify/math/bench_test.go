@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/reach-lab/reach/internal/verify"
+
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
 // BenchmarkVerifyRealCompletions verifies every labelled completion in
-// shared/data/generations (about 10,000) per pass; run with -cpu 1. The
+// the carried data/generations (about 10,000) per pass; run with -cpu 1. The
 // verdicts/s metric is the figure the issue asks for (>= 20,000).
 func BenchmarkVerifyRealCompletions(b *testing.B) {
-	samples := loadRealSamples(b)
+	samples := loadRealSamples(b, realFiles)
 	v := New()
 	ctx := context.Background()
 	n := 0
@@ -34,9 +36,9 @@ func BenchmarkVerifyRealCompletions(b *testing.B) {
 }
 
 // BenchmarkVerifyAnswerPairs measures answer-vs-answer grading on the
-// shared equivalence cases (parsing and comparison without extraction).
+// carried equivalence cases (parsing and comparison without extraction).
 func BenchmarkVerifyAnswerPairs(b *testing.B) {
-	cases := readCases(b, sharedDir(b)+"/verifier-cases/math_equivalence.jsonl")
+	cases := readCases(b, testfiles.Path(b, "verifier-cases/math_equivalence.jsonl"))
 	n := 0
 	for b.Loop() {
 		for _, c := range cases {
@@ -48,7 +50,7 @@ func BenchmarkVerifyAnswerPairs(b *testing.B) {
 }
 
 // BenchmarkVerifyMATH500 verifies the 2,000 MATH500 completions in
-// shared/data/generations (Qwen3-4B-Base under four prompts) per pass; run
+// the carried data/generations (Qwen3-4B-Base under four prompts) per pass; run
 // with -cpu 1. It reports completions per second of wall time and per
 // second of CPU time of the benchmark's thread (issue 16: at least 20,000
 // per core), and the CPU time of the slowest single completion and the
@@ -57,7 +59,7 @@ func BenchmarkVerifyAnswerPairs(b *testing.B) {
 //	go test -run XXX -bench VerifyMATH500 -cpu 1 ./internal/verify/math
 func BenchmarkVerifyMATH500(b *testing.B) {
 	var samples []labelledSample
-	for _, s := range loadRealSamples(b) {
+	for _, s := range loadRealSamples(b, realFiles) {
 		if strings.HasPrefix(s.file, "math500-") {
 			samples = append(samples, s)
 		}

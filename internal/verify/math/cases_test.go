@@ -6,13 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
-// equivalenceCase is one line of shared/verifier-cases/math_equivalence.jsonl.
+// equivalenceCase is one line of verifier-cases/math_equivalence.jsonl
+// (carried in internal/testfiles).
 type equivalenceCase struct {
 	ID        string `json:"id"`
 	Gold      string `json:"gold"`
@@ -25,24 +27,6 @@ type equivalenceCase struct {
 	Options   struct {
 		FloatRounding int `json:"float_rounding"`
 	} `json:"options"`
-}
-
-// sharedDir is /work/shared, located from this file.
-func sharedDir(t testing.TB) string {
-	dir := sharedDirOrEmpty()
-	if dir == "" {
-		t.Skip("shared data folder absent")
-	}
-	return dir
-}
-
-func sharedDirOrEmpty() string {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared")
-	if _, err := os.Stat(dir); err != nil {
-		return ""
-	}
-	return dir
 }
 
 // readCasesQuiet reads a cases file, returning nothing on any error.
@@ -86,7 +70,7 @@ func readCases(t testing.TB, path string) []equivalenceCase {
 func TestEquivalenceCases(t *testing.T) {
 	path := os.Getenv("REACH_CASES")
 	if path == "" {
-		path = filepath.Join(sharedDir(t), "verifier-cases", "math_equivalence.jsonl")
+		path = testfiles.Path(t, "verifier-cases/math_equivalence.jsonl")
 	}
 	cases := readCases(t, path)
 	type tally struct{ n, agree int }

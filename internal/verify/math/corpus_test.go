@@ -14,7 +14,7 @@ import (
 
 // The independent corpus of issue 16 (testdata/corpus, see its README):
 // cases from public graders' test suites and bug reports that are not in
-// shared/verifier-cases. The split is fixed by the case id alone
+// verifier-cases (internal/testfiles). The split is fixed by the case id alone
 // (corpusSplit), so nobody can move a case after seeing its verdict.
 // dev.jsonl is for development; holdout.jsonl is not looked at while tuning
 // and is reported separately as the honest figure.

@@ -192,7 +192,7 @@
 //     TestExtractionRules.
 //   - Nothing in a model's answer is executed or evaluated as code.
 //
-// Agreement is measured on shared/verifier-cases (TestEquivalenceCases),
+// Agreement is measured on verifier-cases (internal/testfiles) (TestEquivalenceCases),
 // on the labelled real completions (TestRealCompletionsAgreeWithLabels; the
 // fixture lists every disagreement and whether the file's label is wrong),
 // and on an independent corpus of graders' own tests (TestCorpusDev, and

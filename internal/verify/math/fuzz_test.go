@@ -1,9 +1,10 @@
 package math
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
 // fuzzSeeds are inputs that exercised parser and extractor corner cases.
@@ -21,11 +22,9 @@ func addSeeds(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s, "1")
 	}
-	// The shared cases, when present, are seeds too.
-	if dir := sharedDirOrEmpty(); dir != "" {
-		for _, c := range readCasesQuiet(filepath.Join(dir, "verifier-cases", "math_equivalence.jsonl")) {
-			f.Add(c.Pred, c.Gold)
-		}
+	// The carried equivalence cases are seeds too.
+	for _, c := range readCasesQuiet(testfiles.Resolve("verifier-cases/math_equivalence.jsonl")) {
+		f.Add(c.Pred, c.Gold)
 	}
 }
 

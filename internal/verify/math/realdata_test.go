@@ -6,21 +6,31 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/reach-lab/reach/internal/verify"
 	"github.com/reach-lab/reach/internal/verify/cases"
+
+	"github.com/reach-lab/reach/internal/testfiles"
 )
 
-// realFiles are the labelled generation files under shared/data/generations.
+// realFiles are the labelled generation files the repository carries
+// (internal/testfiles, data/generations).
 var realFiles = []string{
 	"math500-qwen3-4b-base-greedy/qwen-boxed__test_qwen-boxed_-1_seed0_t0.0_s0_e-1.jsonl",
 	"math500-qwen3-4b-base-greedy/qwen25-math-cot__test_qwen25-math-cot_-1_seed0_t0.0_s0_e-1.jsonl",
 	"math500-qwen3-4b-base-greedy/long-cot__test_long-cot_-1_seed0_t0.0_s0_e-1.jsonl",
 	"math500-qwen3-4b-base-greedy/long-cot-boxed__test_long-cot-boxed_-1_seed0_t0.0_s0_e-1.jsonl",
 	"math100-qwen25-math-instruct-maj8-example/math_cot_100.jsonl",
+	"gsm8k-openai-gpt3-example-solutions/example_model_solutions.jsonl",
+}
+
+// unlicensedFiles are the labelled files of the GSM8K SFT-vs-PPO pair,
+// which only ../shared has (testfiles.Unlicensed).
+var unlicensedFiles = []string{
 	"gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo/results_2048_batched/sft_raw.jsonl",
 	"gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo/results_2048_batched/rl_raw.jsonl",
 	"gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo/results_1024_cuda/sft_raw.jsonl",
@@ -29,7 +39,6 @@ var realFiles = []string{
 	"gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo/trajectory/step-300/rl_raw.jsonl",
 	"gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo/trajectory/step-500/rl_raw.jsonl",
 	"gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo/trajectory/step-1000/rl_raw.jsonl",
-	"gsm8k-openai-gpt3-example-solutions/example_model_solutions.jsonl",
 }
 
 type labelledSample struct {
@@ -37,11 +46,16 @@ type labelledSample struct {
 	cases.Sample
 }
 
-func loadRealSamples(t testing.TB) []labelledSample {
-	dir := filepath.Join(sharedDir(t), "data", "generations")
+func loadRealSamples(t testing.TB, files []string) []labelledSample {
 	var out []labelledSample
-	for _, f := range realFiles {
-		fh, err := os.Open(filepath.Join(dir, f))
+	for _, f := range files {
+		var path string
+		if strings.HasPrefix(f, "gsm8k30-") {
+			path = testfiles.Unlicensed(t, "generations/"+f)
+		} else {
+			path = testfiles.Data(t, "generations/"+f)
+		}
+		fh, err := os.Open(path)
 		if err != nil {
 			t.Fatalf("open %s: %v", f, err)
 		}
@@ -81,8 +95,17 @@ type knownDisagreement struct {
 	Why        string `json:"why"`
 }
 
-func TestRealCompletionsAgreeWithLabels(t *testing.T) {
-	samples := loadRealSamples(t)
+func TestRealCompletionsAgreeWithLabels(t *testing.T) { agreeWithLabels(t, realFiles) }
+
+// TestRealCompletionsAgreeWithLabelsUnlicensed is the same on the GSM8K
+// SFT-vs-PPO rollouts where ../shared has them.
+func TestRealCompletionsAgreeWithLabelsUnlicensed(t *testing.T) { agreeWithLabels(t, unlicensedFiles) }
+
+// agreeWithLabels checks Reach's verdicts on files against their labels:
+// every disagreement is in the fixture, every fixture entry of these files
+// still disagrees, and at least 99% agree.
+func agreeWithLabels(t *testing.T, files []string) {
+	samples := loadRealSamples(t, files)
 	known := map[string]knownDisagreement{}
 	f, err := os.Open(filepath.Join("testdata", "realdata_disagreements.jsonl"))
 	if err != nil {
@@ -98,7 +121,9 @@ func TestRealCompletionsAgreeWithLabels(t *testing.T) {
 		if d.Class == "" || d.Why == "" {
 			t.Errorf("fixture entry %s %s lacks class or why", d.File, d.ID)
 		}
-		known[d.File+"#"+d.ID] = d
+		if slices.Contains(files, d.File) {
+			known[d.File+"#"+d.ID] = d
+		}
 	}
 	f.Close()
 
