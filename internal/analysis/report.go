@@ -327,6 +327,9 @@ type Quality struct {
 	DuplicatedProblems *int               `json:"duplicated_problems"`
 	DuplicateChecked   int                `json:"duplicate_checked,omitempty"`
 	DuplicatedExample  *DuplicatedProblem `json:"duplicated_example,omitempty"`
+	// UngradedExample is one sample not graded from a marked final answer,
+	// set only when most of the model's are such (AttachUngradedExamples).
+	UngradedExample *UngradedSample `json:"ungraded_example,omitempty"`
 }
 
 // DuplicatedProblem is one problem whose samples repeat: N samples, only
@@ -512,6 +515,9 @@ func BuildWith(ctx context.Context, st *store.Store, id int64, opt Options) (*Re
 		keyOf[p.ID] = p.Key
 	}
 	rep.AttachQuality(c.Runs, qs, func(pid int64) string { return keyOf[pid] })
+	if err := rep.AttachUngradedExamples(ctx, st); err != nil {
+		return nil, err
+	}
 	if err := rep.AttachDebate(ctx, st, c); err != nil {
 		return nil, err
 	}
