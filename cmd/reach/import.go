@@ -82,7 +82,8 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	wait := fs.Bool("wait", false, "work the jobs in this process and wait until the comparison is ready")
 	reverify := fs.Bool("reverify", false, "ignore the files' verdicts and verify every sample with Reach's verifier")
 	project := fs.String("project", "", "project to put the comparison in; created if missing, owned by the first admin (default: the default project)")
-	harness := fs.String("code-harness", "", "code problems: how completions become programs ("+code.HarnessNames()+"; default human-eval)")
+	harness := fs.String("code-harness", "", "code problems: how completions become programs ("+code.HarnessNames()+
+		"; default: chosen per file, the harness under which a few of its completions are valid Python and agree with its labels)")
 	fs.Func("base", "base model samples, NAME=FILE", mf.add("base"))
 	fs.Func("model", "other model samples, NAME=FILE (repeatable)", mf.add("rl"))
 	fs.Func("step", "training step of the --model just before (marks it a checkpoint)", mf.step)
@@ -282,6 +283,12 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 				100*m.PassAtK[rep.KMax-1].Value, m.Solved)
 		} else {
 			fmt.Fprintf(stdout, "  %-30s pass@1 %6.2f%%  solved %d\n", m.Name, 100*m.Pass1, m.Solved)
+		}
+	}
+	for _, m := range rep.Models {
+		if m.CodeHarnessWhy != "" {
+			// Which harness graded the code, and why Reach chose it.
+			fmt.Fprintf(stdout, "  code harness of %s: %s, %s\n", m.Name, m.CodeHarness, m.CodeHarnessWhy)
 		}
 	}
 	for _, p := range rep.Pairs {

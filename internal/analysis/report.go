@@ -265,6 +265,11 @@ type ModelReport struct {
 	// Overrides counts the sample verdicts reviewers overrode.
 	Overrides int64 `json:"verdict_overrides,omitempty"`
 	HasTexts  bool  `json:"has_texts"`
+	// CodeHarness is how code completions became programs (empty when
+	// none was named or chosen: human-eval's), and CodeHarnessWhy how Reach
+	// chose it from the file's completions (empty when a person named it).
+	CodeHarness    string `json:"code_harness,omitempty"`
+	CodeHarnessWhy string `json:"code_harness_why,omitempty"`
 	// Source says where the samples came from (imported runs).
 	Source  *ModelSource `json:"source,omitempty"`
 	N       int          `json:"n"`         // samples per problem (the smallest, if they differ)
@@ -327,6 +332,9 @@ type Quality struct {
 	DuplicatedProblems *int               `json:"duplicated_problems"`
 	DuplicateChecked   int                `json:"duplicate_checked,omitempty"`
 	DuplicatedExample  *DuplicatedProblem `json:"duplicated_example,omitempty"`
+	// UngradedExample is one sample not graded from a marked final answer,
+	// set only when most of the model's are such (AttachUngradedExamples).
+	UngradedExample *UngradedSample `json:"ungraded_example,omitempty"`
 }
 
 // DuplicatedProblem is one problem whose samples repeat: N samples, only
@@ -512,6 +520,9 @@ func BuildWith(ctx context.Context, st *store.Store, id int64, opt Options) (*Re
 		keyOf[p.ID] = p.Key
 	}
 	rep.AttachQuality(c.Runs, qs, func(pid int64) string { return keyOf[pid] })
+	if err := rep.AttachUngradedExamples(ctx, st); err != nil {
+		return nil, err
+	}
 	if err := rep.AttachDebate(ctx, st, c); err != nil {
 		return nil, err
 	}
@@ -885,7 +896,8 @@ func modelSource(r store.Run) *ModelSource {
 
 func modelReport(r store.Run, cs []passk.Count, opt Options) (ModelReport, error) {
 	m := ModelReport{RunID: r.ID, Name: r.ModelName, Role: r.Role, Step: r.Step, VerdictSource: r.VerdictSource, HasTexts: r.HasTexts,
-		VerdictsChanged: r.VerdictsChanged, Overrides: r.Overrides, Source: modelSource(r)}
+		VerdictsChanged: r.VerdictsChanged, Overrides: r.Overrides, Source: modelSource(r),
+		CodeHarness: r.CodeHarness, CodeHarnessWhy: r.CodeHarnessWhy}
 	curve, err := passk.CurveAll(cs)
 	if err != nil {
 		return m, err

@@ -86,6 +86,7 @@ var checks = []Check{
 	checkFewProblems,
 	checkOneSample,
 	checkVerdictsDiffer,
+	checkUngraded,
 }
 
 // checkWarnings recomputes rep.Warnings from every check.

@@ -491,3 +491,35 @@ func TestReverifyAtUploadCountsDifferences(t *testing.T) {
 		}
 	}
 }
+
+// Re-verifying the shipped HumanEval pair at upload without naming a
+// harness: Reach tries a few completions of each file under every harness
+// and verifies with the one that reproduces the labels (strip-docstrings;
+// human-eval gave 0 % against 32 %), records why, and the report says which
+// harness graded each model and why. A named harness is never replaced.
+func TestReverifyChoosesHarness(t *testing.T) {
+	v := codeVerifier(t)
+	e := startCode(t, v)
+	dir := t.TempDir()
+	a, _ := subsetFile(t, dir, "mistral-7b-instruct.jsonl", 4, true)
+	b, _ := subsetFile(t, dir, "zephyr-7b-alpha.jsonl", 4, true)
+	rep := e.importReady(t, intake.Spec{Name: "auto harness", Dataset: intake.LocalFile(examplesData("humaneval.jsonl")), Reverify: true,
+		Models: []intake.Model{{Name: "A", File: intake.LocalFile(a)}, {Name: "B", File: intake.LocalFile(b), CodeHarness: code.HarnessHumanEval}}})
+	c, err := e.st.GetComparison(context.Background(), rep.ComparisonID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto, named := c.Runs[0], c.Runs[1]
+	if auto.CodeHarness != code.HarnessStripDocstrings || !strings.HasPrefix(auto.CodeHarnessWhy, "chosen automatically on 4 of the file's completions (strip-docstrings: ") {
+		t.Errorf("run A: harness %q, why %q; want %s chosen", auto.CodeHarness, auto.CodeHarnessWhy, code.HarnessStripDocstrings)
+	}
+	if auto.VerdictsChanged == nil || *auto.VerdictsChanged != 0 {
+		t.Errorf("run A: verdicts changed %v; want 0 under the chosen harness", auto.VerdictsChanged)
+	}
+	if named.CodeHarness != code.HarnessHumanEval || named.CodeHarnessWhy != "" {
+		t.Errorf("run B: harness %q, why %q; the named harness must stay", named.CodeHarness, named.CodeHarnessWhy)
+	}
+	if m := rep.Models[0]; m.CodeHarness != code.HarnessStripDocstrings || m.CodeHarnessWhy != auto.CodeHarnessWhy {
+		t.Errorf("report: model A harness %q, why %q", m.CodeHarness, m.CodeHarnessWhy)
+	}
+}

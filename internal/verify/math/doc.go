@@ -11,8 +11,10 @@
 //     turn (<|im_start|>, "\n\nProblem:", ...); the answer part after
 //     </think> is preferred. Explicit markers are: <answer> tags, the last
 //     \boxed{}/\fbox{} (balanced, nested), "final answer is"/"the answer
-//     is"/"Answer:" and their equivalents in other languages, GSM8K
-//     "#### 42", and a last line "A: 42". The marker that occurs last in the
+//     is"/"Answer:" in any case and with markdown bold ("ANSWER: 5", as
+//     lighteval's and Inspect's prompts ask; "**Answer:** 5") and their
+//     equivalents in other languages, GSM8K "#### 42", and a last line
+//     "A: 42". The marker that occurs last in the
 //     text wins (a "Final Answer: 12" after an earlier \boxed{11} is 12);
 //     earlier markers are fallbacks when its answer cannot be read. Without
 //     a marker, the last $...$/\(...\)/\[...\] span or the last number

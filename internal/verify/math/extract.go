@@ -404,10 +404,17 @@ var answerMarkers = []struct {
 // returns the text after it up to the end of the sentence, and the phrase
 // position (-1 if none). It scans forward with strings.Index (fast) and
 // matches case-insensitively without copying s.
+//
+// The English marker is matched in every case and with the markdown the
+// harnesses' prompts lead models to write: lighteval's and Inspect's math
+// prompts ask for "ANSWER: $ANSWER" in capitals, simple-evals reads
+// (?i)Answer\s*:, and chat models bold the label ("**Answer:** 5",
+// "**Final Answer**: 5"). A marker the verifier misses leaves the sample to
+// the last-number fallback, which the strict policy never counts.
 func phraseAnswer(s string) (string, int) {
 	best, bestEnd := -1, -1
 	for i := 0; ; {
-		k := strings.Index(s[i:], "nswer")
+		k := indexNswer(s[i:])
 		if k < 0 {
 			break
 		}
@@ -417,17 +424,16 @@ func phraseAnswer(s string) (string, int) {
 			continue
 		}
 		start, end := k-1, k+5
+		end += markupLen(s[end:])
 		rest := s[end:]
-		switch {
-		case strings.HasPrefix(rest, ":"):
-			end++
-		case strings.HasPrefix(rest, " is") && (len(rest) == 3 || !isLetter(rest[3])):
-			end += 3
-		case strings.HasPrefix(rest, " :"):
-			end += 2
-		default:
+		if n := len(rest) - len(strings.TrimLeft(rest, " ")); n <= 2 && n < len(rest) && rest[n] == ':' {
+			end += n + 1 // "Answer:", "answer :", simple-evals' Answer\s*:
+		} else if len(rest) >= 3 && rest[0] == ' ' && rest[1]|0x20 == 'i' && rest[2]|0x20 == 's' && (len(rest) == 3 || !isLetter(rest[3])) {
+			end += 3 // "the answer is", "THE ANSWER IS"
+		} else {
 			continue
 		}
+		end += markupLen(s[end:]) // "**Answer:** 5"
 		if end > bestEnd {
 			best, bestEnd = start, end
 		}
@@ -459,8 +465,37 @@ func phraseAnswer(s string) (string, int) {
 	if best < 0 {
 		return "", -1
 	}
-	rest := strings.TrimLeft(s[bestEnd:], " :*\n")
-	return sentence(rest), best
+	rest := strings.TrimLeft(s[bestEnd:], " :*_\n")
+	return trimMarkup(sentence(rest)), best
+}
+
+// indexNswer is the first "nswer" or "NSWER" in s (the rest of "answer" in
+// lower case, title case or capitals), or -1.
+func indexNswer(s string) int {
+	k := strings.Index(s, "nswer")
+	if u := strings.Index(s, "NSWER"); u >= 0 && (k < 0 || u < k) {
+		k = u
+	}
+	return k
+}
+
+// markupLen is the length of the markdown emphasis (*, _) that opens s.
+func markupLen(s string) int {
+	n := 0
+	for n < len(s) && (s[n] == '*' || s[n] == '_') && n < 4 {
+		n++
+	}
+	return n
+}
+
+// trimMarkup drops the bold that closes a bolded answer ("**5**"; a
+// single * may be math, as in a^*).
+func trimMarkup(s string) string {
+	t := strings.TrimRight(s, " ")
+	if strings.HasSuffix(t, "**") {
+		t = strings.TrimRight(t[:len(t)-2], " ")
+	}
+	return t
 }
 
 // sentence cuts s at the end of its first sentence: "I hope it is

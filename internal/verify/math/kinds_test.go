@@ -208,3 +208,44 @@ func TestKindUnitsPercentDegrees(t *testing.T) {
 		{`\text{odd}`, `5`, false, verify.Incorrect},
 	})
 }
+
+// Policy (doc.go, Languages and markers): the final-answer forms that the
+// field's harness prompts ask for are explicit marks in any case and with
+// markdown emphasis: lighteval's and Inspect's "ANSWER: $ANSWER",
+// simple-evals' (?i)Answer\s*:, lm-eval's minerva_math "Final Answer: The
+// final answer is $X$. I hope it is correct.", gsm8k's "The answer is X" and
+// "#### X", the \boxed{} of Qwen, DeepSeek and NeMo-Skills. Each is graded
+// by rule final-answer-is (or its own marked rule), never by the
+// last-number fallback that the strict policy does not count.
+func TestHarnessAnswerMarkers(t *testing.T) {
+	for _, tc := range []struct {
+		name, gold, pred string
+		want             verify.Status
+		rule             string
+	}{
+		{"lighteval / Inspect capitals", `5`, "We add 2 and 3.\nANSWER: 5", verify.Correct, RuleFinalAnswer},
+		{"capitals with math", `\frac{1}{2}`, "Halve it: 1 of 2.\n\nANSWER: $\\frac12$", verify.Correct, RuleFinalAnswer},
+		{"capitals, wrong", `5`, "We add 2 and 4, giving 6 of 7 steps.\nANSWER: 6", verify.Incorrect, RuleFinalAnswer},
+		{"simple-evals", `42`, "Count them: 40 and 2 more.\nAnswer: 42", verify.Correct, RuleFinalAnswer},
+		{"simple-evals spaced colon", `42`, "Count them: 40 and 2 more.\nAnswer  : 42", verify.Correct, RuleFinalAnswer},
+		{"lower case", `42`, "so it is 41 + 1 = 42.\nanswer: 42", verify.Correct, RuleFinalAnswer},
+		{"bold label", `5`, "Adding 2 and 3 gives 5 of 9 balls.\n\n**Answer:** 5", verify.Correct, RuleFinalAnswer},
+		{"bold label outside colon", `5`, "Adding 2 and 3 gives 5 of 9.\n\n**Answer**: 5", verify.Correct, RuleFinalAnswer},
+		{"bold answer", `5`, "Adding 2 and 3 gives 5 of 9.\n\nAnswer: **5**", verify.Correct, RuleFinalAnswer},
+		{"bold final answer", `7`, "So 3 + 4 = 7 in 10 tries.\n\n**Final Answer:** $7$", verify.Correct, RuleFinalAnswer},
+		{"final answer", `7`, "So 3 + 4 = 7, leaving 10.\nFinal answer: 7", verify.Correct, RuleFinalAnswer},
+		{"capital final answer", `7`, "So 3 + 4 = 7, leaving 10.\nFINAL ANSWER: 7", verify.Correct, RuleFinalAnswer},
+		{"the answer is, capitals", `7`, "So 3 + 4 = 7, leaving 10.\nTHE ANSWER IS 7.", verify.Correct, RuleFinalAnswer},
+		{"minerva_math", `\frac{3}{4}`, "Dividing, 3 by 4 of 12.\nFinal Answer: The final answer is $\\frac{3}{4}$. I hope it is correct.", verify.Correct, RuleFinalAnswer},
+		{"gsm8k cot", `18`, "Janet sells 16 - 3 - 4 = 9 eggs at 2 dollars. The answer is 18.", verify.Correct, RuleFinalAnswer},
+		{"gsm8k hashes", `18`, "9 * 2 = 18 of 30\n#### 18", verify.Correct, RuleHashes},
+		{"qwen boxed", `18`, "9 * 2 = 18 of 30, so the answer is $\\boxed{18}$.", verify.Correct, RuleBoxed},
+		{"lighteval old boxed", `18`, "Therefore, the final answer is: $\\boxed{18}$. I hope it is correct", verify.Correct, RuleBoxed},
+	} {
+		v := Check(tc.gold, tc.pred, Options{PredIsCompletion: true})
+		if v.Status != tc.want || v.Rule != tc.rule || verify.IsFallbackRule(v.Rule) {
+			t.Errorf("%s: %q: %s by rule %q (extracted %q: %s); want %s by %q",
+				tc.name, tc.pred, v.Status, v.Rule, v.Extracted, v.Reason, tc.want, tc.rule)
+		}
+	}
+}
