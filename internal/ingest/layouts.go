@@ -11,7 +11,7 @@ import (
 
 // Formats lists every samples format ReadSamples knows, in the order the upload page names them.
 var Formats = []Format{FormatReachSample, FormatReachProblem, FormatQwenEval, FormatLMEval, FormatLighteval, FormatInspect,
-	FormatOpenCompass, FormatHumanEvalResults, FormatEvalPlusResults, FormatVerlValidation, FormatVerlGeneration,
+	FormatOpenCompass, FormatHumanEvalResults, FormatEvalPlusResults, FormatBigCodeBench, FormatVerlValidation, FormatVerlGeneration,
 	FormatTRLCompletions, FormatOpenAIBatch, FormatVLLM, FormatHFGenerations, FormatCountsCSV, FormatParquet, FormatMapped}
 
 // toolName is the tool that writes a format, for pages and run metadata.
@@ -35,6 +35,8 @@ func toolName(f Format) string {
 		return "OpenCompass"
 	case FormatEvalPlusResults:
 		return "EvalPlus"
+	case FormatBigCodeBench:
+		return "BigCodeBench"
 	case FormatVerlValidation, FormatVerlGeneration:
 		return "verl"
 	case FormatTRLCompletions:
@@ -74,6 +76,8 @@ func Describe(f Format) string {
 		return "OpenCompass predictions or results"
 	case FormatEvalPlusResults:
 		return "EvalPlus eval_results.json"
+	case FormatBigCodeBench:
+		return "BigCodeBench eval_results.json"
 	case FormatVerlValidation:
 		return "verl validation generations"
 	case FormatVerlGeneration:
@@ -150,7 +154,7 @@ func specFor(f Format, m *Mapping) (spec, error) {
 		return spec{format: f, doc: readInspectJSON}, nil
 	case FormatOpenCompass:
 		return spec{format: f, doc: readOpenCompass}, nil
-	case FormatEvalPlusResults:
+	case FormatEvalPlusResults, FormatBigCodeBench:
 		return spec{format: f, doc: readEvalPlusResults}, nil
 	case FormatParquet:
 		return spec{}, fmt.Errorf("format %s: the file is not parquet", f)

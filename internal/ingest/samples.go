@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"github.com/tidwall/gjson"
+
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +51,10 @@ const (
 	// FormatEvalPlusResults: EvalPlus eval_results.json ({"eval": {task_id: [{solution,
 	// base_status, plus_status}]}}); a sample is correct when it passes the base and the plus tests.
 	FormatEvalPlusResults Format = "evalplus-results"
+	// FormatBigCodeBench: BigCodeBench eval_results.json ({"date", "eval": {task_id: [{task_id,
+	// solution, status, details}]}}): EvalPlus's top level, one status per sample ("pass", "fail",
+	// "timeout"), correct when "pass".
+	FormatBigCodeBench Format = "bigcodebench-results"
 	// FormatVerlValidation: verl validation generations (one line per sample: input, output, gts,
 	// score, acc?, pred?, step). No problem id: matched to the dataset by the statement in the prompt.
 	FormatVerlValidation Format = "verl-validation"
@@ -115,6 +121,9 @@ const (
 	KeyCyclic
 	// KeyNone: no id; the sample's Question or Prompt names the problem by its statement.
 	KeyNone
+	// KeyRecord: the record has no id and no text naming its problem: its 0-based position among
+	// the file's records is read as the dataset position (a file written in dataset order).
+	KeyRecord
 )
 
 var keyKindNames = map[string]KeyKind{"": KeyAuto, "id": KeyID, "index0": KeyIndex0, "index1": KeyIndex1}
@@ -537,6 +546,10 @@ func (sr *sampleReader) keyedRecord(w where, index int, rec string, rc recordCtx
 		dst *string
 	}{{sr.question, &rc.question}, {sr.prompt, &rc.prompt}, {sr.reference, &rc.reference}} {
 		if raw, p := t.ps.in(top, rec); raw != "" {
+			if t.dst == &rc.reference && kindOf(raw) == "list" {
+				*t.dst = strings.Clone(raw) // accepted answers: the Matcher takes any (referenceForms)
+				continue
+			}
 			if *t.dst, err = w.text(p.src, raw); err != nil {
 				return err
 			}
@@ -546,7 +559,11 @@ func (sr *sampleReader) keyedRecord(w where, index int, rec string, rc recordCtx
 		if rc.question != "" || rc.prompt != "" {
 			rc.kind = KeyNone
 		} else {
-			rc.key, rc.kind = strconv.Itoa(index), KeyIndex0
+			// No id, and the layout (or mapping) names no text: a field that holds the problem's
+			// text still says which problem it is, more surely than the record's position, which
+			// the Matcher uses only when there is no such text.
+			rc.question, rc.prompt = ownText(rec)
+			rc.key, rc.kind = strconv.Itoa(index), KeyRecord
 		}
 	}
 	if len(sr.list) == 0 {
@@ -560,6 +577,37 @@ func (sr *sampleReader) keyedRecord(w where, index int, rec string, rc recordCtx
 		return err
 	}
 	return sr.items(w, top, rec, &rc)
+}
+
+// ownText returns a record's own question or prompt text: the first of its top-level fields named
+// like a statement (questionCands) or a prompt (promptCands) that holds a string, or a chat (a list
+// of messages with content, whose contents are joined).
+func ownText(rec string) (question, prompt string) {
+	for _, c := range questionCands {
+		if v := gjson.Get(rec, escapeKey(c)); v.Type == gjson.String && informative(v.Str) {
+			return strings.Clone(v.Str), ""
+		}
+	}
+	for _, c := range promptCands {
+		v := gjson.Get(rec, escapeKey(c))
+		if v.Type == gjson.String && informative(v.Str) {
+			return "", strings.Clone(v.Str)
+		}
+		if v.IsArray() {
+			var parts []string
+			for _, m := range v.Array() {
+				if t := m.Get("content"); t.Type == gjson.String {
+					parts = append(parts, t.Str)
+				} else if t := m.Get("prompt"); t.Type == gjson.String {
+					parts = append(parts, t.Str)
+				}
+			}
+			if t := strings.Join(parts, "\n"); informative(t) {
+				return "", t
+			}
+		}
+	}
+	return "", ""
 }
 
 type recordCtx struct {

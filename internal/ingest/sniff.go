@@ -502,7 +502,7 @@ func classify(top *shape, file string) (Format, *Mapping, error) {
 	case top.is("eval", "object") && (top.is("samples") || top.is("version") || top.is("plan")):
 		return FormatInspect, nil, nil
 	case top.is("eval", "object") && (top.is("hash") || top.is("date")):
-		return FormatEvalPlusResults, nil, nil
+		return evalResultsLayout(top.sub["eval"]), nil, nil
 	case numericKeys && top.kind[top.keys[0]] == "object" && firstSub.any("origin_prompt", "prediction"):
 		return FormatOpenCompass, nil, nil
 	case top.is("details", "list", "object") && !top.any("completion", "completions", "code", "generations"):
@@ -551,6 +551,21 @@ func classify(top *shape, file string) (Format, *Mapping, error) {
 		return notSamples(fmt.Sprintf("a JSON document (fields %s) in no known layout: Reach reads documents only from Inspect, OpenCompass and EvalPlus; write one JSON object per sample or per problem (JSONL) and map its fields", strings.Join(top.keys[:min(len(top.keys), 8)], ", ")))
 	}
 	return FormatMapped, m, nil
+}
+
+// evalResultsLayout tells EvalPlus's eval_results.json from BigCodeBench's, which share the top
+// level ({"date", "eval": {task_id: [...]}}), by their entries' fields: base_status and plus_status,
+// or status and details. Entries the head does not show are EvalPlus's; its reader looks at each
+// entry and reads BigCodeBench's as well.
+func evalResultsLayout(eval *shape) Format {
+	if eval == nil || len(eval.keys) == 0 {
+		return FormatEvalPlusResults
+	}
+	entry := eval.sub[eval.keys[0]]
+	if entry.is("status", "string") && !entry.is("base_status") {
+		return FormatBigCodeBench
+	}
+	return FormatEvalPlusResults
 }
 
 // hasOutput reports whether a field at any depth has a name only model output has.

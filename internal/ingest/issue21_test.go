@@ -1,0 +1,114 @@
+package ingest
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Issue 21: files other tools write are read right, or refused in words. Each fixture is in
+// testdata/tools (README.md names the writer each follows).
+
+// TRL logs prompts as plain strings (the chat template applied) and has no id column: the rows
+// match the dataset by the statement inside the prompt, also when a mapping names no prompt field.
+func TestTRLPlainPromptMatchedByText(t *testing.T) {
+	words := readDatasetFile(t, filepath.Join(toolsDir, "dataset_words.jsonl"))
+	path := filepath.Join(toolsDir, "trl_completions_00040.jsonl")
+	got, err := importFile(t, path, words)
+	if err != nil || got.format != FormatTRLCompletions || !slices.Equal(got.n, []int{2, 2, 2, 2}) || got.how != "by statement" {
+		t.Fatalf("sniffed: %s n %v %s err %v", got.format, got.n, got.how, err)
+	}
+	// A mapping that names the completion and the verdict but not the prompt: the record's own
+	// prompt field still names the problem (before, record 5 was read as dataset position 4).
+	m := &Mapping{Completion: "completion", Correct: "accuracy_reward"}
+	got, err = importMapped(t, path, words, m)
+	if err != nil || !slices.Equal(got.n, []int{2, 2, 2, 2}) || !slices.Equal(got.c, []int{1, 1, 1, 1}) || got.how != "by statement" {
+		t.Fatalf("mapped: n %v c %v %s err %v", got.n, got.c, got.how, err)
+	}
+}
+
+// When text matching fails the refusal says what was tried; a record with neither id nor text
+// says so, and what to map, instead of "problem 4 is not in the dataset".
+func TestNoIDRefusalsSayWhatWasTried(t *testing.T) {
+	words := readDatasetFile(t, filepath.Join(toolsDir, "dataset_words.jsonl"))
+	code := readDatasetFile(t, filepath.Join(toolsDir, "dataset_code.jsonl"))
+	path := filepath.Join(toolsDir, "trl_completions_00040.jsonl")
+	_, err := importFile(t, path, code)
+	var e *Error
+	if !errors.As(err, &e) || e.Line != 1 || !strings.Contains(e.Msg, "none of the dataset's 2 problem statements is in the sample's question or prompt") {
+		t.Fatalf("wrong dataset: %v", err)
+	}
+	var b bytes.Buffer
+	for range 5 {
+		b.WriteString(`{"step": 40, "completion": "The answer is 7.", "accuracy_reward": 0.0}` + "\n")
+	}
+	file := filepath.Join(t.TempDir(), "no_prompt.jsonl")
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = importMapped(t, file, words, &Mapping{Completion: "completion", Correct: "accuracy_reward"})
+	if !errors.As(err, &e) || e.Line != 5 || !strings.Contains(e.Msg, "no problem id and no question or prompt text") || !strings.Contains(e.Msg, "prompt=") {
+		t.Fatalf("no text: %v", err)
+	}
+}
+
+// OpenCompass's math_verify evaluator writes each gold as the text of a parsed list (a sympy form
+// and the LaTeX), one per repeat: any form equal to the dataset's answer is the same reference.
+func TestOpenCompassGoldForms(t *testing.T) {
+	ds := readDatasetFile(t, filepath.Join(toolsDir, "dataset_math.jsonl"))
+	got, err := importFile(t, filepath.Join(toolsDir, "opencompass_results_math_n2.json"), ds)
+	if err != nil || got.format != FormatOpenCompass || !slices.Equal(got.n, []int{2, 2, 2, 2}) || !slices.Equal(got.c, []int{1, 2, 0, 2}) {
+		t.Fatalf("%s n %v c %v err %v", got.format, got.n, got.c, err)
+	}
+	for _, tc := range []struct {
+		ref, file string
+		want      bool
+	}{
+		{`\frac{1}{2}`, `[1/2, '\\frac{1}{2}']`, true},
+		{`\frac{1}{2}`, `["1/2", "\\frac{1}{2}"]`, true},
+		{`\frac{1}{2}`, `0.5`, true},
+		{`(3,4)`, `[(3, 4), '(3,4)']`, true},
+		{`\frac{1}{2}`, `[1/3, '\\frac{1}{3}']`, false},
+		{`3`, `[]`, false},
+	} {
+		m := NewMatcher("f", nil, nil)
+		if got := m.sameReference(tc.ref, tc.file); got != tc.want {
+			t.Errorf("sameReference(%q, %q) = %v", tc.ref, tc.file, got)
+		}
+	}
+}
+
+// BigCodeBench's eval_results.json has EvalPlus's top level (date, eval) but one status per sample.
+func TestBigCodeBenchNotEvalPlus(t *testing.T) {
+	code := readDatasetFile(t, filepath.Join(toolsDir, "dataset_code.jsonl"))
+	path := filepath.Join(toolsDir, "bigcodebench_eval_results.json")
+	got, err := importFile(t, path, code)
+	if err != nil || got.format != FormatBigCodeBench || !slices.Equal(got.n, []int{3, 3}) || !slices.Equal(got.c, []int{1, 2}) || got.labels != 6 {
+		t.Fatalf("%s n %v c %v labels %d err %v", got.format, got.n, got.c, got.labels, err)
+	}
+	if r := got.samples[1].Reason; !strings.HasPrefix(r, "status: fail; ") || !strings.Contains(r, "AssertionError") {
+		t.Errorf("reason %q", r)
+	}
+	// Read as EvalPlus (a head that showed no entry): its first entry shows the other layout.
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n := 0
+	err = Read(f, "eval_results.json", FormatEvalPlusResults, nil, Options{OnSample: func(s Sample) error { n++; return nil }})
+	if err != nil || n != 6 {
+		t.Fatalf("read as EvalPlus: %d samples, %v", n, err)
+	}
+	// An entry of neither layout is refused naming both.
+	bad := []byte(`{"date": "2026-01-02 03:04", "eval": {"OwnEval/0": [{"task_id": "OwnEval/0", "solution": "x", "result": "ok"}]}}`)
+	_, err = readBytes(t, "eval_results.json", bad, code)
+	var e *Error
+	if !errors.As(err, &e) || e.Field != "base_status" || !strings.Contains(e.Msg, "BigCodeBench") || !strings.Contains(e.Record, `eval["OwnEval/0"][0]`) {
+		t.Fatalf("neither layout: %v", err)
+	}
+}
