@@ -112,3 +112,78 @@ func TestBigCodeBenchNotEvalPlus(t *testing.T) {
 		t.Fatalf("neither layout: %v", err)
 	}
 }
+
+// importPooled reads several files of one model through one Matcher, as an import of a directory
+// or a pattern does.
+func importPooled(t *testing.T, arg string, ds []MatchProblem, m *Mapping) (matched, []string, error) {
+	t.Helper()
+	files, err := ModelFiles(arg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := matched{n: make([]int, len(ds)), c: make([]int, len(ds))}
+	mt := NewMatcher("", ds, nil)
+	for _, path := range files {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Base(path)
+		format := FormatMapped
+		if m == nil {
+			head := make([]byte, SniffBytes)
+			k, _ := f.Read(head)
+			if format, _, err = Sniff(head[:k], name); err != nil {
+				return out, files, err
+			}
+			_, _ = f.Seek(0, 0)
+		}
+		mt.NextFile(name)
+		err = Read(f, name, format, m, Options{OnSample: func(s Sample) error {
+			p, err := mt.Resolve(&s)
+			if err != nil {
+				return err
+			}
+			out.n[p]++
+			if s.Correct != nil && *s.Correct {
+				out.c[p]++
+			}
+			out.samples = append(out.samples, s)
+			return nil
+		}})
+		f.Close()
+		if err != nil {
+			return out, files, err
+		}
+	}
+	return out, files, mt.Finish()
+}
+
+// One model's samples in one file per seed (NeMo-Skills output-rs<seed>.jsonl) are pooled per
+// problem, renumbered in the order read.
+func TestModelFilesPooled(t *testing.T) {
+	words := readDatasetFile(t, filepath.Join(toolsDir, "dataset_words.jsonl"))
+	m := &Mapping{Question: "problem", Completion: "generation", Correct: "symbolic_correct", Extracted: "predicted_answer", Reference: "expected_answer"}
+	for _, arg := range []string{filepath.Join(toolsDir, "nemo_skills"), filepath.Join(toolsDir, "nemo_skills", "output-rs*.jsonl")} {
+		got, files, err := importPooled(t, arg, words, m)
+		if err != nil || len(files) != 2 || filepath.Base(files[0]) != "output-rs0.jsonl" || !slices.Equal(got.n, []int{2, 2, 2, 2}) || !slices.Equal(got.c, []int{1, 1, 2, 1}) {
+			t.Fatalf("%s: files %v n %v c %v err %v", arg, files, got.n, got.c, err)
+		}
+		if s := got.samples[4]; s.SampleIndex != 1 || s.Line != 1 {
+			t.Errorf("first sample of the second file: %+v", s)
+		}
+	}
+	// A sample index repeated within one file is still refused, naming that file.
+	dir := t.TempDir()
+	line := `{"problem_id": "own/0", "sample_index": 0, "completion": "23", "correct": true}` + "\n"
+	_ = os.WriteFile(filepath.Join(dir, "a.jsonl"), []byte(line), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "b.jsonl"), []byte(line+line), 0o644)
+	_, _, err := importPooled(t, dir, words, nil)
+	var e *Error
+	if !errors.As(err, &e) || e.File != "b.jsonl" || e.Line != 2 || !strings.Contains(e.Msg, "duplicate sample index 0") {
+		t.Fatalf("duplicate within a file: %v", err)
+	}
+	if _, err := ModelFiles(filepath.Join(dir, "*.csv")); err == nil || !strings.Contains(err.Error(), "matches no file") {
+		t.Errorf("empty pattern: %v", err)
+	}
+}

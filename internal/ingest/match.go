@@ -59,6 +59,21 @@ type Matcher struct {
 	varied   bool
 	problems int // problems with samples
 	noGuard  bool
+	pooled   bool // several files of one model: indices renumbered per problem (NextFile)
+}
+
+// NextFile makes m read file next, one of several files of the same model (one file per seed, per repeat, per
+// problem): the files' samples are pooled per problem and renumbered in order of reading, so a
+// problem may have samples in several files; a sample index repeated within one file, or a
+// problem on two per-problem records of one file, is still refused. Counts go on across files.
+// Call it before each file, the first included.
+func (m *Matcher) NextFile(file string) {
+	m.file, m.pooled = file, true
+	for i := range m.state {
+		st := &m.state[i]
+		clear(st.used)
+		st.first, st.line = "", false
+	}
 }
 
 // GuardCompletions turns the checks that a completion is model output (not the problem's
@@ -70,7 +85,7 @@ func (m *Matcher) GuardCompletions(on bool) { m.noGuard = !on }
 
 type probMatch struct {
 	n     int
-	used  []uint64
+	used  []uint64 // sample indices taken (in this file, when pooling)
 	first string // the record a per-problem record's samples came from
 	line  bool   // the samples came from a per-problem record
 	text  string // the problem's first completion, while all of its samples are equal
@@ -380,6 +395,8 @@ func (m *Matcher) place(w where, s *Sample, p int) error {
 	if st.n == 0 {
 		m.problems++
 		st.first, st.line, st.same = rec, s.perLine, true
+	} else if st.first == "" { // the problem's first record in this file (NextFile)
+		st.first, st.line = rec, s.perLine
 	} else if s.perLine && st.line && st.first != rec {
 		return w.errorf("", "dataset problem %d (%.60q) is on two records of a per-problem file (%s and %s): a repeated record would count its samples twice",
 			p+1, m.norm[p], st.first, rec)
@@ -395,6 +412,9 @@ func (m *Matcher) place(w where, s *Sample, p int) error {
 		st.used = append(st.used, 0)
 	}
 	st.used[wd] |= bit
+	if m.pooled { // pooled files: the index within the file was checked; the model's is the order read
+		s.SampleIndex = st.n
+	}
 	st.n++
 	return nil
 }
