@@ -86,9 +86,9 @@ func (m *Matcher) GuardCompletions(on bool) { m.noGuard = !on }
 type probMatch struct {
 	n     int
 	used  []uint64 // sample indices taken (in this file, when pooling)
-	first string // the record a per-problem record's samples came from
-	line  bool   // the samples came from a per-problem record
-	text  string // the problem's first completion, while all of its samples are equal
+	first string   // the record a per-problem record's samples came from
+	line  bool     // the samples came from a per-problem record
+	text  string   // the problem's first completion, while all of its samples are equal
 	same  bool
 }
 

@@ -43,6 +43,9 @@ type Model struct {
 	Role string // base | rl | checkpoint | distilled
 	Step *int
 	File File
+	// More are the model's further files (one per seed, repeat, ...), pooled with File per problem
+	// in this order; only for a local import (CreateLocal).
+	More []File
 	// Mapping, when set, reads the file as the "mapped" format with these
 	// fields instead of sniffing its layout.
 	Mapping *ingest.Mapping
@@ -148,6 +151,10 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 	}
 	mapped := Mapped{}
 	for i, m := range spec.Models {
+		if len(m.More) > 0 {
+			cleanup()
+			return 0, nil, fmt.Errorf("model %q: %d files; several files for one model are read only from this machine's disk (reach import without --upload)", m.Name, len(m.More)+1)
+		}
 		id, err := save(m.File)
 		if err != nil {
 			cleanup()
@@ -212,7 +219,15 @@ func describe(i int, m Model, r io.Reader, acceptGuess bool, mapped Mapped) (sto
 	if !code.ValidHarness(m.CodeHarness) {
 		return store.NewRun{}, fmt.Errorf("model %q: unknown code harness %q (use %s)", m.Name, m.CodeHarness, code.HarnessNames())
 	}
-	run := store.NewRun{ModelName: m.Name, Role: role, Step: m.Step, SourceFile: m.File.Name, Format: string(format),
+	source := m.File.Name
+	if len(m.More) > 0 { // the source line names every file
+		names := []string{m.File.Name}
+		for _, f := range m.More {
+			names = append(names, f.Name)
+		}
+		source = fmt.Sprintf("%d files: %s", len(names), strings.Join(names, ", "))
+	}
+	run := store.NewRun{ModelName: m.Name, Role: role, Step: m.Step, SourceFile: source, Format: string(format),
 		CodeHarness: m.CodeHarness}
 	if format == ingest.FormatMapped && mapping != nil {
 		run.Mapping = mapping
@@ -239,15 +254,21 @@ func CreateLocal(ctx context.Context, st *store.Store, client *jobs.Client, spec
 	nc := store.NewComparison{Name: spec.Name, SourceNote: spec.SourceNote, Reverify: spec.Reverify, DatasetID: spec.DatasetID,
 		ProjectID: spec.ProjectID}
 	mapped := Mapped{}
-	var paths []string
+	var paths [][]string
 	for i, m := range spec.Models {
-		if m.File.Path == "" {
-			return 0, nil, fmt.Errorf("model %q: %s is not a local file", m.Name, m.File.Name)
+		var abs string
+		var files []string
+		for _, file := range append([]File{m.File}, m.More...) {
+			if file.Path == "" {
+				return 0, nil, fmt.Errorf("model %q: %s is not a local file", m.Name, file.Name)
+			}
+			a, err := filepath.Abs(file.Path)
+			if err != nil {
+				return 0, nil, fmt.Errorf("model %q: %w", m.Name, err)
+			}
+			files = append(files, a)
 		}
-		abs, err := filepath.Abs(m.File.Path)
-		if err != nil {
-			return 0, nil, fmt.Errorf("model %q: %w", m.Name, err)
-		}
+		abs = files[0]
 		f, err := os.Open(abs)
 		if err != nil {
 			return 0, nil, fmt.Errorf("model %q: %w", m.Name, err)
@@ -258,7 +279,7 @@ func CreateLocal(ctx context.Context, st *store.Store, client *jobs.Client, spec
 			return 0, nil, err
 		}
 		nc.Runs = append(nc.Runs, run)
-		paths = append(paths, abs)
+		paths = append(paths, files)
 	}
 	var cid int64
 	err := st.WithTx(ctx, func(tx *store.Store) error {
@@ -289,7 +310,7 @@ func CreateLocal(ctx context.Context, st *store.Store, client *jobs.Client, spec
 				}
 			}
 		}
-		byRun := map[int64]string{}
+		byRun := map[int64][]string{}
 		for i, r := range c.Runs {
 			byRun[r.ID] = paths[i]
 		}

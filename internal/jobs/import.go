@@ -389,6 +389,9 @@ type source struct {
 	// path and queue, for a local file: where it is, and the queue of the
 	// one process that can read it (its chunk jobs go there).
 	path, queue string
+	// more are further files of the same model (local imports), read after this one and pooled
+	// with it per problem; such an import is not split.
+	more []source
 }
 
 // uploadSource reads an upload through the pool, not the import's
@@ -637,7 +640,7 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 		return sum, err
 	}
 	ix := newProblemIndex(problems)
-	if up.splitAt > 0 && up.size >= 2*up.splitAt {
+	if up.splitAt > 0 && up.size >= 2*up.splitAt && len(up.more) == 0 {
 		head, err := up.head(ingest.SniffBytes)
 		if err != nil {
 			return sum, err
@@ -681,11 +684,19 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 		warns importWarnings
 	)
 	read := func(onSample func(ingest.Sample) error, onCount func(ingest.Count) error) error {
-		err := ingest.Read(cr, up.name, format, mapping, ingest.Options{OnSample: onSample, OnCount: onCount,
+		opts := ingest.Options{OnSample: onSample, OnCount: onCount,
 			OnMeta:    func(m ingest.RunMeta) error { meta = &m; return nil },
-			OnWarning: warns.add})
-		if err != nil {
+			OnWarning: warns.add}
+		if len(up.more) > 0 {
+			p.mt.NextFile(up.name) // pooled: every file's indices renumbered
+		}
+		if err := ingest.Read(cr, up.name, format, mapping, opts); err != nil {
 			return err
+		}
+		for _, more := range up.more {
+			if err := readMore(more, p.mt, cr, format, mapping, opts); err != nil {
+				return err
+			}
 		}
 		return p.mt.Finish()
 	}
@@ -737,6 +748,18 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 	}
 	sum.runDone = true
 	return sum, finishRunImport(ctx, tx, v, c, r, up, format, sum)
+}
+
+// readMore reads one more file of a model imported from several, counting its bytes in cr.
+func readMore(f source, mt *ingest.Matcher, cr *countingReader, format ingest.Format, mapping *ingest.Mapping, opts ingest.Options) error {
+	r, err := f.open()
+	if err != nil {
+		return fmt.Errorf("open %s: %w", f.name, err)
+	}
+	defer r.Close()
+	cr.r = r
+	mt.NextFile(f.name)
+	return ingest.Read(cr, f.name, format, mapping, opts)
 }
 
 // finishRunImport ends a run's import inside tx once all its samples are
