@@ -238,6 +238,30 @@ func describe(i int, m Model, r io.Reader, acceptGuess bool, mapped Mapped) (sto
 	return run, nil
 }
 
+// sameLayout refuses a model's further files (files[1:]) when their layout is not the first
+// file's, format: they are all read as the first one is. A mapped model's files are all mapped.
+func sameLayout(m Model, format string, files []string) error {
+	if m.Mapping != nil {
+		return nil
+	}
+	for _, path := range files[1:] {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("model %q: %w", m.Name, err)
+		}
+		ex, err := ingest.Examine(f, filepath.Base(path))
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("model %q: %w", m.Name, err)
+		}
+		if string(ex.Format) != format {
+			return fmt.Errorf("model %q: %s is %s, but %s is %s: one model's files must share one layout (give them as separate models, or map them with --map)",
+				m.Name, filepath.Base(path), ingest.Describe(ex.Format), m.File.Name, ingest.Describe(ingest.Format(format)))
+		}
+	}
+	return nil
+}
+
 // CreateLocal creates the comparison from files on this machine without
 // storing them: the dataset is loaded here and now, and each samples file
 // is imported straight from its path by an ImportLocalArgs job in queue,
@@ -276,6 +300,9 @@ func CreateLocal(ctx context.Context, st *store.Store, client *jobs.Client, spec
 		run, err := describe(i, m, f, spec.AcceptGuess, mapped)
 		f.Close()
 		if err != nil {
+			return 0, nil, err
+		}
+		if err := sameLayout(m, run.Format, files); err != nil {
 			return 0, nil, err
 		}
 		nc.Runs = append(nc.Runs, run)
