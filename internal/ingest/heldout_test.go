@@ -25,7 +25,7 @@ func TestHeldAsideFixtures(t *testing.T) {
 	})
 	t.Run("OpenCompass results n=3", func(t *testing.T) {
 		got, err := importFile(t, filepath.Join(toolsDir, "heldout_opencompass_results_math_n3.json"), math)
-		if err != nil || !slices.Equal(got.n, []int{3, 3, 3, 0}) || !slices.Equal(got.c, []int{1, 2, 2, 0}) {
+		if err != nil || !slices.Equal(got.n, []int{3, 3, 3, 0, 0, 0, 0, 0}) || !slices.Equal(got.c, []int{1, 2, 2, 0, 0, 0, 0, 0}) {
 			t.Fatalf("n %v c %v: %v", got.n, got.c, err)
 		}
 	})

@@ -61,7 +61,7 @@ func TestNoIDRefusalsSayWhatWasTried(t *testing.T) {
 func TestOpenCompassGoldForms(t *testing.T) {
 	ds := readDatasetFile(t, filepath.Join(toolsDir, "dataset_math.jsonl"))
 	got, err := importFile(t, filepath.Join(toolsDir, "opencompass_results_math_n2.json"), ds)
-	if err != nil || got.format != FormatOpenCompass || !slices.Equal(got.n, []int{2, 2, 2, 2}) || !slices.Equal(got.c, []int{1, 2, 0, 2}) {
+	if err != nil || got.format != FormatOpenCompass || !slices.Equal(got.n, []int{2, 2, 2, 2, 2, 2, 2, 2}) || !slices.Equal(got.c, []int{1, 2, 0, 2, 2, 1, 2, 1}) {
 		t.Fatalf("%s n %v c %v err %v", got.format, got.n, got.c, err)
 	}
 	for _, tc := range []struct {
