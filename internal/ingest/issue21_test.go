@@ -187,3 +187,28 @@ func TestModelFilesPooled(t *testing.T) {
 		t.Errorf("empty pattern: %v", err)
 	}
 }
+
+// TRL's completions logged to wandb: the run's media/table/completions_<step>_<hash>.table.json,
+// {"columns", "data"}, each row read as the TRL layout its columns show.
+func TestWandbTableOfTRLCompletions(t *testing.T) {
+	words := readDatasetFile(t, filepath.Join(toolsDir, "dataset_words.jsonl"))
+	got, err := importFile(t, filepath.Join(toolsDir, "completions_40_0123abcd4567ef890123.table.json"), words)
+	if err != nil || len(got.samples) == 0 {
+		t.Fatalf("%s: %v", got.format, err)
+	}
+	if got.format != FormatWandbTable || !slices.Equal(got.n, []int{2, 2, 2, 2}) || got.how != "by statement" ||
+		got.meta.Settings["step"] != "40" || got.samples[0].Record != "data[0]" {
+		t.Fatalf("%s n %v %s meta %+v first %+v: %v", got.format, got.n, got.how, got.meta, got.samples[0], err)
+	}
+	bad := []byte(`{"columns": ["a", "b"], "data": [[1, 2]]}`)
+	_, err = readBytes(t, "x.table.json", bad, words)
+	var e *Error
+	if !errors.As(err, &e) || !strings.Contains(e.Msg, "columns (a, b) match no layout") || e.Record != "data[0]" {
+		t.Fatalf("unknown columns: %v", err)
+	}
+	short := []byte(`{"columns": ["step", "prompt", "completion"], "data": [["40", "A ticket costs $7. How much do 6 tickets cost in dollars?", "42"], ["40", "x"]]}`)
+	_, err = readBytes(t, "y.table.json", short, words)
+	if !errors.As(err, &e) || !strings.Contains(e.Msg, "a row of 2 values for 3 columns") || e.Record != "data[1]" {
+		t.Fatalf("short row: %v", err)
+	}
+}

@@ -12,7 +12,7 @@ import (
 // Formats lists every samples format ReadSamples knows, in the order the upload page names them.
 var Formats = []Format{FormatReachSample, FormatReachProblem, FormatQwenEval, FormatLMEval, FormatLighteval, FormatInspect,
 	FormatOpenCompass, FormatHumanEvalResults, FormatEvalPlusResults, FormatBigCodeBench, FormatVerlValidation, FormatVerlGeneration,
-	FormatTRLCompletions, FormatOpenAIBatch, FormatVLLM, FormatHFGenerations, FormatCountsCSV, FormatParquet, FormatMapped}
+	FormatTRLCompletions, FormatWandbTable, FormatOpenAIBatch, FormatVLLM, FormatHFGenerations, FormatCountsCSV, FormatParquet, FormatMapped}
 
 // toolName is the tool that writes a format, for pages and run metadata.
 func toolName(f Format) string {
@@ -41,6 +41,8 @@ func toolName(f Format) string {
 		return "verl"
 	case FormatTRLCompletions:
 		return "TRL"
+	case FormatWandbTable:
+		return "wandb"
 	case FormatOpenAIBatch:
 		return "OpenAI Batch API"
 	case FormatVLLM:
@@ -84,6 +86,8 @@ func Describe(f Format) string {
 		return "verl main_generation output"
 	case FormatTRLCompletions:
 		return "TRL logged completions"
+	case FormatWandbTable:
+		return "wandb table (.table.json)"
 	case FormatOpenAIBatch:
 		return "OpenAI Batch API output"
 	case FormatVLLM:
@@ -154,6 +158,8 @@ func specFor(f Format, m *Mapping) (spec, error) {
 		return spec{format: f, doc: readInspectJSON}, nil
 	case FormatOpenCompass:
 		return spec{format: f, doc: readOpenCompass}, nil
+	case FormatWandbTable:
+		return spec{format: f, doc: readWandbTable}, nil
 	case FormatEvalPlusResults, FormatBigCodeBench:
 		return spec{format: f, doc: readEvalPlusResults}, nil
 	case FormatParquet:

@@ -64,6 +64,9 @@ const (
 	// FormatTRLCompletions: TRL's logged completions (completions_<step>.parquet or JSONL: step,
 	// prompt, completion, reward columns); matched by the statement in the prompt.
 	FormatTRLCompletions Format = "trl-completions"
+	// FormatWandbTable: a wandb Table file (<key>_<step>_<hash>.table.json: {"columns", "data"}),
+	// each row read as a record in the layout its columns show (TRL logs its completions so).
+	FormatWandbTable Format = "wandb-table"
 	// FormatOpenAIBatch: OpenAI Batch API output (custom_id, response.body.choices[]).
 	FormatOpenAIBatch Format = "openai-batch"
 	// FormatVLLM: vLLM RequestOutput objects saved as JSON (prompt, outputs[].text, finish_reason);

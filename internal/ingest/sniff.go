@@ -501,6 +501,8 @@ func classify(top *shape, file string) (Format, *Mapping, error) {
 	// Whole documents.
 	case top.is("eval", "object") && (top.is("samples") || top.is("version") || top.is("plan")):
 		return FormatInspect, nil, nil
+	case isWandbTable(top):
+		return FormatWandbTable, nil, nil
 	case top.is("eval", "object") && (top.is("hash") || top.is("date")):
 		return evalResultsLayout(top.sub["eval"]), nil, nil
 	case numericKeys && top.kind[top.keys[0]] == "object" && firstSub.any("origin_prompt", "prediction"):
@@ -548,7 +550,7 @@ func classify(top *shape, file string) (Format, *Mapping, error) {
 		}
 	}
 	if top.doc {
-		return notSamples(fmt.Sprintf("a JSON document (fields %s) in no known layout: Reach reads documents only from Inspect, OpenCompass and EvalPlus; write one JSON object per sample or per problem (JSONL) and map its fields", strings.Join(top.keys[:min(len(top.keys), 8)], ", ")))
+		return notSamples(fmt.Sprintf("a JSON document (fields %s) in no known layout: Reach reads documents only from Inspect, OpenCompass, EvalPlus, BigCodeBench and wandb tables; write one JSON object per sample or per problem (JSONL) and map its fields", strings.Join(top.keys[:min(len(top.keys), 8)], ", ")))
 	}
 	return FormatMapped, m, nil
 }
