@@ -212,3 +212,27 @@ func TestWandbTableOfTRLCompletions(t *testing.T) {
 		t.Fatalf("short row: %v", err)
 	}
 }
+
+// A record that fits two known layouts goes to the second when the first's reader refuses its first
+// record: here an OpenAI Batch line whose request failed, which also carries human-eval's fields.
+func TestSniffTriesTheNextLayout(t *testing.T) {
+	line := []byte(`{"custom_id": "r1", "response": null, "error": {"code": "x"}, "task_id": "OwnEval/0", "completion": "    return a + b\n", "passed": true}` + "\n")
+	f, _, err := Sniff(line, "mixed.jsonl")
+	if err != nil || f != FormatHumanEvalResults {
+		t.Fatalf("Sniff = %s, %v; want %s", f, err, FormatHumanEvalResults)
+	}
+	// Alone, the failed batch line is a batch line (and refused as one at import).
+	f, _, err = Sniff([]byte(`{"custom_id": "r1", "response": null, "error": {"code": "x"}}`+"\n"), "batch.jsonl")
+	if err != nil || f != FormatOpenAIBatch {
+		t.Fatalf("Sniff = %s, %v", f, err)
+	}
+	// Rows keyed by number (pandas' orient="index") or columns keyed by row are refused, not read
+	// as one record.
+	for _, doc := range []string{`{"0": {"prompt": "p", "completion": "c"}, "1": {"prompt": "p", "completion": "d"}}`,
+		`{"prompt": {"0": "p", "1": "p"}, "completion": {"0": "c", "1": "d"}}`} {
+		_, _, err := Sniff([]byte(doc), "df.json")
+		if err == nil || !strings.Contains(err.Error(), "keyed by row number") || !strings.Contains(err.Error(), `orient=\"records\"`) && !strings.Contains(err.Error(), `orient="records"`) {
+			t.Errorf("%s: %v", doc, err)
+		}
+	}
+}
