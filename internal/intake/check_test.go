@@ -1,8 +1,12 @@
 package intake
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reach-lab/reach/internal/ingest"
 )
 
 // A spec no comparison can be made of is refused before anything is stored,
@@ -24,5 +28,21 @@ func TestSpecCheck(t *testing.T) {
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%+v: %v; want %q", tc.spec.Name, err, tc.want)
 		}
+	}
+}
+
+// A model's further files must be in its first file's layout: they are all read as that one.
+func TestSameLayoutRefusesAnother(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	_ = os.WriteFile(a, []byte(`{"problem_id": "p", "completion": "x"}`+"\n"), 0o644)
+	_ = os.WriteFile(b, []byte(`{"task_id": "p", "completion": "x", "passed": true}`+"\n"), 0o644)
+	m := Model{Name: "rl", File: LocalFile(a), More: []File{LocalFile(b)}}
+	err := sameLayout(m, string(ingest.FormatReachSample), []string{a, b})
+	if err == nil || !strings.Contains(err.Error(), "b.jsonl is human-eval") || !strings.Contains(err.Error(), "one model's files must share one layout") {
+		t.Fatalf("err = %v", err)
+	}
+	if err := sameLayout(m, string(ingest.FormatReachSample), []string{a, a}); err != nil {
+		t.Fatal(err)
 	}
 }
