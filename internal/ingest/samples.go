@@ -89,7 +89,10 @@ const (
 // that is a list parallel to List gives one value per sample (as the Qwen evaluator's score is to
 // code), any other applies to all samples. An item that is a plain string is the completion itself.
 type Mapping struct {
-	ProblemID string // e.g. "qid"; "" = match by Question/Prompt, else by the record's 0-based position
+	// ProblemID is e.g. "qid"; "" = match by Question/Prompt, else by the record's own question or
+	// prompt field (question, problem, prompt, input, query, origin_prompt), else by its 0-based
+	// position.
+	ProblemID string
 	// IDKind says what ProblemID holds: "" the dataset's id, else a 0-based position (today's rule
 	// for files without ids); "id" the dataset's id only; "index0"/"index1" a 0-/1-based position.
 	IDKind      string
