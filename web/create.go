@@ -176,6 +176,10 @@ func (s *Server) receiveFile(ctx context.Context, rc *received, field string, pa
 		if err != nil {
 			return err
 		}
+		if m.uploadID != 0 { // a second file would replace the first, and the model be read from one
+			return badForm("model %q: two files (%s, %s); the upload form takes one file per model: import a model whose samples are in several files with reach import --model '%s=DIR' (or a quoted pattern), which pools them",
+				m.name, m.file, fname, m.name)
+		}
 		id, _, err := s.st.SaveUpload(ctx, fname, part, s.cfg.MaxUploadBytes)
 		if err != nil {
 			return uploadErr(err)

@@ -178,3 +178,43 @@ func TestRefusedUploadKeepsEntries(t *testing.T) {
 		t.Errorf("%d comparisons and uploads stored (%v)", n, err)
 	}
 }
+
+// Two files for one model are refused in words (the second once replaced the first silently);
+// nothing is kept.
+func TestUploadTwoFilesForOneModelRefused(t *testing.T) {
+	a := startApp(t)
+	acct := newAccount(t, a.st, a.url, "uploader@lab.org", false, "editor")
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("name", "seeds")
+	w, _ := mw.CreateFormFile("dataset_file", "dataset.jsonl")
+	_, _ = w.Write([]byte(`{"id": "a", "problem": "1+1?", "answer": "2"}` + "\n"))
+	line := []byte(`{"problem_id": "a", "completion": "2"}` + "\n")
+	_ = mw.WriteField("model_role", "base")
+	_ = mw.WriteField("model_name", "base")
+	for _, f := range []string{"output-rs0.jsonl", "output-rs1.jsonl"} {
+		w, _ := mw.CreateFormFile("model_file", f)
+		_, _ = w.Write(line)
+	}
+	_ = mw.WriteField("model_role", "rl")
+	_ = mw.WriteField("model_name", "rl")
+	w, _ = mw.CreateFormFile("model_file", "rl.jsonl")
+	_, _ = w.Write(line)
+	_ = mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, a.url+"/comparisons", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.AddCookie(acct.Cookie)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(page), "two files (output-rs0.jsonl, output-rs1.jsonl)") {
+		t.Fatalf("HTTP %d; want 400 naming both files:\n%.2000s", resp.StatusCode, page)
+	}
+	var n int
+	if err := a.st.Pool().QueryRow(context.Background(), `SELECT (SELECT count(*) FROM comparisons) + (SELECT count(*) FROM uploads)`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d comparisons and uploads stored (%v)", n, err)
+	}
+}
