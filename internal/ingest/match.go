@@ -62,11 +62,11 @@ type Matcher struct {
 	pooled   bool // several files of one model: indices renumbered per problem (NextFile)
 }
 
-// NextFile makes m read file next, one of several files of the same model (one file per seed, per repeat, per
-// problem): the files' samples are pooled per problem and renumbered in order of reading, so a
-// problem may have samples in several files; a sample index repeated within one file, or a
-// problem on two per-problem records of one file, is still refused. Counts go on across files.
-// Call it before each file, the first included.
+// NextFile makes m read file next, one of several files of the same model (one per seed, per
+// repeat, per problem): the files' samples are pooled per problem and renumbered in the order
+// read, so a problem may have samples in several files; a sample index repeated within one file,
+// or a problem on two per-problem records of one file, is still refused. Counts go on across
+// files. Call it before each file, the first included.
 func (m *Matcher) NextFile(file string) {
 	m.file, m.pooled = file, true
 	for i := range m.state {

@@ -1,8 +1,6 @@
 package ingest
 
 import (
-	"github.com/tidwall/gjson"
-
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 // Format names the layout of a samples file: which tool wrote it. The container (JSONL, a JSON
