@@ -170,6 +170,9 @@ func failImport(ctx context.Context, st *store.Store, comparisonID, runID int64,
 	for _, r := range c.Runs {
 		if runID != 0 && r.ID == runID && !errors.As(err, new(*ingest.Error)) {
 			msg = fmt.Sprintf("model %q: %s", r.ModelName, msg)
+		} else if runID != 0 && r.ID == runID && r.Format != "" && !strings.Contains(msg, "(read as ") {
+			// A refusal of the file says which layout it was read as: a wrong guess shows.
+			msg = fmt.Sprintf("%s (read as %s)", msg, ingest.Describe(ingest.Format(r.Format)))
 		}
 	}
 	// The failure must be recorded whatever else is running: a transient

@@ -57,3 +57,33 @@ func TestLocalImportSeveralFilesPerModel(t *testing.T) {
 		t.Errorf("source of the base model: %+v", src)
 	}
 }
+
+// A sample index repeated within one of a model's files fails the import naming that file, its
+// line and the layout it was read as; nothing is kept.
+func TestLocalImportSeveralFilesDuplicateIndex(t *testing.T) {
+	dir := toolFormats(t)
+	_, rl := pairFiles(t, dir, "f_verl_*_validation_200.jsonl")
+	seeds := t.TempDir()
+	line := func(i int) string {
+		return `{"problem_id": "test/algebra/2584.json", "sample_index": ` + string(rune('0'+i)) + `, "completion": "\\boxed{\\frac{14}{3}}", "correct": true}` + "\n"
+	}
+	_ = os.WriteFile(filepath.Join(seeds, "rs0.jsonl"), []byte(line(0)+line(1)), 0o644)
+	_ = os.WriteFile(filepath.Join(seeds, "rs1.jsonl"), []byte(line(0)+line(0)), 0o644)
+	files, err := ingest.ModelFiles(filepath.Join(seeds, "rs*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, q := startLocal(t)
+	c, _ := e.importLocal(t, q, intake.Spec{Name: "dup", Dataset: intake.LocalFile(filepath.Join(dir, "ds_math500_3.jsonl")),
+		Models: []intake.Model{{Name: "base", File: intake.LocalFile(files[0]), More: []intake.File{intake.LocalFile(files[1])}},
+			{Name: "rl", File: intake.LocalFile(rl)}}})
+	if c.Status != store.StatusFailed || !strings.Contains(c.Error, "rs1.jsonl:2: sample_index: duplicate sample index 0") ||
+		!strings.Contains(c.Error, "(read as Reach JSONL, one line per sample)") {
+		t.Fatalf("status %s, error %q", c.Status, c.Error)
+	}
+	for _, r := range c.Runs {
+		if n, _, err := e.st.CountSamples(context.Background(), r.ID); err != nil || n != 0 {
+			t.Errorf("run %s kept %d samples (%v)", r.ModelName, n, err)
+		}
+	}
+}
