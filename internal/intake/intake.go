@@ -252,7 +252,7 @@ func sameLayout(m Model, format string, files []string) error {
 		ex, err := ingest.Examine(f, filepath.Base(path))
 		f.Close()
 		if err != nil {
-			return fmt.Errorf("model %q: %w", m.Name, err)
+			return fmt.Errorf("model %q: %w (one of its %d files: give a pattern that names only the samples files)", m.Name, err, len(files))
 		}
 		if string(ex.Format) != format {
 			return fmt.Errorf("model %q: %s is %s, but %s is %s: one model's files must share one layout (give them as separate models, or map them with --map)",
