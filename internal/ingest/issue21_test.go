@@ -183,6 +183,20 @@ func TestModelFilesPooled(t *testing.T) {
 	if !errors.As(err, &e) || e.File != "b.jsonl" || e.Line != 2 || !strings.Contains(e.Msg, "duplicate sample index 0") {
 		t.Fatalf("duplicate within a file: %v", err)
 	}
+	// One line per problem: a problem in each of two files is pooled, on two lines of one refused.
+	per := t.TempDir()
+	rec := `{"problem_id": "own/1", "completions": ["90", "7"]}` + "\n"
+	_ = os.WriteFile(filepath.Join(per, "p0.jsonl"), []byte(rec), 0o644)
+	_ = os.WriteFile(filepath.Join(per, "p1.jsonl"), []byte(rec), 0o644)
+	got, _, err := importPooled(t, per, words, nil)
+	if err != nil || !slices.Equal(got.n, []int{0, 4, 0, 0}) || got.samples[3].SampleIndex != 3 {
+		t.Fatalf("per-problem files: n %v, %v", got.n, err)
+	}
+	_ = os.WriteFile(filepath.Join(per, "p1.jsonl"), []byte(rec+rec), 0o644)
+	_, _, err = importPooled(t, per, words, nil)
+	if !errors.As(err, &e) || e.File != "p1.jsonl" || e.Line != 2 {
+		t.Fatalf("a problem on two lines of one file: %v", err)
+	}
 	if _, err := ModelFiles(filepath.Join(dir, "*.csv")); err == nil || !strings.Contains(err.Error(), "matches no file") {
 		t.Errorf("empty pattern: %v", err)
 	}
