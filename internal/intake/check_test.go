@@ -38,11 +38,12 @@ func TestSameLayoutRefusesAnother(t *testing.T) {
 	_ = os.WriteFile(a, []byte(`{"problem_id": "p", "completion": "x"}`+"\n"), 0o644)
 	_ = os.WriteFile(b, []byte(`{"task_id": "p", "completion": "x", "passed": true}`+"\n"), 0o644)
 	m := Model{Name: "rl", File: LocalFile(a), More: []File{LocalFile(b)}}
-	err := sameLayout(m, string(ingest.FormatReachSample), []string{a, b})
+	err := sameLayout(m, string(ingest.FormatReachSample))
 	if err == nil || !strings.Contains(err.Error(), "b.jsonl is human-eval") || !strings.Contains(err.Error(), "one model's files must share one layout") {
 		t.Fatalf("err = %v", err)
 	}
-	if err := sameLayout(m, string(ingest.FormatReachSample), []string{a, a}); err != nil {
+	m.More = []File{LocalFile(a)}
+	if err := sameLayout(m, string(ingest.FormatReachSample)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -44,7 +44,7 @@ type Model struct {
 	Step *int
 	File File
 	// More are the model's further files (one per seed, repeat, ...), pooled with File per problem
-	// in this order; only for a local import (CreateLocal).
+	// in this order.
 	More []File
 	// Mapping, when set, reads the file as the "mapped" format with these
 	// fields instead of sniffing its layout.
@@ -151,10 +151,6 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 	}
 	mapped := Mapped{}
 	for i, m := range spec.Models {
-		if len(m.More) > 0 {
-			cleanup()
-			return 0, nil, fmt.Errorf("model %q: %d files; several files for one model are read only from this machine's disk (reach import without --upload)", m.Name, len(m.More)+1)
-		}
 		id, err := save(m.File)
 		if err != nil {
 			cleanup()
@@ -164,6 +160,18 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 		if err != nil {
 			cleanup()
 			return 0, nil, err
+		}
+		if err := sameLayout(m, run.Format); err != nil {
+			cleanup()
+			return 0, nil, err
+		}
+		for _, f := range m.More {
+			more, err := save(f)
+			if err != nil {
+				cleanup()
+				return 0, nil, err
+			}
+			run.MoreUploadIDs = append(run.MoreUploadIDs, more)
 		}
 		run.UploadID = id
 		nc.Runs = append(nc.Runs, run)
@@ -219,15 +227,11 @@ func describe(i int, m Model, r io.Reader, acceptGuess bool, mapped Mapped) (sto
 	if !code.ValidHarness(m.CodeHarness) {
 		return store.NewRun{}, fmt.Errorf("model %q: unknown code harness %q (use %s)", m.Name, m.CodeHarness, code.HarnessNames())
 	}
-	source := m.File.Name
-	if len(m.More) > 0 { // the source line names every file
-		names := []string{m.File.Name}
-		for _, f := range m.More {
-			names = append(names, f.Name)
-		}
-		source = fmt.Sprintf("%d files: %s", len(names), strings.Join(names, ", "))
+	names := []string{m.File.Name}
+	for _, f := range m.More {
+		names = append(names, f.Name)
 	}
-	run := store.NewRun{ModelName: m.Name, Role: role, Step: m.Step, SourceFile: source, Format: string(format),
+	run := store.NewRun{ModelName: m.Name, Role: role, Step: m.Step, SourceFile: SourceFiles(names), Format: string(format),
 		CodeHarness: m.CodeHarness}
 	if format == ingest.FormatMapped && mapping != nil {
 		run.Mapping = mapping
@@ -238,28 +242,36 @@ func describe(i int, m Model, r io.Reader, acceptGuess bool, mapped Mapped) (sto
 	return run, nil
 }
 
-// sameLayout refuses a model's further files (files[1:]) when their layout is not the first
-// file's, format: they are all read as the first one is. A mapped model's files are all mapped.
-func sameLayout(m Model, format string, files []string) error {
+// sameLayout refuses a model's further files (m.More) when their layout is not its first file's,
+// format: they are all read as the first one is. A mapped model's files are all mapped.
+func sameLayout(m Model, format string) error {
 	if m.Mapping != nil {
 		return nil
 	}
-	for _, path := range files[1:] {
-		f, err := os.Open(path)
+	for _, file := range m.More {
+		r, err := file.Open()
 		if err != nil {
-			return fmt.Errorf("model %q: %w", m.Name, err)
+			return fmt.Errorf("model %q: open %s: %w", m.Name, file.Name, err)
 		}
-		ex, err := ingest.Examine(f, filepath.Base(path))
-		f.Close()
+		ex, err := ingest.Examine(r, file.Name)
+		r.Close()
 		if err != nil {
-			return fmt.Errorf("model %q: %w (one of its %d files: give a pattern that names only the samples files)", m.Name, err, len(files))
+			return fmt.Errorf("model %q: %w (one of its %d files: give only the samples files)", m.Name, err, len(m.More)+1)
 		}
 		if string(ex.Format) != format {
 			return fmt.Errorf("model %q: %s is %s, but %s is %s: one model's files must share one layout (give them as separate models, or map them with --map)",
-				m.Name, filepath.Base(path), ingest.Describe(ex.Format), m.File.Name, ingest.Describe(ingest.Format(format)))
+				m.Name, file.Name, ingest.Describe(ex.Format), m.File.Name, ingest.Describe(ingest.Format(format)))
 		}
 	}
 	return nil
+}
+
+// SourceFiles is a run's source line for a model's files: the file's name, or "3 files: a, b, c".
+func SourceFiles(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return fmt.Sprintf("%d files: %s", len(names), strings.Join(names, ", "))
 }
 
 // CreateLocal creates the comparison from files on this machine without
@@ -302,7 +314,7 @@ func CreateLocal(ctx context.Context, st *store.Store, client *jobs.Client, spec
 		if err != nil {
 			return 0, nil, err
 		}
-		if err := sameLayout(m, run.Format, files); err != nil {
+		if err := sameLayout(m, run.Format); err != nil {
 			return 0, nil, err
 		}
 		nc.Runs = append(nc.Runs, run)

@@ -369,6 +369,15 @@ func (w *ImportRunWorker) Work(ctx context.Context, job *river.Job[ImportRunArgs
 		}
 		up, err := uploadSource(ctx, w.st, *r.UploadID)
 		up.splitAt = w.splitAt
+		for _, id := range r.MoreUploadIDs {
+			if err != nil {
+				break
+			}
+			var more source
+			more, err = uploadSource(ctx, w.st, id)
+			up.more = append(up.more, more)
+			up.size += more.size
+		}
 		return up, err
 	}, nil)
 }
@@ -770,9 +779,11 @@ func readMore(f source, mt *ingest.Matcher, cr *countingReader, format ingest.Fo
 // the run was graded, and enqueues the job that follows (verification or
 // aggregation).
 func finishRunImport(ctx context.Context, tx *store.Store, v verify.Verifier, c store.Comparison, r store.Run, up source, format ingest.Format, sum pipelineStats) error {
-	if up.drop != nil {
-		if err := up.drop(ctx, tx); err != nil {
-			return err
+	for _, f := range append([]source{up}, up.more...) {
+		if f.drop != nil {
+			if err := f.drop(ctx, tx); err != nil {
+				return err
+			}
 		}
 	}
 	prog := store.Progress{RunID: r.ID, Stage: "import", Total: up.size, Unit: "bytes"}

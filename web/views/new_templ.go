@@ -176,7 +176,7 @@ func NewComparison(f NewForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, " MiB per file. One file per model here; a model spread over several files (one per seed or repeat) is imported with <code>reach import --model 'NAME=DIR'</code> (or a quoted pattern), which pools them.</p><div id=\"models\"><div class=\"model-row\"><input type=\"hidden\" name=\"model_role\" value=\"base\"> <span class=\"role\">Base model</span> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"Qwen2.5-7B\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, " MiB per file. A model whose samples are spread over several files (one per seed or repeat) takes them all: choose them together, and they are pooled per problem, read in the order of their names.</p><div id=\"models\"><div class=\"model-row\"><input type=\"hidden\" name=\"model_role\" value=\"base\"> <span class=\"role\">Base model</span> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"Qwen2.5-7B\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -189,7 +189,7 @@ func NewComparison(f NewForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "\"></label> <label>Samples <input type=\"file\" name=\"model_file\" required></label></div><div class=\"model-row\"><label class=\"role\"><select name=\"model_role\"><option value=\"rl\">RL model</option> <option value=\"checkpoint\">RL checkpoint</option> <option value=\"distilled\">Distilled model</option></select></label> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"SimpleRL-Zoo\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "\"></label> <label>Samples <input type=\"file\" name=\"model_file\" multiple required></label></div><div class=\"model-row\"><label class=\"role\"><select name=\"model_role\"><option value=\"rl\">RL model</option> <option value=\"checkpoint\">RL checkpoint</option> <option value=\"distilled\">Distilled model</option></select></label> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"SimpleRL-Zoo\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -202,7 +202,7 @@ func NewComparison(f NewForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "\"></label> <label>Step <input type=\"number\" name=\"model_step\" min=\"0\" class=\"step\"></label> <label>Samples <input type=\"file\" name=\"model_file\" required></label></div></div><button type=\"button\" id=\"add-model\" class=\"button\">Add another model</button></fieldset><fieldset><legend>Verification</legend> <label class=\"check\"><input type=\"checkbox\" name=\"reverify\" value=\"1\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "\"></label> <label>Step <input type=\"number\" name=\"model_step\" min=\"0\" class=\"step\"></label> <label>Samples <input type=\"file\" name=\"model_file\" multiple required></label></div></div><button type=\"button\" id=\"add-model\" class=\"button\">Add another model</button></fieldset><fieldset><legend>Verification</legend> <label class=\"check\"><input type=\"checkbox\" name=\"reverify\" value=\"1\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
