@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,6 +39,12 @@ type modelPart struct {
 	name, role, file string
 	step             *int
 	uploadID         int64
+	more             []moreFile // further files of the model (one per seed, repeat), pooled at import
+}
+
+type moreFile struct {
+	name     string
+	uploadID int64
 }
 
 // received is a streamed "new comparison" submission.
@@ -61,6 +68,9 @@ func (rc *received) uploads() []int64 {
 	for _, m := range rc.models {
 		if m.uploadID != 0 {
 			ids = append(ids, m.uploadID)
+		}
+		for _, f := range m.more {
+			ids = append(ids, f.uploadID)
 		}
 	}
 	return ids
@@ -184,6 +194,10 @@ func (s *Server) receiveFile(ctx context.Context, rc *received, field string, pa
 		if err != nil {
 			return uploadErr(err)
 		}
+		if m.uploadID != 0 { // several files of one model (one per seed, repeat): pooled at import
+			m.more = append(m.more, moreFile{name: fname, uploadID: id})
+			return nil
+		}
 		m.uploadID, m.file = id, fname
 	default:
 		return badForm("unexpected file field %q", field)
@@ -241,6 +255,11 @@ func (s *Server) validate(ctx context.Context, u *store.User, rc *received) (sto
 		if m.uploadID == 0 {
 			return nc, badForm("model %q has no samples file", m.name)
 		}
+		if len(m.more) > 0 { // a stable order whatever order the browser sent them in: by name
+			all := append([]moreFile{{name: m.file, uploadID: m.uploadID}}, m.more...)
+			slices.SortStableFunc(all, func(a, b moreFile) int { return strings.Compare(a.name, b.name) })
+			m.file, m.uploadID, m.more = all[0].name, all[0].uploadID, all[1:]
+		}
 		ex, err := ingest.Examine(s.st.OpenUpload(ctx, m.uploadID), m.file)
 		var ie *ingest.Error
 		if errors.As(err, &ie) {
@@ -249,8 +268,25 @@ func (s *Server) validate(ctx context.Context, u *store.User, rc *received) (sto
 			return nc, err
 		}
 		format, mapping := ex.Format, ex.Mapping
-		run := store.NewRun{ModelName: m.name, Role: m.role, Step: m.step, UploadID: m.uploadID, SourceFile: m.file,
+		names := []string{m.file}
+		for _, f := range m.more { // read as the first file is: one layout for all
+			mex, err := ingest.Examine(s.st.OpenUpload(ctx, f.uploadID), f.name)
+			if errors.As(err, &ie) {
+				return nc, badForm("model %q: %v (one of its %d files: give only the samples files)", m.name, err, len(m.more)+1)
+			} else if err != nil {
+				return nc, err
+			}
+			if mex.Format != format {
+				return nc, badForm("model %q: %s is %s, but %s is %s: one model's files must share one layout", m.name, f.name,
+					ingest.Describe(mex.Format), m.file, ingest.Describe(format))
+			}
+			names = append(names, f.name)
+		}
+		run := store.NewRun{ModelName: m.name, Role: m.role, Step: m.step, UploadID: m.uploadID, SourceFile: intake.SourceFiles(names),
 			CodeHarness: rc.codeHarness}
+		for _, f := range m.more {
+			run.MoreUploadIDs = append(run.MoreUploadIDs, f.uploadID)
+		}
 		if format == ingest.FormatMapped {
 			nc.Status = store.StatusNeedsMapping
 			run.Mapping = mapping

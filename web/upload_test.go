@@ -3,6 +3,7 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"html"
 	"io"
 	"mime/multipart"
@@ -41,10 +42,12 @@ func upload(t *testing.T, a *app, acct account, name, dataset string, models [][
 	}
 	field("name", name)
 	file("dataset_file", dataset)
-	for _, m := range models { // role, name, path
+	for _, m := range models { // role, name, path (several files of one model: paths on lines)
 		field("model_role", m[0])
 		field("model_name", m[1])
-		file("model_file", m[2])
+		for _, p := range strings.Split(m[2], "\n") {
+			file("model_file", p)
+		}
 	}
 	_ = mw.Close()
 	req, _ := http.NewRequest(http.MethodPost, a.url+"/comparisons", &body)
@@ -171,6 +174,98 @@ func TestRefusedUploadKeepsEntries(t *testing.T) {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the form shown again lacks %s", want)
 		}
+	}
+	var n int
+	if err := a.st.Pool().QueryRow(context.Background(), `SELECT (SELECT count(*) FROM comparisons) + (SELECT count(*) FROM uploads)`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d comparisons and uploads stored (%v)", n, err)
+	}
+}
+
+// A model's samples in two files (one per seed, each problem's samples in both, sent in reverse
+// order) upload together, pool per problem and give the tool-formats answer; the comparison page's
+// source line names both files, sorted; the stored files are gone once imported.
+func TestUploadSeveralFilesForOneModel(t *testing.T) {
+	dir := toolCases(t)
+	files, _ := filepath.Glob(filepath.Join(dir, "f_verl_*_validation_200.jsonl"))
+	var base, rl string
+	for _, f := range files {
+		if strings.Contains(filepath.Base(f), "_base") {
+			base = f
+		} else if strings.Contains(filepath.Base(f), "_rl") {
+			rl = f
+		}
+	}
+	data, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := t.TempDir()
+	var parts [2]strings.Builder
+	for i, l := range strings.Split(strings.TrimSpace(string(data)), "\n") { // 4 samples per problem: 2 in each file
+		parts[(i%4)/2].WriteString(l + "\n")
+	}
+	for i, p := range parts {
+		if err := os.WriteFile(filepath.Join(seeds, fmt.Sprintf("output-rs%d.jsonl", i)), []byte(p.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := startApp(t)
+	acct := newAccount(t, a.st, a.url, "seeds@lab.org", false, "editor")
+	id := upload(t, a, acct, "seeds", filepath.Join(dir, "ds_math500_3.jsonl"), [][3]string{
+		{"base", "base", filepath.Join(seeds, "output-rs1.jsonl") + "\n" + filepath.Join(seeds, "output-rs0.jsonl")}, {"rl", "rl", rl}})
+	a.waitReady(t, id, 2*time.Minute)
+	rep, err := analysis.Build(context.Background(), a.st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, r := rep.Models[0], rep.Models[1]
+	got := fmt.Sprintf("%.2f %.2f %.2f %.2f %+v", 100*b.Pass1, 100*b.PassAtK[len(b.PassAtK)-1].Value, 100*r.Pass1,
+		100*r.PassAtK[len(r.PassAtK)-1].Value, rep.Pairs[0].Solved)
+	if want := "50.00 100.00 66.67 66.67 {Both:2 BaseOnly:1 OtherOnly:0 Neither:0}"; got != want {
+		t.Errorf("pass@1, pass@4 (base, RL), solved sets = %s; want %s", got, want)
+	}
+	page := getPage(t, a, acct, "/comparisons/"+strconv.FormatInt(id, 10))
+	if !strings.Contains(page, "2 files: output-rs0.jsonl, output-rs1.jsonl") {
+		t.Errorf("the comparison page does not name both files")
+	}
+	var n int
+	if err := a.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM uploads`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d uploads left after the import (%v)", n, err)
+	}
+}
+
+// A second file of another layout for one model is refused in words; nothing is kept.
+func TestUploadSeveralFilesOneLayout(t *testing.T) {
+	a := startApp(t)
+	acct := newAccount(t, a.st, a.url, "uploader@lab.org", false, "editor")
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("name", "seeds")
+	w, _ := mw.CreateFormFile("dataset_file", "dataset.jsonl")
+	_, _ = w.Write([]byte(`{"id": "a", "problem": "1+1?", "answer": "2"}` + "\n"))
+	_ = mw.WriteField("model_role", "base")
+	_ = mw.WriteField("model_name", "base")
+	w, _ = mw.CreateFormFile("model_file", "output-rs0.jsonl")
+	_, _ = w.Write([]byte(`{"problem_id": "a", "completion": "2"}` + "\n"))
+	w, _ = mw.CreateFormFile("model_file", "output-rs1.jsonl")
+	_, _ = w.Write([]byte(`{"task_id": "a", "completion": "2", "passed": true}` + "\n"))
+	_ = mw.WriteField("model_role", "rl")
+	_ = mw.WriteField("model_name", "rl")
+	w, _ = mw.CreateFormFile("model_file", "rl.jsonl")
+	_, _ = w.Write([]byte(`{"problem_id": "a", "completion": "2"}` + "\n"))
+	_ = mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, a.url+"/comparisons", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.AddCookie(acct.Cookie)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(page), "output-rs1.jsonl is human-eval") ||
+		!strings.Contains(string(page), "one model&#39;s files must share one layout") {
+		t.Fatalf("HTTP %d; want 400 naming the file of another layout:\n%.3000s", resp.StatusCode, page)
 	}
 	var n int
 	if err := a.st.Pool().QueryRow(context.Background(), `SELECT (SELECT count(*) FROM comparisons) + (SELECT count(*) FROM uploads)`).Scan(&n); err != nil || n != 0 {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -112,5 +114,32 @@ func TestImportChunkBytes(t *testing.T) {
 		if _, err := importChunkBytes(v); err == nil || !strings.Contains(err.Error(), "REACH_IMPORT_CHUNK_MB") {
 			t.Errorf("%q: %v; want an error naming the variable", v, err)
 		}
+	}
+}
+
+// --model NAME=DIR and NAME='PATTERN' give the model its files in sorted order, pooled at import;
+// a pattern that matches nothing is refused naming it.
+func TestModelFlagSeveralFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"output-rs1.jsonl", "output-rs0.jsonl", ".hidden.jsonl"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("{}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mf modelFlags
+	if err := mf.add("base")("base=" + dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := mf.add("rl")("rl=" + filepath.Join(dir, "output-rs*.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mf.models {
+		if m.File.Name != "output-rs0.jsonl" || len(m.More) != 1 || m.More[0].Name != "output-rs1.jsonl" {
+			t.Errorf("%s: %s + %+v", m.Name, m.File.Name, m.More)
+		}
+	}
+	err := mf.add("rl")("rl2=" + filepath.Join(dir, "*.parquet"))
+	if err == nil || !strings.Contains(err.Error(), `model "rl2"`) || !strings.Contains(err.Error(), "matches no file") {
+		t.Errorf("empty pattern: %v", err)
 	}
 }

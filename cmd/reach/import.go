@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/ingest"
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
@@ -32,13 +33,18 @@ func (m *modelFlags) add(role string) func(string) error {
 		if err != nil {
 			return err
 		}
-		if _, err := os.Stat(path); err != nil {
+		// A directory or a pattern gives the model's files (one per seed, repeat, ...), pooled.
+		files, err := ingest.ModelFiles(path)
+		if err != nil {
 			return fmt.Errorf("model %q: %w", name, err)
 		}
 		if role == "base" && len(m.models) > 0 && m.models[0].Role == "base" {
 			return errors.New("only one --base")
 		}
-		mod := intake.Model{Name: name, Role: role, File: intake.LocalFile(path)}
+		mod := intake.Model{Name: name, Role: role, File: intake.LocalFile(files[0])}
+		for _, f := range files[1:] {
+			mod.More = append(mod.More, intake.LocalFile(f))
+		}
 		if role == "base" {
 			m.models = append([]intake.Model{mod}, m.models...)
 		} else {
@@ -84,8 +90,8 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	project := fs.String("project", "", "project to put the comparison in; created if missing, owned by the first admin (default: the default project)")
 	harness := fs.String("code-harness", "", "code problems: how completions become programs ("+code.HarnessNames()+
 		"; default: chosen per file, the harness under which a few of its completions are valid Python and agree with its labels)")
-	fs.Func("base", "base model samples, NAME=FILE", mf.add("base"))
-	fs.Func("model", "other model samples, NAME=FILE (repeatable)", mf.add("rl"))
+	fs.Func("base", "base model samples, NAME=FILE; FILE may be a directory or a quoted pattern ('runs/*.jsonl') of several files, pooled per problem", mf.add("base"))
+	fs.Func("model", "other model samples, NAME=FILE (repeatable; FILE as for --base)", mf.add("rl"))
 	fs.Func("step", "training step of the --model just before (marks it a checkpoint)", mf.step)
 	fs.Func("map", "field mapping of the model just before, e.g. completion=text,correct=ok,problem_id=qid,list=rollouts; paths at any depth (response.body.choices, a.0.b); keys problem_id id_kind list completion correct threshold extracted sample_index finish_reason tokens question prompt reference", mf.mapping)
 	acceptGuess := fs.Bool("accept-guess", false, "read files in an unrecognised layout with the guessed field mapping (printed) instead of refusing them")

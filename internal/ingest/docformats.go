@@ -20,7 +20,7 @@ import (
 // correct}} and [{pred, answer, correct}] in older ones.
 
 var openCompassPrediction = spec{format: FormatOpenCompass, list: mustPaths("prediction"), single: true, repeatable: true,
-	prompt: mustPaths("origin_prompt.#.prompt", "origin_prompt"), reference: mustPaths("gold.0", "gold")}
+	prompt: mustPaths("origin_prompt.#.prompt", "origin_prompt"), reference: mustPaths("gold")}
 
 // readOpenCompass reads a predictions or results file.
 func readOpenCompass(sr *sampleReader, r io.Reader) error {
@@ -230,16 +230,23 @@ func readEvalPlusResults(sr *sampleReader, r io.Reader) error {
 		return err
 	}
 	if !sawEval {
-		return &Error{File: sr.file, Msg: `not an EvalPlus eval_results.json: no "eval" object`}
+		return &Error{File: sr.file, Msg: `not an EvalPlus or BigCodeBench eval_results.json: no "eval" object`}
 	}
 	return d.end()
 }
 
+// evalPlusEntry reads one sample of an eval_results.json: EvalPlus's (base_status, plus_status) or
+// BigCodeBench's (status, details), whichever fields the entry has: the two tools share the top
+// level, so a file sniffed as one whose entries are the other's is read as the other.
 func (sr *sampleReader) evalPlusEntry(w where, task string, i int, rec string) error {
 	e := gjson.Parse(rec)
 	base, plus := e.Get("base_status"), e.Get("plus_status")
+	if status := e.Get("status"); !base.Exists() && status.Exists() {
+		return sr.bigCodeBenchEntry(w, task, i, e, status)
+	}
 	if base.Type != gjson.String {
-		return w.errorf("base_status", "want \"pass\" or \"fail\", got %s", kindOf(base.Raw))
+		return w.errorf("base_status", "want \"pass\" or \"fail\", got %s (read as %s, whose entries have base_status and plus_status; BigCodeBench's have status: this entry has neither)",
+			kindOf(base.Raw), Describe(FormatEvalPlusResults))
 	}
 	ok := base.Str == "pass" && (plus.Type == gjson.Null || !plus.Exists() || plus.Str == "pass")
 	p := pending{Sample: Sample{Correct: &ok, Completion: strings.Clone(e.Get("solution").String()),
@@ -248,6 +255,31 @@ func (sr *sampleReader) evalPlusEntry(w where, task string, i int, rec string) e
 	sr.pend = append(sr.pend, p)
 	key := strings.Clone(task)
 	return sr.emit(w, recordCtx{key: key, kind: KeyAuto, idField: "eval"})
+}
+
+// bigCodeBenchEntry reads a BigCodeBench sample: status "pass" is correct, "fail" and "timeout" are
+// not; details (failed test -> trace) becomes the reason.
+func (sr *sampleReader) bigCodeBenchEntry(w where, task string, i int, e, status gjson.Result) error {
+	if sr.format != FormatBigCodeBench {
+		sr.format = FormatBigCodeBench // the tool named in the run's metadata
+	}
+	switch status.Str {
+	case "pass", "fail", "timeout":
+	default:
+		return w.errorf("status", "want \"pass\", \"fail\" or \"timeout\", got %.40s (read as %s)", status.Raw, Describe(FormatBigCodeBench))
+	}
+	ok := status.Str == "pass"
+	reason := "status: " + status.Str
+	if d := e.Get("details"); d.IsObject() && len(d.Map()) > 0 {
+		reason += "; " + compactJSON(d)
+	}
+	if len(reason) > 500 {
+		reason = reason[:500] + "…"
+	}
+	p := pending{Sample: Sample{Correct: &ok, Completion: strings.Clone(e.Get("solution").String()), Reason: strings.ToValidUTF8(reason, "")}}
+	p.SampleIndex, p.indexed, p.idxField = i, true, func() string { return fmt.Sprintf("eval[%q][%d]", task, i) }
+	sr.pend = append(sr.pend, p)
+	return sr.emit(w, recordCtx{key: strings.Clone(task), kind: KeyAuto, idField: "eval"})
 }
 
 func plusText(v gjson.Result) string {

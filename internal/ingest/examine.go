@@ -39,7 +39,7 @@ func Examine(r io.Reader, file string) (Examined, error) {
 		var ex Examined
 		if sn.format != "" {
 			ex.Format = sn.format
-		} else if ex.Format, ex.Mapping, err = classify(sn.shape, file); err != nil {
+		} else if ex.Format, ex.Mapping, err = pickLayout(head, file, sn.shape); err != nil {
 			return ex, err
 		}
 		ex.Fields, ex.ItemFields = FieldPaths(head, file)

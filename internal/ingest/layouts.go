@@ -11,8 +11,8 @@ import (
 
 // Formats lists every samples format ReadSamples knows, in the order the upload page names them.
 var Formats = []Format{FormatReachSample, FormatReachProblem, FormatQwenEval, FormatLMEval, FormatLighteval, FormatInspect,
-	FormatOpenCompass, FormatHumanEvalResults, FormatEvalPlusResults, FormatVerlValidation, FormatVerlGeneration,
-	FormatTRLCompletions, FormatOpenAIBatch, FormatVLLM, FormatHFGenerations, FormatCountsCSV, FormatParquet, FormatMapped}
+	FormatOpenCompass, FormatHumanEvalResults, FormatEvalPlusResults, FormatBigCodeBench, FormatVerlValidation, FormatVerlGeneration,
+	FormatTRLCompletions, FormatWandbTable, FormatOpenAIBatch, FormatVLLM, FormatHFGenerations, FormatCountsCSV, FormatParquet, FormatMapped}
 
 // toolName is the tool that writes a format, for pages and run metadata.
 func toolName(f Format) string {
@@ -35,10 +35,14 @@ func toolName(f Format) string {
 		return "OpenCompass"
 	case FormatEvalPlusResults:
 		return "EvalPlus"
+	case FormatBigCodeBench:
+		return "BigCodeBench"
 	case FormatVerlValidation, FormatVerlGeneration:
 		return "verl"
 	case FormatTRLCompletions:
 		return "TRL"
+	case FormatWandbTable:
+		return "wandb"
 	case FormatOpenAIBatch:
 		return "OpenAI Batch API"
 	case FormatVLLM:
@@ -74,12 +78,16 @@ func Describe(f Format) string {
 		return "OpenCompass predictions or results"
 	case FormatEvalPlusResults:
 		return "EvalPlus eval_results.json"
+	case FormatBigCodeBench:
+		return "BigCodeBench eval_results.json"
 	case FormatVerlValidation:
 		return "verl validation generations"
 	case FormatVerlGeneration:
 		return "verl main_generation output"
 	case FormatTRLCompletions:
 		return "TRL logged completions"
+	case FormatWandbTable:
+		return "wandb table (.table.json)"
 	case FormatOpenAIBatch:
 		return "OpenAI Batch API output"
 	case FormatVLLM:
@@ -150,7 +158,9 @@ func specFor(f Format, m *Mapping) (spec, error) {
 		return spec{format: f, doc: readInspectJSON}, nil
 	case FormatOpenCompass:
 		return spec{format: f, doc: readOpenCompass}, nil
-	case FormatEvalPlusResults:
+	case FormatWandbTable:
+		return spec{format: f, doc: readWandbTable}, nil
+	case FormatEvalPlusResults, FormatBigCodeBench:
 		return spec{format: f, doc: readEvalPlusResults}, nil
 	case FormatParquet:
 		return spec{}, fmt.Errorf("format %s: the file is not parquet", f)

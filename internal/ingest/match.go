@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	vmath "github.com/reach-lab/reach/internal/verify/math"
 )
 
 // MatchProblem is a dataset problem as a Matcher needs it.
@@ -57,6 +59,21 @@ type Matcher struct {
 	varied   bool
 	problems int // problems with samples
 	noGuard  bool
+	pooled   bool // several files of one model: indices renumbered per problem (NextFile)
+}
+
+// NextFile makes m read file next, one of several files of the same model (one per seed, per
+// repeat, per problem): the files' samples are pooled per problem and renumbered in the order
+// read, so a problem may have samples in several files; a sample index repeated within one file,
+// or a problem on two per-problem records of one file, is still refused. Counts go on across
+// files. Call it before each file, the first included.
+func (m *Matcher) NextFile(file string) {
+	m.file, m.pooled = file, true
+	for i := range m.state {
+		st := &m.state[i]
+		clear(st.used)
+		st.first, st.line = "", false
+	}
 }
 
 // GuardCompletions turns the checks that a completion is model output (not the problem's
@@ -68,10 +85,10 @@ func (m *Matcher) GuardCompletions(on bool) { m.noGuard = !on }
 
 type probMatch struct {
 	n     int
-	used  []uint64
-	first string // the record a per-problem record's samples came from
-	line  bool   // the samples came from a per-problem record
-	text  string // the problem's first completion, while all of its samples are equal
+	used  []uint64 // sample indices taken (in this file, when pooling)
+	first string   // the record a per-problem record's samples came from
+	line  bool     // the samples came from a per-problem record
+	text  string   // the problem's first completion, while all of its samples are equal
 	same  bool
 }
 
@@ -79,14 +96,18 @@ type probMatch struct {
 const anchorLen = 12
 
 // NewMatcher prepares matching samples of file against the problems of a dataset, in dataset
-// order. equal compares a dataset reference with the file's (math equivalence); nil compares the
-// texts with white space and a trailing ".0" ignored.
+// order. equal compares a dataset reference with the file's; nil compares them as the math
+// verifier does (texts equal with white space and a trailing ".0" ignored, or equivalent answers).
+// A file's reference that is a list (a JSON list, or the Python text of one) matches when any
+// element does.
 func NewMatcher(file string, problems []MatchProblem, equal func(ref, fileRef string) bool) *Matcher {
 	m := &Matcher{file: file, probs: problems, byKey: make(map[string]int, len(problems)), byNorm: make(map[string]int, len(problems)),
 		anchors: map[string][]int{}, cache: map[uint64]int{}, seed: maphash.MakeSeed(), equal: equal,
 		norm: make([]string, len(problems)), state: make([]probMatch, len(problems))}
 	if m.equal == nil {
-		m.equal = func(a, b string) bool { return normRef(a) == normRef(b) }
+		// The verifier's equivalence: a tool writes a reference in its own normal form ("0.5" for
+		// "\frac{1}{2}"), which the same answer must match.
+		m.equal = func(a, b string) bool { return normRef(a) == normRef(b) || vmath.VerifyAnswer(a, b, false).IsCorrect() }
 	}
 	for i, p := range problems {
 		if p.Key != "" {
@@ -174,6 +195,10 @@ func (m *Matcher) Resolve(s *Sample) (int, error) {
 		addID()
 	case KeyIndex0:
 		addPos(0, "position")
+	case KeyRecord: // the record's position, when it has no text to be matched by
+		if text == "" {
+			addPos(0, "record position")
+		}
 	case KeyIndex1:
 		addPos(1, "1-based position")
 	case KeyIDOrIndex1:
@@ -195,7 +220,7 @@ func (m *Matcher) Resolve(s *Sample) (int, error) {
 		case text != "":
 			ok = m.textMatches(text, c.pos)
 		case s.Reference != "" && m.probs[c.pos].Reference != "":
-			ok = m.equal(m.probs[c.pos].Reference, s.Reference)
+			ok = m.sameReference(m.probs[c.pos].Reference, s.Reference)
 		}
 		if ok {
 			found = c.pos
@@ -223,6 +248,17 @@ func (m *Matcher) Resolve(s *Sample) (int, error) {
 		return 0, err
 	}
 	return found, m.checkCompletion(w, s, found)
+}
+
+// sameReference reports whether the file's reference, in any of the forms its tool writes (see
+// referenceForms), is the dataset's.
+func (m *Matcher) sameReference(ref, fileRef string) bool {
+	for _, f := range referenceForms(fileRef) {
+		if m.equal(ref, f) {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *Matcher) lock(mode string, w where) {
@@ -302,7 +338,7 @@ func (m *Matcher) byStatement(w where, s *Sample, text string) (int, error) {
 func (m *Matcher) cached(w where, p int, nt string) (int, error) {
 	switch p {
 	case -1:
-		return 0, w.errorf("", "no dataset problem's statement is in the sample's text (%.100q): is this the right dataset?", nt)
+		return 0, w.errorf("", "matched by text (the file has no problem id): none of the dataset's %d problem statements is in the sample's question or prompt, white space ignored (the text: %.100q): is this the right dataset, or is the statement changed by the prompt template?", len(m.probs), nt)
 	case -2:
 		return 0, w.errorf("", "the sample's text contains the statements of several dataset problems (%.100q): it cannot be matched", nt)
 	}
@@ -325,6 +361,9 @@ func (m *Matcher) notFound(w where, s *Sample, text, key string, cands []cand, m
 			key, mismatch.pos+1, mismatch.mode, s.Reference, m.probs[mismatch.pos].Reference)
 	case m.mode != "" && len(cands) > 0:
 		return w.errorf("", "problem %q matches the dataset only by %s, but earlier samples matched by %s (from %s): the file mixes two ways of naming problems", key, cands[0].mode, m.mode, m.modeAt)
+	case s.KeyKind == KeyRecord && text == "":
+		return w.errorf("", "the record names no problem: it has no problem id and no question or prompt text (fields looked for: %s), so its position was read as the dataset's (record %s, 0-based, of a dataset of %d problems), and that does not fit: map the field that holds the problem id (problem_id=...) or its prompt (prompt=...)",
+			strings.Join(append(append([]string{}, questionCands...), promptCands...), ", "), key, len(m.probs))
 	case key != "":
 		return w.errorf("problem id", "problem %q is not in the dataset (%d problems; %s)", key, len(m.probs), keyKindHelp(s.KeyKind))
 	}
@@ -337,6 +376,8 @@ func keyKindHelp(k KeyKind) string {
 		return "matched by the dataset's id"
 	case KeyIndex0:
 		return "read as a 0-based position"
+	case KeyRecord:
+		return "no id or text: the record's position read as the dataset's"
 	case KeyIndex1:
 		return "read as a 1-based position"
 	case KeyIDOrIndex1:
@@ -354,6 +395,8 @@ func (m *Matcher) place(w where, s *Sample, p int) error {
 	if st.n == 0 {
 		m.problems++
 		st.first, st.line, st.same = rec, s.perLine, true
+	} else if st.first == "" { // the problem's first record in this file (NextFile)
+		st.first, st.line = rec, s.perLine
 	} else if s.perLine && st.line && st.first != rec {
 		return w.errorf("", "dataset problem %d (%.60q) is on two records of a per-problem file (%s and %s): a repeated record would count its samples twice",
 			p+1, m.norm[p], st.first, rec)
@@ -369,6 +412,9 @@ func (m *Matcher) place(w where, s *Sample, p int) error {
 		st.used = append(st.used, 0)
 	}
 	st.used[wd] |= bit
+	if m.pooled { // pooled files: the index within the file was checked; the model's is the order read
+		s.SampleIndex = st.n
+	}
 	st.n++
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 // Format names the layout of a samples file: which tool wrote it. The container (JSONL, a JSON
@@ -49,6 +51,10 @@ const (
 	// FormatEvalPlusResults: EvalPlus eval_results.json ({"eval": {task_id: [{solution,
 	// base_status, plus_status}]}}); a sample is correct when it passes the base and the plus tests.
 	FormatEvalPlusResults Format = "evalplus-results"
+	// FormatBigCodeBench: BigCodeBench eval_results.json ({"date", "eval": {task_id: [{task_id,
+	// solution, status, details}]}}): EvalPlus's top level, one status per sample ("pass", "fail",
+	// "timeout"), correct when "pass".
+	FormatBigCodeBench Format = "bigcodebench-results"
 	// FormatVerlValidation: verl validation generations (one line per sample: input, output, gts,
 	// score, acc?, pred?, step). No problem id: matched to the dataset by the statement in the prompt.
 	FormatVerlValidation Format = "verl-validation"
@@ -58,6 +64,9 @@ const (
 	// FormatTRLCompletions: TRL's logged completions (completions_<step>.parquet or JSONL: step,
 	// prompt, completion, reward columns); matched by the statement in the prompt.
 	FormatTRLCompletions Format = "trl-completions"
+	// FormatWandbTable: a wandb Table file (<key>_<step>_<hash>.table.json: {"columns", "data"}),
+	// each row read as a record in the layout its columns show (TRL logs its completions so).
+	FormatWandbTable Format = "wandb-table"
 	// FormatOpenAIBatch: OpenAI Batch API output (custom_id, response.body.choices[]).
 	FormatOpenAIBatch Format = "openai-batch"
 	// FormatVLLM: vLLM RequestOutput objects saved as JSON (prompt, outputs[].text, finish_reason);
@@ -80,7 +89,10 @@ const (
 // that is a list parallel to List gives one value per sample (as the Qwen evaluator's score is to
 // code), any other applies to all samples. An item that is a plain string is the completion itself.
 type Mapping struct {
-	ProblemID string // e.g. "qid"; "" = match by Question/Prompt, else by the record's 0-based position
+	// ProblemID is e.g. "qid"; "" = match by Question/Prompt, else by the record's own question or
+	// prompt field (question, problem, prompt, input, query, origin_prompt), else by its 0-based
+	// position.
+	ProblemID string
 	// IDKind says what ProblemID holds: "" the dataset's id, else a 0-based position (today's rule
 	// for files without ids); "id" the dataset's id only; "index0"/"index1" a 0-/1-based position.
 	IDKind      string
@@ -115,6 +127,9 @@ const (
 	KeyCyclic
 	// KeyNone: no id; the sample's Question or Prompt names the problem by its statement.
 	KeyNone
+	// KeyRecord: the record has no id and no text naming its problem: its 0-based position among
+	// the file's records is read as the dataset position (a file written in dataset order).
+	KeyRecord
 )
 
 var keyKindNames = map[string]KeyKind{"": KeyAuto, "id": KeyID, "index0": KeyIndex0, "index1": KeyIndex1}
@@ -537,6 +552,10 @@ func (sr *sampleReader) keyedRecord(w where, index int, rec string, rc recordCtx
 		dst *string
 	}{{sr.question, &rc.question}, {sr.prompt, &rc.prompt}, {sr.reference, &rc.reference}} {
 		if raw, p := t.ps.in(top, rec); raw != "" {
+			if t.dst == &rc.reference && kindOf(raw) == "list" {
+				*t.dst = strings.Clone(raw) // accepted answers: the Matcher takes any (referenceForms)
+				continue
+			}
 			if *t.dst, err = w.text(p.src, raw); err != nil {
 				return err
 			}
@@ -546,7 +565,11 @@ func (sr *sampleReader) keyedRecord(w where, index int, rec string, rc recordCtx
 		if rc.question != "" || rc.prompt != "" {
 			rc.kind = KeyNone
 		} else {
-			rc.key, rc.kind = strconv.Itoa(index), KeyIndex0
+			// No id, and the layout (or mapping) names no text: a field that holds the problem's
+			// text still says which problem it is, more surely than the record's position, which
+			// the Matcher uses only when there is no such text.
+			rc.question, rc.prompt = ownText(rec)
+			rc.key, rc.kind = strconv.Itoa(index), KeyRecord
 		}
 	}
 	if len(sr.list) == 0 {
@@ -560,6 +583,37 @@ func (sr *sampleReader) keyedRecord(w where, index int, rec string, rc recordCtx
 		return err
 	}
 	return sr.items(w, top, rec, &rc)
+}
+
+// ownText returns a record's own question or prompt text: the first of its top-level fields named
+// like a statement (questionCands) or a prompt (promptCands) that holds a string, or a chat (a list
+// of messages with content, whose contents are joined).
+func ownText(rec string) (question, prompt string) {
+	for _, c := range questionCands {
+		if v := gjson.Get(rec, escapeKey(c)); v.Type == gjson.String && informative(v.Str) {
+			return strings.Clone(v.Str), ""
+		}
+	}
+	for _, c := range promptCands {
+		v := gjson.Get(rec, escapeKey(c))
+		if v.Type == gjson.String && informative(v.Str) {
+			return "", strings.Clone(v.Str)
+		}
+		if v.IsArray() {
+			var parts []string
+			for _, m := range v.Array() {
+				if t := m.Get("content"); t.Type == gjson.String {
+					parts = append(parts, t.Str)
+				} else if t := m.Get("prompt"); t.Type == gjson.String {
+					parts = append(parts, t.Str)
+				}
+			}
+			if t := strings.Join(parts, "\n"); informative(t) {
+				return "", t
+			}
+		}
+	}
+	return "", ""
 }
 
 type recordCtx struct {

@@ -37,7 +37,7 @@ func Sniff(head []byte, file string) (Format, *Mapping, error) {
 	if sh.format != "" {
 		return sh.format, nil, nil
 	}
-	return classify(sh.shape, file)
+	return pickLayout(head, file, sh.shape)
 }
 
 // sniffed is what the first bytes show: a container format decided by its bytes, or a shape.
@@ -506,54 +506,19 @@ func classify(top *shape, file string) (Format, *Mapping, error) {
 	notSamples := func(what string) (Format, *Mapping, error) {
 		return "", nil, &Error{File: file, Msg: what}
 	}
-	numericKeys := len(top.keys) > 0
-	for _, k := range top.keys {
-		if _, err := strconv.Atoi(k); err != nil {
-			numericKeys = false
-			break
+	if f := layoutsOf(top); len(f) > 0 {
+		if f[0] == "" {
+			return notSamples("an evaluation results summary (aggregate scores), not per-sample generations: give the samples file (lm-eval --log_samples samples_*.jsonl, lighteval details_*.parquet)")
 		}
+		return f[0], nil, nil
 	}
-	firstSub := top.sub[top.first(top.keys)]
-	switch {
-	// Whole documents.
-	case top.is("eval", "object") && (top.is("samples") || top.is("version") || top.is("plan")):
-		return FormatInspect, nil, nil
-	case top.is("eval", "object") && (top.is("hash") || top.is("date")):
-		return FormatEvalPlusResults, nil, nil
-	case numericKeys && top.kind[top.keys[0]] == "object" && firstSub.any("origin_prompt", "prediction"):
-		return FormatOpenCompass, nil, nil
-	case top.is("details", "list", "object") && !top.any("completion", "completions", "code", "generations"):
-		return FormatOpenCompass, nil, nil
-	case top.is("origin_prompt") && top.is("prediction"):
-		return FormatOpenCompass, nil, nil
-	case top.is("results", "object") && top.any("configs", "versions", "n-shot", "config_general", "config"):
-		return notSamples("an evaluation results summary (aggregate scores), not per-sample generations: give the samples file (lm-eval --log_samples samples_*.jsonl, lighteval details_*.parquet)")
-	// One record per problem or per sample.
-	case top.is("code", "list") && (top.is("idx") || top.is("gt") || top.is("score") || top.is("pred")):
-		return FormatQwenEval, nil, nil
-	case top.is("doc_id") && top.is("resps", "list"):
-		return FormatLMEval, nil, nil
-	case top.is("doc", "object") && top.is("model_response", "object"),
-		top.is("predictions", "list") && top.any("example", "full_prompt") && top.is("gold"):
-		return FormatLighteval, nil, nil
-	case top.is("custom_id") && top.is("response", "object", "null"):
-		return FormatOpenAIBatch, nil, nil
-	case top.is("outputs", "list") && top.elem["outputs"] == "object" && top.sub["outputs"].is("text") && top.any("prompt", "request_id", "prompt_token_ids"):
-		return FormatVLLM, nil, nil
-	case top.is("generations", "list") && top.any("problem", "question", "uuid"):
-		return FormatHFGenerations, nil, nil
-	case top.is("responses", "list") && top.any("prompt", "reward_model", "data_source"):
-		return FormatVerlGeneration, nil, nil
-	case top.is("input", "string") && top.is("output", "string") && top.any("gts", "score", "acc", "step"):
-		return FormatVerlValidation, nil, nil
-	case top.is("prompt") && top.is("completion") && top.is("step") && !top.any("problem_id", "task_id"):
-		return FormatTRLCompletions, nil, nil
-	case top.is("problem_id") && top.is("completions", "list"):
-		return FormatReachProblem, nil, nil
-	case top.is("problem_id") && (top.is("completion") || top.is("sample_index")):
-		return FormatReachSample, nil, nil
-	case top.is("task_id") && (top.is("completion", "string") || top.is("solution", "string")):
-		return FormatHumanEvalResults, nil, nil
+	if numericKeys(top) && top.kind[top.keys[0]] == "object" {
+		// pandas' to_json(orient="index") and the like: rows keyed by their number. Read as one
+		// record, its first row's fields would look like one sample's.
+		return notSamples(fmt.Sprintf("a JSON object of records keyed by row number (%q, ...; pandas' to_json(orient=\"index\")): write one object per line (to_json(orient=\"records\", lines=True)) or a JSON list of records", top.keys[0]))
+	}
+	if columnsByRow(top) {
+		return notSamples(fmt.Sprintf("a JSON object of columns, each keyed by row number (%s, ...; pandas' to_json(orient=\"columns\")): write one object per line (to_json(orient=\"records\", lines=True)) or a JSON list of records", strings.Join(top.keys[:min(len(top.keys), 4)], ", ")))
 	}
 	if top.first(statementKeys, "string") != "" && top.any(datasetRefs...) && !hasOutput(top, 0) {
 		return notSamples(fmt.Sprintf("a dataset (fields %s: problems with answers, no completions), not a model's samples: give it as the dataset", strings.Join(top.keys[:min(len(top.keys), 8)], ", ")))
@@ -569,9 +534,151 @@ func classify(top *shape, file string) (Format, *Mapping, error) {
 		}
 	}
 	if top.doc {
-		return notSamples(fmt.Sprintf("a JSON document (fields %s) in no known layout: Reach reads documents only from Inspect, OpenCompass and EvalPlus; write one JSON object per sample or per problem (JSONL) and map its fields", strings.Join(top.keys[:min(len(top.keys), 8)], ", ")))
+		return notSamples(fmt.Sprintf("a JSON document (fields %s) in no known layout: Reach reads documents only from Inspect, OpenCompass, EvalPlus, BigCodeBench and wandb tables; write one JSON object per sample or per problem (JSONL) and map its fields", strings.Join(top.keys[:min(len(top.keys), 8)], ", ")))
 	}
 	return FormatMapped, m, nil
+}
+
+// evalResultsLayout tells EvalPlus's eval_results.json from BigCodeBench's, which share the top
+// level ({"date", "eval": {task_id: [...]}}), by their entries' fields: base_status and plus_status,
+// or status and details. Entries the head does not show are EvalPlus's; its reader looks at each
+// entry and reads BigCodeBench's as well.
+func evalResultsLayout(eval *shape) Format {
+	if eval == nil || len(eval.keys) == 0 {
+		return FormatEvalPlusResults
+	}
+	entry := eval.sub[eval.keys[0]]
+	if entry.is("status", "string") && !entry.is("base_status") {
+		return FormatBigCodeBench
+	}
+	return FormatEvalPlusResults
+}
+
+// numericKeys reports whether every key of s is a whole number ("0", "1", ...).
+func numericKeys(s *shape) bool {
+	if s == nil || len(s.keys) == 0 {
+		return false
+	}
+	for _, k := range s.keys {
+		if _, err := strconv.Atoi(k); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// columnsByRow reports whether every field of s is an object keyed by row number: a table written
+// column by column.
+func columnsByRow(s *shape) bool {
+	for _, k := range s.keys {
+		if s.kind[k] != "object" || !numericKeys(s.sub[k]) {
+			return false
+		}
+	}
+	return len(s.keys) > 0
+}
+
+// pickLayout is classify for a file whose first bytes are head: when the record fits several known
+// layouts and the reader of the first refuses the file's first record, the next that fits is tried
+// (a reader that cannot tell on a head cut short keeps its layout).
+func pickLayout(head []byte, file string, top *shape) (Format, *Mapping, error) {
+	f, m, err := classify(top, file)
+	if err != nil || f == FormatMapped {
+		return f, m, err
+	}
+	cands := layoutsOf(top)
+	if len(cands) < 2 {
+		return f, nil, nil
+	}
+	for _, c := range cands {
+		if c != "" && firstRecordReads(head, file, c) {
+			return c, nil, nil
+		}
+	}
+	return f, nil, nil // each refuses: the first's refusal is the one to show, at import
+}
+
+// errTrialDone stops a trial read at its first sample.
+var errTrialDone = errors.New("first sample read")
+
+// firstRecordReads reports whether format f's reader takes the file's first record (from head)
+// without refusing one of its fields; false only for such a refusal before any sample.
+func firstRecordReads(head []byte, file string, f Format) bool {
+	err := Read(bytes.NewReader(head), file, f, nil, Options{OnSample: func(Sample) error { return errTrialDone }})
+	var e *Error
+	return !errors.As(err, &e) || e.Field == ""
+}
+
+// layoutRule recognises one tool's layout from a record's shape (format "" refuses the file as a
+// results summary).
+type layoutRule struct {
+	format Format
+	match  func(top *shape) bool
+}
+
+// layoutRules are the known layouts, the more specific first: a record may fit several (EvalPlus's
+// and BigCodeBench's top levels are one), and the reader of the first that fits may still refuse
+// the first record, when the next that fits is tried (pickLayout).
+var layoutRules = []layoutRule{
+	// Whole documents.
+	{FormatInspect, func(top *shape) bool {
+		return top.is("eval", "object") && (top.is("samples") || top.is("version") || top.is("plan"))
+	}},
+	{FormatWandbTable, isWandbTable},
+	{FormatBigCodeBench, func(top *shape) bool {
+		return top.is("eval", "object") && (top.is("hash") || top.is("date")) && evalResultsLayout(top.sub["eval"]) == FormatBigCodeBench
+	}},
+	{FormatEvalPlusResults, func(top *shape) bool { return top.is("eval", "object") && (top.is("hash") || top.is("date")) }},
+	{FormatOpenCompass, func(top *shape) bool {
+		return numericKeys(top) && top.kind[top.keys[0]] == "object" && top.sub[top.keys[0]].any("origin_prompt", "prediction")
+	}},
+	{FormatOpenCompass, func(top *shape) bool {
+		return top.is("details", "list", "object") && !top.any("completion", "completions", "code", "generations")
+	}},
+	{FormatOpenCompass, func(top *shape) bool { return top.is("origin_prompt") && top.is("prediction") }},
+	{"", func(top *shape) bool {
+		return top.is("results", "object") && top.any("configs", "versions", "n-shot", "config_general", "config")
+	}},
+	// One record per problem or per sample.
+	{FormatQwenEval, func(top *shape) bool {
+		return top.is("code", "list") && (top.is("idx") || top.is("gt") || top.is("score") || top.is("pred"))
+	}},
+	{FormatLMEval, func(top *shape) bool { return top.is("doc_id") && top.is("resps", "list") }},
+	{FormatLighteval, func(top *shape) bool {
+		return top.is("doc", "object") && top.is("model_response", "object") ||
+			top.is("predictions", "list") && top.any("example", "full_prompt") && top.is("gold")
+	}},
+	{FormatOpenAIBatch, func(top *shape) bool { return top.is("custom_id") && top.is("response", "object", "null") }},
+	{FormatVLLM, func(top *shape) bool {
+		return top.is("outputs", "list") && top.elem["outputs"] == "object" && top.sub["outputs"].is("text") && top.any("prompt", "request_id", "prompt_token_ids")
+	}},
+	{FormatHFGenerations, func(top *shape) bool { return top.is("generations", "list") && top.any("problem", "question", "uuid") }},
+	{FormatVerlGeneration, func(top *shape) bool {
+		return top.is("responses", "list") && top.any("prompt", "reward_model", "data_source")
+	}},
+	{FormatVerlValidation, func(top *shape) bool {
+		return top.is("input", "string") && top.is("output", "string") && top.any("gts", "score", "acc", "step")
+	}},
+	{FormatTRLCompletions, func(top *shape) bool {
+		return top.is("prompt") && top.is("completion") && top.is("step") && !top.any("problem_id", "task_id")
+	}},
+	{FormatReachProblem, func(top *shape) bool { return top.is("problem_id") && top.is("completions", "list") }},
+	{FormatReachSample, func(top *shape) bool { return top.is("problem_id") && (top.is("completion") || top.is("sample_index")) }},
+	{FormatHumanEvalResults, func(top *shape) bool {
+		return top.is("task_id") && (top.is("completion", "string") || top.is("solution", "string"))
+	}},
+}
+
+// layoutsOf returns the layouts a record's shape fits, in layoutRules' order ("" for a results
+// summary), each once.
+func layoutsOf(top *shape) []Format {
+	var out []Format
+	for _, r := range layoutRules {
+		if r.match(top) && !slices.Contains(out, r.format) {
+			out = append(out, r.format)
+		}
+	}
+	return out
 }
 
 // hasOutput reports whether a field at any depth has a name only model output has.

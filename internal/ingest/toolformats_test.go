@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,9 +67,25 @@ func importFile(t testing.TB, path string, ds []MatchProblem) (matched, error) {
 	if _, err := f.Seek(0, 0); err != nil {
 		t.Fatal(err)
 	}
+	return readFileMatched(t, f, name, format, m, ds)
+}
+
+// importMapped reads a file with a mapping (as --map does) against a dataset through a Matcher.
+func importMapped(t testing.TB, path string, ds []MatchProblem, m *Mapping) (matched, error) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return readFileMatched(t, f, filepath.Base(path), FormatMapped, m, ds)
+}
+
+func readFileMatched(t testing.TB, f io.Reader, name string, format Format, m *Mapping, ds []MatchProblem) (matched, error) {
+	t.Helper()
 	out := matched{format: format, n: make([]int, len(ds)), c: make([]int, len(ds))}
 	mt := NewMatcher(name, ds, nil)
-	err = Read(f, name, format, m, Options{
+	err := Read(f, name, format, m, Options{
 		OnSample: func(s Sample) error {
 			p, err := mt.Resolve(&s)
 			if err != nil {

@@ -2,8 +2,12 @@ package intake
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reach-lab/reach/internal/ingest"
 )
 
 // A spec no comparison can be made of is refused before anything is stored,
@@ -37,4 +41,21 @@ func named(n int) []Model {
 		ms[i].Name = fmt.Sprintf("m%d", i)
 	}
 	return ms
+}
+
+// A model's further files must be in its first file's layout: they are all read as that one.
+func TestSameLayoutRefusesAnother(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	_ = os.WriteFile(a, []byte(`{"problem_id": "p", "completion": "x"}`+"\n"), 0o644)
+	_ = os.WriteFile(b, []byte(`{"task_id": "p", "completion": "x", "passed": true}`+"\n"), 0o644)
+	m := Model{Name: "rl", File: LocalFile(a), More: []File{LocalFile(b)}}
+	err := sameLayout(m, string(ingest.FormatReachSample))
+	if err == nil || !strings.Contains(err.Error(), "b.jsonl is human-eval") || !strings.Contains(err.Error(), "one model's files must share one layout") {
+		t.Fatalf("err = %v", err)
+	}
+	m.More = []File{LocalFile(a)}
+	if err := sameLayout(m, string(ingest.FormatReachSample)); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -43,6 +43,9 @@ type Model struct {
 	Role string // base | rl | checkpoint | distilled
 	Step *int
 	File File
+	// More are the model's further files (one per seed, repeat, ...), pooled with File per problem
+	// in this order.
+	More []File
 	// Mapping, when set, reads the file as the "mapped" format with these
 	// fields instead of sniffing its layout.
 	Mapping *ingest.Mapping
@@ -173,6 +176,18 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 			cleanup()
 			return 0, nil, err
 		}
+		if err := sameLayout(m, run.Format); err != nil {
+			cleanup()
+			return 0, nil, err
+		}
+		for _, f := range m.More {
+			more, err := save(f)
+			if err != nil {
+				cleanup()
+				return 0, nil, err
+			}
+			run.MoreUploadIDs = append(run.MoreUploadIDs, more)
+		}
 		run.UploadID = id
 		nc.Runs = append(nc.Runs, run)
 	}
@@ -227,7 +242,11 @@ func describe(i int, m Model, r io.Reader, acceptGuess bool, mapped Mapped) (sto
 	if !code.ValidHarness(m.CodeHarness) {
 		return store.NewRun{}, fmt.Errorf("model %q: unknown code harness %q (use %s)", m.Name, m.CodeHarness, code.HarnessNames())
 	}
-	run := store.NewRun{ModelName: m.Name, Role: role, Step: m.Step, SourceFile: m.File.Name, Format: string(format),
+	names := []string{m.File.Name}
+	for _, f := range m.More {
+		names = append(names, f.Name)
+	}
+	run := store.NewRun{ModelName: m.Name, Role: role, Step: m.Step, SourceFile: SourceFiles(names), Format: string(format),
 		CodeHarness: m.CodeHarness}
 	if format == ingest.FormatMapped && mapping != nil {
 		run.Mapping = mapping
@@ -236,6 +255,38 @@ func describe(i int, m Model, r io.Reader, acceptGuess bool, mapped Mapped) (sto
 		}
 	}
 	return run, nil
+}
+
+// sameLayout refuses a model's further files (m.More) when their layout is not its first file's,
+// format: they are all read as the first one is. A mapped model's files are all mapped.
+func sameLayout(m Model, format string) error {
+	if m.Mapping != nil {
+		return nil
+	}
+	for _, file := range m.More {
+		r, err := file.Open()
+		if err != nil {
+			return fmt.Errorf("model %q: open %s: %w", m.Name, file.Name, err)
+		}
+		ex, err := ingest.Examine(r, file.Name)
+		r.Close()
+		if err != nil {
+			return fmt.Errorf("model %q: %w (one of its %d files: give only the samples files)", m.Name, err, len(m.More)+1)
+		}
+		if string(ex.Format) != format {
+			return fmt.Errorf("model %q: %s is %s, but %s is %s: one model's files must share one layout (give them as separate models, or map them with --map)",
+				m.Name, file.Name, ingest.Describe(ex.Format), m.File.Name, ingest.Describe(ingest.Format(format)))
+		}
+	}
+	return nil
+}
+
+// SourceFiles is a run's source line for a model's files: the file's name, or "3 files: a, b, c".
+func SourceFiles(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return fmt.Sprintf("%d files: %s", len(names), strings.Join(names, ", "))
 }
 
 // CreateLocal creates the comparison from files on this machine without
@@ -254,15 +305,21 @@ func CreateLocal(ctx context.Context, st *store.Store, client *jobs.Client, spec
 	nc := store.NewComparison{Name: spec.Name, SourceNote: spec.SourceNote, Reverify: spec.Reverify, DatasetID: spec.DatasetID,
 		ProjectID: spec.ProjectID}
 	mapped := Mapped{}
-	var paths []string
+	var paths [][]string
 	for i, m := range spec.Models {
-		if m.File.Path == "" {
-			return 0, nil, fmt.Errorf("model %q: %s is not a local file", m.Name, m.File.Name)
+		var abs string
+		var files []string
+		for _, file := range append([]File{m.File}, m.More...) {
+			if file.Path == "" {
+				return 0, nil, fmt.Errorf("model %q: %s is not a local file", m.Name, file.Name)
+			}
+			a, err := filepath.Abs(file.Path)
+			if err != nil {
+				return 0, nil, fmt.Errorf("model %q: %w", m.Name, err)
+			}
+			files = append(files, a)
 		}
-		abs, err := filepath.Abs(m.File.Path)
-		if err != nil {
-			return 0, nil, fmt.Errorf("model %q: %w", m.Name, err)
-		}
+		abs = files[0]
 		f, err := os.Open(abs)
 		if err != nil {
 			return 0, nil, fmt.Errorf("model %q: %w", m.Name, err)
@@ -272,8 +329,11 @@ func CreateLocal(ctx context.Context, st *store.Store, client *jobs.Client, spec
 		if err != nil {
 			return 0, nil, err
 		}
+		if err := sameLayout(m, run.Format); err != nil {
+			return 0, nil, err
+		}
 		nc.Runs = append(nc.Runs, run)
-		paths = append(paths, abs)
+		paths = append(paths, files)
 	}
 	var cid int64
 	err := st.WithTx(ctx, func(tx *store.Store) error {
@@ -304,7 +364,7 @@ func CreateLocal(ctx context.Context, st *store.Store, client *jobs.Client, spec
 				}
 			}
 		}
-		byRun := map[int64]string{}
+		byRun := map[int64][]string{}
 		for i, r := range c.Runs {
 			byRun[r.ID] = paths[i]
 		}

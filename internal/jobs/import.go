@@ -170,6 +170,9 @@ func failImport(ctx context.Context, st *store.Store, comparisonID, runID int64,
 	for _, r := range c.Runs {
 		if runID != 0 && r.ID == runID && !errors.As(err, new(*ingest.Error)) {
 			msg = fmt.Sprintf("model %q: %s", r.ModelName, msg)
+		} else if runID != 0 && r.ID == runID && r.Format != "" && !strings.Contains(msg, "(read as ") {
+			// A refusal of the file says which layout it was read as: a wrong guess shows.
+			msg = fmt.Sprintf("%s (read as %s)", msg, ingest.Describe(ingest.Format(r.Format)))
 		}
 	}
 	// The failure must be recorded whatever else is running: a transient
@@ -366,6 +369,15 @@ func (w *ImportRunWorker) Work(ctx context.Context, job *river.Job[ImportRunArgs
 		}
 		up, err := uploadSource(ctx, w.st, *r.UploadID)
 		up.splitAt = w.splitAt
+		for _, id := range r.MoreUploadIDs {
+			if err != nil {
+				break
+			}
+			var more source
+			more, err = uploadSource(ctx, w.st, id)
+			up.more = append(up.more, more)
+			up.size += more.size
+		}
 		return up, err
 	}, nil)
 }
@@ -389,6 +401,9 @@ type source struct {
 	// path and queue, for a local file: where it is, and the queue of the
 	// one process that can read it (its chunk jobs go there).
 	path, queue string
+	// more are further files of the same model (local imports), read after this one and pooled
+	// with it per problem; such an import is not split.
+	more []source
 }
 
 // uploadSource reads an upload through the pool, not the import's
@@ -637,7 +652,7 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 		return sum, err
 	}
 	ix := newProblemIndex(problems)
-	if up.splitAt > 0 && up.size >= 2*up.splitAt {
+	if up.splitAt > 0 && up.size >= 2*up.splitAt && len(up.more) == 0 {
 		head, err := up.head(ingest.SniffBytes)
 		if err != nil {
 			return sum, err
@@ -681,11 +696,19 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 		warns importWarnings
 	)
 	read := func(onSample func(ingest.Sample) error, onCount func(ingest.Count) error) error {
-		err := ingest.Read(cr, up.name, format, mapping, ingest.Options{OnSample: onSample, OnCount: onCount,
+		opts := ingest.Options{OnSample: onSample, OnCount: onCount,
 			OnMeta:    func(m ingest.RunMeta) error { meta = &m; return nil },
-			OnWarning: warns.add})
-		if err != nil {
+			OnWarning: warns.add}
+		if len(up.more) > 0 {
+			p.mt.NextFile(up.name) // pooled: every file's indices renumbered
+		}
+		if err := ingest.Read(cr, up.name, format, mapping, opts); err != nil {
 			return err
+		}
+		for _, more := range up.more {
+			if err := readMore(more, p.mt, cr, format, mapping, opts); err != nil {
+				return err
+			}
 		}
 		return p.mt.Finish()
 	}
@@ -739,14 +762,28 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 	return sum, finishRunImport(ctx, tx, v, c, r, up, format, sum)
 }
 
+// readMore reads one more file of a model imported from several, counting its bytes in cr.
+func readMore(f source, mt *ingest.Matcher, cr *countingReader, format ingest.Format, mapping *ingest.Mapping, opts ingest.Options) error {
+	r, err := f.open()
+	if err != nil {
+		return fmt.Errorf("open %s: %w", f.name, err)
+	}
+	defer r.Close()
+	cr.r = r
+	mt.NextFile(f.name)
+	return ingest.Read(cr, f.name, format, mapping, opts)
+}
+
 // finishRunImport ends a run's import inside tx once all its samples are
 // stored (sum): it deletes the stored file, records the progress and how
 // the run was graded, and enqueues the job that follows (verification or
 // aggregation).
 func finishRunImport(ctx context.Context, tx *store.Store, v verify.Verifier, c store.Comparison, r store.Run, up source, format ingest.Format, sum pipelineStats) error {
-	if up.drop != nil {
-		if err := up.drop(ctx, tx); err != nil {
-			return err
+	for _, f := range append([]source{up}, up.more...) {
+		if f.drop != nil {
+			if err := f.drop(ctx, tx); err != nil {
+				return err
+			}
 		}
 	}
 	prog := store.Progress{RunID: r.ID, Stage: "import", Total: up.size, Unit: "bytes"}

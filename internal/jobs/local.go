@@ -28,6 +28,9 @@ type ImportLocalArgs struct {
 	RunID        int64  `json:"run_id"`
 	Path         string `json:"path"`   // absolute, on Holder's machine
 	Holder       string `json:"holder"` // host:pid of the process that reads it
+	// More are the model's further files (one per seed, repeat, ...), read after Path in this
+	// order and pooled with it per problem (ingest.Matcher.NextFile).
+	More []string `json:"more,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -56,6 +59,15 @@ func (w *ImportLocalWorker) Work(ctx context.Context, job *river.Job[ImportLocal
 	return importJob(ctx, w.st, w.v, job.Attempt >= job.MaxAttempts, a.ComparisonID, a.RunID, func(context.Context, store.Run) (source, error) {
 		up, err := localSource(a.Path)
 		up.splitAt, up.queue = w.splitAt, job.Queue
+		for _, p := range a.More {
+			if err != nil {
+				break
+			}
+			var more source
+			more, err = localSource(p)
+			up.more = append(up.more, more)
+			up.size += more.size
+		}
 		return up, err
 	}, nil)
 }
@@ -108,7 +120,7 @@ func NewLocalQueue() string {
 // file's absolute path. Every run is marked importing with a queued
 // progress bar, and its ImportLocalArgs job goes into queue, which the
 // caller's client must work (Config.LocalQueue).
-func StartLocalImport(ctx context.Context, client *Client, tx *store.Store, comparisonID int64, queue string, paths map[int64]string) error {
+func StartLocalImport(ctx context.Context, client *Client, tx *store.Store, comparisonID int64, queue string, paths map[int64][]string) error {
 	if queue == "" {
 		return errors.New("local import: no queue")
 	}
@@ -116,9 +128,14 @@ func StartLocalImport(ctx context.Context, client *Client, tx *store.Store, comp
 		return err
 	}
 	var params []river.InsertManyParams
-	for runID, path := range paths {
-		if !filepath.IsAbs(path) {
-			return fmt.Errorf("local import: %q is not an absolute path", path)
+	for runID, files := range paths {
+		if len(files) == 0 {
+			return fmt.Errorf("local import: run %d has no file", runID)
+		}
+		for _, path := range files {
+			if !filepath.IsAbs(path) {
+				return fmt.Errorf("local import: %q is not an absolute path", path)
+			}
 		}
 		if err := tx.SetRunStatus(ctx, runID, store.StatusImporting, ""); err != nil {
 			return err
@@ -126,7 +143,7 @@ func StartLocalImport(ctx context.Context, client *Client, tx *store.Store, comp
 		if err := tx.SetProgress(ctx, store.Progress{RunID: runID, Stage: "import", Unit: "bytes", Status: "queued"}); err != nil {
 			return err
 		}
-		params = append(params, river.InsertManyParams{Args: ImportLocalArgs{ComparisonID: comparisonID, RunID: runID, Path: path, Holder: holderName},
+		params = append(params, river.InsertManyParams{Args: ImportLocalArgs{ComparisonID: comparisonID, RunID: runID, Path: files[0], More: files[1:], Holder: holderName},
 			InsertOpts: &river.InsertOpts{Queue: queue}})
 	}
 	if _, err := client.InsertManyTx(ctx, tx.Tx(), params); err != nil {

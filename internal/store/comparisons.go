@@ -73,13 +73,15 @@ const (
 
 // Run is one model's samples (or counts) on the comparison's dataset.
 type Run struct {
-	ID            int64
-	ComparisonID  int64
-	Position      int
-	ModelName     string
-	Role          string // base | rl | checkpoint | distilled
-	Step          *int
-	UploadID      *int64
+	ID           int64
+	ComparisonID int64
+	Position     int
+	ModelName    string
+	Role         string // base | rl | checkpoint | distilled
+	Step         *int
+	UploadID     *int64
+	// MoreUploadIDs are the model's further files, read after UploadID's and pooled with it.
+	MoreUploadIDs []int64
 	SourceFile    string
 	Format        string
 	Mapping       json.RawMessage
@@ -132,14 +134,17 @@ type RunUsage struct {
 
 // NewRun describes a run to create.
 type NewRun struct {
-	ModelName  string
-	Role       string
-	Step       *int
-	UploadID   int64
-	SourceFile string
-	Format     string
-	Mapping    any // JSON-encodable field mapping, or nil
-	Endpoint   Endpoint
+	ModelName string
+	Role      string
+	Step      *int
+	UploadID  int64
+	// MoreUploadIDs are the model's further files (one per seed, repeat, ...), read after
+	// UploadID's in this order and pooled with it per problem.
+	MoreUploadIDs []int64
+	SourceFile    string
+	Format        string
+	Mapping       any // JSON-encodable field mapping, or nil
+	Endpoint      Endpoint
 	// SamplingOverride is JSON-encodable, or nil.
 	SamplingOverride any
 	// CodeHarness names the code verifier's harness for this run ("" = default).
@@ -212,11 +217,15 @@ func (s *Store) CreateComparison(ctx context.Context, nc NewComparison) (int64, 
 				return 0, fmt.Errorf("encode sampling override of %q: %w", r.ModelName, err)
 			}
 		}
+		more := r.MoreUploadIDs
+		if more == nil {
+			more = []int64{}
+		}
 		_, err := s.db.Exec(ctx, `INSERT INTO runs (comparison_id, position, model_name, role, step, upload_id, source_file, format, mapping,
-				endpoint_url, endpoint_model, endpoint_style, api_key_enc, max_concurrency, sampling_override, code_harness)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+				endpoint_url, endpoint_model, endpoint_style, api_key_enc, max_concurrency, sampling_override, code_harness, more_upload_ids)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 			id, i, r.ModelName, r.Role, r.Step, nullID(r.UploadID), r.SourceFile, r.Format, mapping,
-			e.BaseURL, e.Model, e.Style, e.APIKeyEnc, e.MaxConcurrency, override, r.CodeHarness)
+			e.BaseURL, e.Model, e.Style, e.APIKeyEnc, e.MaxConcurrency, override, r.CodeHarness, more)
 		if err != nil {
 			return 0, fmt.Errorf("create run %q: %w", r.ModelName, err)
 		}
@@ -253,7 +262,7 @@ func (s *Store) ComparisonInto(id int64, c *Comparison) Queued {
 		b.Queue(`SELECT id, comparison_id, position, model_name, role, step, upload_id, source_file, format,
 			mapping, has_texts, verdict_source, status, error, endpoint_url, endpoint_model, endpoint_style, api_key_enc,
 			max_concurrency, tokens_in, tokens_out, requests, errors, sampling_started_at, verdicts_changed, sampling_override,
-			tool_meta, import_warnings, code_harness, code_harness_why,
+			tool_meta, import_warnings, code_harness, code_harness_why, more_upload_ids,
 			(SELECT count(*) FROM samples o WHERE o.run_id = runs.id AND o.override_from IS NOT NULL)
 		FROM runs WHERE comparison_id = $1 ORDER BY position`, id).Query(func(rows pgx.Rows) error {
 			var err error
@@ -263,7 +272,7 @@ func (s *Store) ComparisonInto(id int64, c *Comparison) Queued {
 					&r.Format, &r.Mapping, &r.HasTexts, &r.VerdictSource, &r.Status, &r.Error, &r.Endpoint.BaseURL, &r.Endpoint.Model,
 					&r.Endpoint.Style, &r.Endpoint.APIKeyEnc, &r.Endpoint.MaxConcurrency, &r.Usage.TokensIn, &r.Usage.TokensOut,
 					&r.Usage.Requests, &r.Usage.Errors, &r.Usage.StartedAt, &r.VerdictsChanged, &r.SamplingOverride,
-					&r.ToolMeta, &r.ImportWarnings, &r.CodeHarness, &r.CodeHarnessWhy, &r.Overrides)
+					&r.ToolMeta, &r.ImportWarnings, &r.CodeHarness, &r.CodeHarnessWhy, &r.MoreUploadIDs, &r.Overrides)
 				return r, err
 			})
 			if err != nil {
@@ -391,7 +400,7 @@ func (s *Store) SetRunStatus(ctx context.Context, runID int64, status, errText s
 
 // SetRunImported records what an import found and forgets the run's upload.
 func (s *Store) SetRunImported(ctx context.Context, runID int64, format string, hasTexts bool, verdictSource string) error {
-	_, err := s.db.Exec(ctx, `UPDATE runs SET format = $2, has_texts = $3, verdict_source = $4, upload_id = NULL WHERE id = $1`,
+	_, err := s.db.Exec(ctx, `UPDATE runs SET format = $2, has_texts = $3, verdict_source = $4, upload_id = NULL, more_upload_ids = '{}' WHERE id = $1`,
 		runID, format, hasTexts, verdictSource)
 	if err != nil {
 		return fmt.Errorf("record import of run %d: %w", runID, err)
@@ -450,6 +459,7 @@ func (s *Store) SetRunMapping(ctx context.Context, runID int64, format string, m
 func (s *Store) DeleteComparison(ctx context.Context, id int64) error {
 	return s.WithTx(ctx, func(tx *Store) error {
 		if _, err := tx.db.Exec(ctx, `DELETE FROM uploads WHERE id IN (SELECT upload_id FROM runs WHERE comparison_id = $1
+				UNION SELECT unnest(more_upload_ids) FROM runs WHERE comparison_id = $1
 				UNION SELECT dataset_upload_id FROM comparisons WHERE id = $1)`, id); err != nil {
 			return fmt.Errorf("delete the files of comparison %d: %w", id, err)
 		}
@@ -593,10 +603,11 @@ func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg s
 			return nil
 		}
 		if _, err := tx.db.Exec(ctx, `DELETE FROM uploads WHERE id IN (SELECT upload_id FROM runs WHERE comparison_id = $1
+				UNION SELECT unnest(more_upload_ids) FROM runs WHERE comparison_id = $1
 				UNION SELECT dataset_upload_id FROM comparisons WHERE id = $1)`, id); err != nil {
 			return fmt.Errorf("delete the files of comparison %d: %w", id, err)
 		}
-		if _, err := tx.db.Exec(ctx, `UPDATE runs SET upload_id = NULL WHERE comparison_id = $1`, id); err != nil {
+		if _, err := tx.db.Exec(ctx, `UPDATE runs SET upload_id = NULL, more_upload_ids = '{}' WHERE comparison_id = $1`, id); err != nil {
 			return fmt.Errorf("forget the files of comparison %d: %w", id, err)
 		}
 		_, err = tx.db.Exec(ctx, `UPDATE comparisons SET dataset_upload_id = NULL WHERE id = $1`, id)

