@@ -269,3 +269,81 @@ func TestAdminPasswordResetEndsAccess(t *testing.T) {
 		t.Errorf("the admin's own session after resetting someone: HTTP %d", code)
 	}
 }
+
+// shareRow is the share list's row of link id.
+func shareRow(page string, id int64) string {
+	i := strings.Index(page, fmt.Sprintf(`data-share-id="%d"`, id))
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(page[i:], "</tr>")
+	return page[i : i+j]
+}
+
+// Share links whose creator left the project (removed, demoted, disabled)
+// stay live, and the comparison's other managers see each in the share
+// list marked with why, and revoke it (README, Security).
+func TestSharesOfCreatorsWhoLeft(t *testing.T) {
+	srv := newServer(t)
+	ctx := context.Background()
+	admin := newAccount(t, srv.st, srv.url, "admin@reach.test", true, "")
+	stays := newAccount(t, srv.st, srv.url, "stays@reach.test", false, "owner")
+	removed := createUser(t, srv.st, "removed@reach.test", false, "owner")
+	demoted := createUser(t, srv.st, "demoted@reach.test", false, "owner")
+	disabled := createUser(t, srv.st, "disabled@reach.test", false, "owner")
+	def, err := srv.st.DefaultProjectID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid, _, _ := readyComparison(t, srv.st, "shared", def, "What is 1+1?")
+	links := map[string]struct {
+		id    int64
+		token string
+	}{}
+	for name, uid := range map[string]int64{"stays": stays.ID, "removed": removed.ID, "demoted": demoted.ID, "disabled": disabled.ID, "admin": admin.ID} {
+		id, token := shareToken(t, srv.st, store.ShareLink{ComparisonID: cid, CreatedBy: uid})
+		links[name] = struct {
+			id    int64
+			token string
+		}{id, token}
+	}
+	if err := srv.st.RemoveMember(ctx, def, removed.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.st.SetMember(ctx, def, demoted.ID, "viewer"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.st.SetDisabled(ctx, disabled.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	for name, l := range links {
+		if code, _ := get(t, srv.url+"/s/"+l.token); code != 200 {
+			t.Errorf("link made by %s: HTTP %d, want 200 (links stay live)", name, code)
+		}
+	}
+	want := map[string]string{"stays": "", "admin": "", "removed": "left the project", "demoted": "no longer an owner", "disabled": "disabled"}
+	for _, who := range []account{stays, admin} {
+		code, _, page := send(t, "GET", srv.url+fmt.Sprintf("/comparisons/%d/shares", cid), who.Cookie, nil)
+		if code != 200 {
+			t.Fatalf("share list as %s: HTTP %d", who.Email, code)
+		}
+		for name, l := range links {
+			row := shareRow(page, l.id)
+			if row == "" || !strings.Contains(row, "/revoke") {
+				t.Errorf("%s's share list: the link made by %s is missing or has no Revoke", who.Email, name)
+				continue
+			}
+			if has := strings.Contains(row, "creator-gone"); has != (want[name] != "") || !strings.Contains(row, want[name]) {
+				t.Errorf("%s's share list: the link made by %s is marked %v, want %q\n%s", who.Email, name, has, want[name], row)
+			}
+		}
+	}
+	// The remaining owner revokes the link of the one who left.
+	sid := links["removed"].id
+	if code, _, _ := send(t, "POST", srv.url+fmt.Sprintf("/shares/%d/revoke", sid), stays.Cookie, url.Values{}); code != 303 {
+		t.Fatalf("an owner revokes the link of a creator who left: HTTP %d, want 303", code)
+	}
+	if code, _ := get(t, srv.url+"/s/"+links["removed"].token); code != 404 {
+		t.Errorf("the revoked link: HTTP %d, want 404", code)
+	}
+}
