@@ -1,0 +1,109 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/reach-lab/reach/internal/store"
+)
+
+// hiddenComparison stores a ready comparison like readyComparison whose
+// name, model names, dataset and problem keys hold hidden characters.
+func hiddenComparison(t *testing.T, st *store.Store, name, base, other, key string) (cid, pid int64) {
+	t.Helper()
+	ctx := context.Background()
+	did, err := st.CreateDataset(ctx, name, name+".jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.InsertProblems(ctx, did, []store.Problem{{Idx: 0, Key: key, Statement: "What is 1+1?", Reference: "2"},
+		{Idx: 1, Key: "p1", Statement: "What is 1+2?", Reference: "3"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FinishDataset(ctx, did); err != nil {
+		t.Fatal(err)
+	}
+	cid, err = st.CreateComparison(ctx, store.NewComparison{Name: name, DatasetID: did, Status: store.StatusReady,
+		Runs: []store.NewRun{{ModelName: base, Role: "base"}, {ModelName: other, Role: "rl"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.GetComparison(ctx, cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := st.Problems(ctx, did, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch []store.Sample
+	for _, run := range c.Runs {
+		for _, p := range ps {
+			for i := range 4 {
+				status := store.SampleIncorrect
+				if p.Key == "p1" || (run.Role == "base" && i == 0) {
+					status = store.SampleCorrect
+				}
+				batch = append(batch, store.Sample{RunID: run.ID, ProblemID: p.ID, SampleIndex: i, Completion: "The answer is 2.", Status: status})
+			}
+		}
+	}
+	if err := st.InsertSamples(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range c.Runs {
+		if err := st.AggregateRun(ctx, run.ID); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SetRunImported(ctx, run.ID, "reach-jsonl", true, "file"); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SetRunStatus(ctx, run.ID, store.StatusReady, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cid, ps[0].ID
+}
+
+// Names holding a right-to-left override (U+202E) or a zero-width space
+// (U+200B) are printed with the characters shown as markers, never raw, on
+// the home, comparison, problem and share pages and the share list.
+func TestHiddenCharactersShown(t *testing.T) {
+	srv := newServer(t)
+	admin := newAccount(t, srv.st, srv.url, "admin@reach.test", true, "")
+	cid, pid := hiddenComparison(t, srv.st, "report\u202Efdp.exe", "base\u200B-7b", "rl\u202E-zero", "p\u200B0")
+	_, token := shareToken(t, srv.st, store.ShareLink{ComparisonID: cid, ShowTexts: true, Label: "for\u202Eyou", CreatedBy: admin.ID})
+	pages := map[string]string{
+		"home":           "/",
+		"comparison":     fmt.Sprintf("/comparisons/%d", cid),
+		"problem":        fmt.Sprintf("/comparisons/%d/problems/%d", cid, pid),
+		"shares":         fmt.Sprintf("/comparisons/%d/shares", cid),
+		"share":          "/s/" + token,
+		"shared problem": fmt.Sprintf("/s/%s/problems/%d", token, pid),
+	}
+	for name, path := range pages {
+		var c = admin.Cookie
+		if strings.HasPrefix(path, "/s/") {
+			c = nil
+		}
+		code, _, page := send(t, "GET", srv.url+path, c, nil)
+		if code != 200 {
+			t.Errorf("%s page: HTTP %d", name, code)
+			continue
+		}
+		for _, r := range []rune{0x202E, 0x200B} {
+			if n := strings.Count(page, string(r)); n > 0 {
+				i := strings.IndexRune(page, r)
+				t.Errorf("%s page: %d raw U+%04X, first in …%s…", name, n, r, page[max(0, i-120):min(len(page), i+60)])
+			}
+		}
+		if !strings.Contains(page, "⟨U+202E⟩") {
+			t.Errorf("%s page: no ⟨U+202E⟩ marker", name)
+		}
+		if name != "home" && name != "share" && name != "shares" && !strings.Contains(page, "⟨U+200B⟩") {
+			t.Errorf("%s page: no ⟨U+200B⟩ marker", name)
+		}
+	}
+}
