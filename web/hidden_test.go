@@ -107,3 +107,37 @@ func TestHiddenCharactersShown(t *testing.T) {
 		}
 	}
 }
+
+// An image in a comparison's notes is shown as a link to it, not as <img>
+// (the CSP blocked it and it showed broken), on the comparison page and a
+// share page with notes.
+func TestNoteImagesAreLinks(t *testing.T) {
+	srv := newServer(t)
+	admin := newAccount(t, srv.st, srv.url, "admin@reach.test", true, "")
+	cid, _, _ := readyComparison(t, srv.st, "noted", 0, "What is 1+1?")
+	note := "Curve: ![the curve](https://images.example/curve.png)"
+	if err := srv.st.SetNote(context.Background(), cid, note, admin.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, token := shareToken(t, srv.st, store.ShareLink{ComparisonID: cid, ShowNotes: true})
+	for name, p := range map[string]struct {
+		path string
+		c    bool
+	}{"comparison": {fmt.Sprintf("/comparisons/%d", cid), true}, "share": {"/s/" + token, false}} {
+		c := admin.Cookie
+		if !p.c {
+			c = nil
+		}
+		code, _, page := send(t, "GET", srv.url+p.path, c, nil)
+		if code != 200 {
+			t.Errorf("%s page: HTTP %d", name, code)
+			continue
+		}
+		if strings.Contains(page, "<img") {
+			t.Errorf("%s page: the note's image is an <img>", name)
+		}
+		if !strings.Contains(page, `href="https://images.example/curve.png"`) || !strings.Contains(page, "image: the curve</a>") {
+			t.Errorf("%s page: no link to the note's image", name)
+		}
+	}
+}
