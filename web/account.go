@@ -853,13 +853,10 @@ func (s *Server) joinByInvite(w http.ResponseWriter, r *http.Request, hash []byt
 		return
 	}
 	if err != nil || u.Disabled {
-		// A disabled account gets the same answer: the invitation does not
-		// tell whether its password was right.
+		// A disabled account gets the same answer, so the link does not
+		// tell whether the account is disabled.
 		s.log.Warn("invitation sign-in failed", "email", u.Email, "addr", addr, "disabled", u.Disabled)
-		v.Error = "Wrong password."
-		if u.Disabled {
-			v.Error = "Wrong password, or the account is disabled: ask an admin."
-		}
+		v.Error = "Wrong password, or the account is disabled: ask an admin."
 		s.render(w, r, http.StatusUnauthorized, views.InvitePage(v))
 		return
 	}

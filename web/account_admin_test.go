@@ -134,6 +134,18 @@ func TestInviteForExistingAccount(t *testing.T) {
 	if u, _ := srv.st.UserByEmail(ctx, "admin@reach.test"); !u.IsAdmin {
 		t.Error("accepting a non-admin invitation lowered the admin flag")
 	}
+	// A disabled account cannot join by invitation, even with its password.
+	toCarl := invite(t, srv.st, store.Invite{Email: "carl@reach.test", ProjectID: &projB, Role: "owner", CreatedBy: admin.ID})
+	carl := createUser(t, srv.st, "carl@reach.test", false, "")
+	if err := srv.st.SetDisabled(ctx, carl.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := send(t, "POST", srv.url+"/invite/"+toCarl, nil, url.Values{"current": {testPassword}}); code != 401 {
+		t.Errorf("a disabled account accepts an invitation: HTTP %d, want 401", code)
+	}
+	if rl, _ := srv.st.RoleIn(ctx, projB, carl.ID); rl != "" {
+		t.Errorf("a disabled account joined project B as %q", rl)
+	}
 }
 
 // userRow is the users page's row of a user.
