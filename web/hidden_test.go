@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"html"
 	"regexp"
 	"strings"
 	"testing"
@@ -163,6 +164,27 @@ func TestNoteImagesAreLinks(t *testing.T) {
 		}
 		if !strings.Contains(page, `href="https://images.example/curve.png"`) || !strings.Contains(page, "image: the curve</a>") {
 			t.Errorf("%s page: no link to the note's image", name)
+		}
+	}
+}
+
+// Names go through a templ component; what follows one on the same line
+// must still show (templ reads "@Name(x) { … }" as children and dropped
+// them: a test list's count, a sorted column's arrow).
+func TestTextAroundNamesStays(t *testing.T) {
+	srv := newServer(t)
+	admin := newAccount(t, srv.st, srv.url, "admin@reach.test", true, "")
+	cid, _, _ := readyComparison(t, srv.st, "plain", 0, "What is 1+1?")
+	code, _, page := send(t, "GET", srv.url+fmt.Sprintf("/comparisons/%d?sort=p&dir=asc", cid), admin.Cookie, nil)
+	if code != 200 {
+		t.Fatalf("comparison page: HTTP %d", code)
+	}
+	text := html.UnescapeString(regexp.MustCompile(`(?s)<script.*?</script>|<[^>]*>`).ReplaceAllString(page, ""))
+	text = regexp.MustCompile(`\s+`).ReplaceAllString(text, " ")
+	for _, want := range []string{"Base-only 1 (0 significant at 5%)", "rl-only 0 (0 significant at 5%)", "p (Fisher) ▲",
+		"base base model", "base vs rl: base-only 1"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the comparison page's text lacks %q", want)
 		}
 	}
 }
