@@ -767,16 +767,17 @@ func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request) {
 }
 
 // inviteGone is what a link that cannot be accepted says.
-const inviteGone = "this invitation was used, revoked or has expired, or never existed: ask an admin for a new one"
+const inviteGone = "This invitation was used, revoked or has expired, or never existed: ask an admin for a new one."
 
 // openInvite returns the invitation of the link and the page describing
 // it; ok is false when the answer was sent (gone, or the database failed).
 func (s *Server) openInvite(w http.ResponseWriter, r *http.Request) (store.Invite, views.InviteView, *store.User, bool) {
 	inv, err := s.st.OpenInvite(r.Context(), auth.HashToken(chiParam(r, "token")))
+	if errors.Is(err, store.ErrNotFound) {
+		s.deny(w, r, http.StatusNotFound, inviteGone)
+		return inv, views.InviteView{}, nil, false
+	}
 	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			err = fmt.Errorf("%s: %w", inviteGone, store.ErrNotFound)
-		}
 		s.fail(w, r, err)
 		return inv, views.InviteView{}, nil, false
 	}
