@@ -291,6 +291,16 @@ func (f *fixture) freshInvite() string {
 	return token
 }
 
+// freshInviteID is a new invitation's id.
+func (f *fixture) freshInviteID() int64 {
+	f.freshInvite()
+	is, err := f.srv.st.OpenInvites(context.Background())
+	if err != nil || len(is) == 0 {
+		f.t.Fatalf("open invites: %v (%d)", err, len(is))
+	}
+	return is[0].ID
+}
+
 // freshMember adds a new user to a world's project as a viewer.
 func (f *fixture) freshMember(w int) int64 {
 	u := createUser(f.t, f.srv.st, fmt.Sprintf("member%d@reach.test", f.n.Add(1)), false, "")
@@ -571,6 +581,13 @@ var routes = []route{
 	}, ok: 200},
 	{name: "allow project creation", need: admin, method: "POST", path: "/admin/users/{spare}/project-creator",
 		body: form(url.Values{"allowed": {"on"}}), ok: 303},
+	{name: "disable account confirmation", need: admin, method: "GET", path: "/admin/users/{spare}/disable", ok: 200},
+	{name: "disable account", need: admin, method: "POST", path: "/admin/users/{spare}/disable", body: form(nil), ok: 303},
+	{name: "enable account", need: admin, method: "POST", path: "/admin/users/{spare}/enable", body: form(nil), ok: 303},
+	{name: "reset password confirmation", need: admin, method: "GET", path: "/admin/users/{spare}/reset-password", ok: 200},
+	{name: "reset password", need: admin, method: "POST", path: "/admin/users/{spare}/reset-password", body: form(nil), ok: 200},
+	{name: "revoke invitation confirmation", need: admin, method: "GET", path: "/admin/invites/{inviteid}/revoke", ok: 200},
+	{name: "revoke invitation", need: admin, method: "POST", path: "/admin/invites/{inviteid}/revoke", body: form(nil), ok: 303},
 	{name: "jobs UI", need: admin, method: "GET", path: "/riverui/", ok: 200},
 	{name: "jobs UI without slash", need: admin, method: "GET", path: "/riverui", ok: 301},
 	{name: "endpoint networks", need: admin, method: "GET", path: "/admin/network", ok: 200},
@@ -769,6 +786,8 @@ func (f *fixture) request(r route, role string, worlds map[string]int) (path, ct
 			return fmt.Sprint(f.spare.ID)
 		case "invite":
 			return f.freshInvite()
+		case "inviteid":
+			return fmt.Sprint(f.freshInviteID())
 		case "token":
 			if role != "holder" {
 				return auth.PrefixShare + strings.Repeat("A", 43) // a well-formed guess

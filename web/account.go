@@ -530,21 +530,154 @@ func (s *Server) usersPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) renderUsers(w http.ResponseWriter, r *http.Request, inviteURL, msg string) {
+	s.renderUsersView(w, r, views.UsersView{InviteURL: inviteURL, Error: msg})
+}
+
+func (s *Server) renderUsersView(w http.ResponseWriter, r *http.Request, v views.UsersView) {
 	status := http.StatusOK
-	if msg != "" {
+	if v.Error != "" {
 		status = http.StatusBadRequest
 	}
-	us, err := s.st.ListUsers(r.Context())
+	var err error
+	if v.Users, err = s.st.ListUsers(r.Context()); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if v.Projects, err = s.st.ProjectsFor(r.Context(), currentUser(r).ID, true); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if v.Invites, err = s.st.OpenInvites(r.Context()); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v.Me = currentUser(r).ID
+	if v.InviteURL != "" || v.Password != "" {
+		w.Header().Set("Cache-Control", "no-store")
+	}
+	s.render(w, r, status, views.UsersPage(v))
+}
+
+// otherUser is user {uid} for an admin action on someone else's account:
+// admins cannot disable or reset themselves here (the password page is
+// for their own), so no admin locks themselves out.
+func (s *Server) otherUser(w http.ResponseWriter, r *http.Request) (store.User, bool) {
+	uid, err := idParam(r, "uid")
+	var u store.User
+	if err == nil {
+		u, err = s.st.GetUser(r.Context(), uid)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return u, false
+	}
+	if u.ID == currentUser(r).ID {
+		s.deny(w, r, http.StatusBadRequest, "You cannot do this to your own account: another admin can.")
+		return u, false
+	}
+	return u, true
+}
+
+// disableConfirm asks before an account is disabled (GET).
+func (s *Server) disableConfirm(w http.ResponseWriter, r *http.Request) {
+	if u, ok := s.otherUser(w, r); ok {
+		s.render(w, r, http.StatusOK, views.UserActionConfirm(views.UserActionView{Title: "Disable " + u.Email + "?",
+			Text: "They are signed out everywhere at once, their API tokens stop working for good, and they cannot sign in until an " +
+				"admin enables the account again. Their comparisons, reviews and share links stay.",
+			Action: fmt.Sprintf("/admin/users/%d/disable", u.ID), Button: "Disable " + u.Email}))
+	}
+}
+
+// setDisabled disables (disabled) or re-enables user {uid}.
+func (s *Server) setDisabled(disabled bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		u, ok := s.otherUser(w, r)
+		if !ok {
+			return
+		}
+		if err := s.st.SetDisabled(r.Context(), u.ID, disabled); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		s.log.Info("account disabled or enabled", "user", u.Email, "disabled", disabled, "by", currentUser(r).Email)
+		http.Redirect(w, r, "/admin/users", http.StatusSeeOther)
+	}
+}
+
+// resetConfirm asks before an admin resets someone's password (GET).
+func (s *Server) resetConfirm(w http.ResponseWriter, r *http.Request) {
+	if u, ok := s.otherUser(w, r); ok {
+		s.render(w, r, http.StatusOK, views.UserActionConfirm(views.UserActionView{Title: "Reset the password of " + u.Email + "?",
+			Text: "They get a one-time password, shown to you once, and must choose a new one when they sign in. " +
+				"Their sessions end and their API tokens are revoked.",
+			Action: fmt.Sprintf("/admin/users/%d/reset-password", u.ID), Button: "Reset the password"}))
+	}
+}
+
+// resetPassword gives user {uid} a one-time password and ends their
+// sessions and API tokens (POST).
+func (s *Server) resetPassword(w http.ResponseWriter, r *http.Request) {
+	u, ok := s.otherUser(w, r)
+	if !ok {
+		return
+	}
+	password, err := auth.OneTimePassword()
+	var hash string
+	if err == nil {
+		hash, err = s.hashPassword(r, password)
+	}
+	if err == nil {
+		err = s.st.ResetPassword(r.Context(), u.ID, hash)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	ps, err := s.st.ProjectsFor(r.Context(), currentUser(r).ID, true)
+	s.log.Info("password reset by an admin", "user", u.Email, "by", currentUser(r).Email)
+	s.renderUsersView(w, r, views.UsersView{Password: password, PasswordOf: u.Email})
+}
+
+// inviteForRevoke is open invitation {iid}.
+func (s *Server) inviteForRevoke(w http.ResponseWriter, r *http.Request) (store.Invite, bool) {
+	iid, err := idParam(r, "iid")
 	if err != nil {
+		s.fail(w, r, err)
+		return store.Invite{}, false
+	}
+	is, err := s.st.OpenInvites(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return store.Invite{}, false
+	}
+	for _, inv := range is {
+		if inv.ID == iid {
+			return inv, true
+		}
+	}
+	s.deny(w, r, http.StatusNotFound, "This invitation was used, revoked or has expired.")
+	return store.Invite{}, false
+}
+
+// revokeInviteConfirm asks before an invitation is revoked (GET).
+func (s *Server) revokeInviteConfirm(w http.ResponseWriter, r *http.Request) {
+	if inv, ok := s.inviteForRevoke(w, r); ok {
+		s.render(w, r, http.StatusOK, views.UserActionConfirm(views.UserActionView{Title: "Revoke the invitation of " + inv.Email + "?",
+			Text:   "Its link then says the invitation was revoked, used or has expired. Invite them again to send a new link.",
+			Action: fmt.Sprintf("/admin/invites/%d/revoke", inv.ID), Button: "Revoke the invitation"}))
+	}
+}
+
+func (s *Server) revokeInvite(w http.ResponseWriter, r *http.Request) {
+	inv, ok := s.inviteForRevoke(w, r)
+	if !ok {
+		return
+	}
+	if err := s.st.RevokeInvite(r.Context(), inv.ID); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, status, views.UsersPage(views.UsersView{Users: us, Projects: ps, InviteURL: inviteURL, Error: msg}))
+	s.log.Info("invitation revoked", "email", inv.Email, "by", currentUser(r).Email)
+	http.Redirect(w, r, "/admin/users", http.StatusSeeOther)
 }
 
 func (s *Server) createInvite(w http.ResponseWriter, r *http.Request) {
@@ -633,28 +766,54 @@ func (s *Server) setNetwork(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, views.NetworkPage(views.NetworkView{Text: text, Saved: true}))
 }
 
-func (s *Server) invitePage(w http.ResponseWriter, r *http.Request) {
+// inviteGone is what a link that cannot be accepted says.
+const inviteGone = "This invitation was used, revoked or has expired, or never existed: ask an admin for a new one."
+
+// openInvite returns the invitation of the link and the page describing
+// it; ok is false when the answer was sent (gone, or the database failed).
+func (s *Server) openInvite(w http.ResponseWriter, r *http.Request) (store.Invite, views.InviteView, *store.User, bool) {
 	inv, err := s.st.OpenInvite(r.Context(), auth.HashToken(chiParam(r, "token")))
-	if err != nil {
-		s.fail(w, r, fmt.Errorf("this invitation was used, has expired or never existed: %w", err))
-		return
+	if errors.Is(err, store.ErrNotFound) {
+		s.deny(w, r, http.StatusNotFound, inviteGone)
+		return inv, views.InviteView{}, nil, false
 	}
-	s.render(w, r, http.StatusOK, views.InvitePage(views.PasswordForm{Email: inv.Email}))
+	if err != nil {
+		s.fail(w, r, err)
+		return inv, views.InviteView{}, nil, false
+	}
+	v := views.InviteView{Email: inv.Email, Project: inv.Project, Role: inv.Role, Admin: inv.IsAdmin}
+	u, err := s.st.UserByEmail(r.Context(), inv.Email)
+	switch {
+	case err == nil:
+		v.Existing = true
+		return inv, v, &u, true
+	case errors.Is(err, store.ErrNotFound):
+		return inv, v, nil, true
+	}
+	s.fail(w, r, err)
+	return inv, v, nil, false
+}
+
+func (s *Server) invitePage(w http.ResponseWriter, r *http.Request) {
+	if _, v, _, ok := s.openInvite(w, r); ok {
+		s.render(w, r, http.StatusOK, views.InvitePage(v))
+	}
 }
 
 func (s *Server) acceptInvite(w http.ResponseWriter, r *http.Request) {
-	hash := auth.HashToken(chiParam(r, "token"))
-	inv, err := s.st.OpenInvite(r.Context(), hash)
-	if err != nil {
-		s.fail(w, r, fmt.Errorf("this invitation was used, has expired or never existed: %w", err))
+	_, v, existing, ok := s.openInvite(w, r)
+	if !ok || !s.parseForm(w, r) {
 		return
 	}
-	if !s.parseForm(w, r) {
+	hash := auth.HashToken(chiParam(r, "token"))
+	if existing != nil {
+		s.joinByInvite(w, r, hash, *existing, v)
 		return
 	}
 	pw, msg := s.newPasswordHash(r, r.PostForm.Get("password"), r.PostForm.Get("confirm"))
 	if msg != "" {
-		s.render(w, r, http.StatusBadRequest, views.InvitePage(views.PasswordForm{Email: inv.Email, Error: msg}))
+		v.Error = msg
+		s.render(w, r, http.StatusBadRequest, views.InvitePage(v))
 		return
 	}
 	u, err := s.st.AcceptInvite(r.Context(), hash, pw)
@@ -667,6 +826,58 @@ func (s *Server) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// joinByInvite accepts an invitation for an email that has an account:
+// the account's own password (limited like signing in from an unknown
+// browser) signs it in and joins it to the invitation's project.
+func (s *Server) joinByInvite(w http.ResponseWriter, r *http.Request, hash []byte, u store.User, v views.InviteView) {
+	l, addr := s.login, clientAddr(r)
+	limits := []limitKey{{l.byAddress, addr}, {l.byAccountAddress, u.Email + "\x00" + addr}, {l.byAccount, u.Email}}
+	if ok, wait := take(limits...); !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+		v.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %d minutes.", int(wait.Minutes())+1)
+		s.render(w, r, http.StatusTooManyRequests, views.InvitePage(v))
+		return
+	}
+	password := r.PostForm.Get("current")
+	err := auth.ErrMismatch
+	if len(password) <= maxPassword && u.PasswordHash != "" {
+		err = s.checkPassword(r, u.PasswordHash, password)
+	}
+	if errors.Is(err, auth.ErrBusy) || errors.Is(err, context.Canceled) {
+		for _, k := range limits {
+			k.lim.Forgive(k.key)
+		}
+		v.Error = "The server is busy checking other sign-ins. Try again in a moment."
+		s.render(w, r, http.StatusTooManyRequests, views.InvitePage(v))
+		return
+	}
+	if err != nil || u.Disabled {
+		// A disabled account gets the same answer, so the link does not
+		// tell whether the account is disabled.
+		s.log.Warn("invitation sign-in failed", "email", u.Email, "addr", addr, "disabled", u.Disabled)
+		v.Error = "Wrong password, or the account is disabled: ask an admin."
+		s.render(w, r, http.StatusUnauthorized, views.InvitePage(v))
+		return
+	}
+	for _, k := range limits {
+		k.lim.Forgive(k.key)
+	}
+	if err := s.st.JoinByInvite(r.Context(), hash, u.ID); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.startSession(w, r, u); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("invitation accepted by an existing account", "user", u.Email, "project", v.Project, "role", v.Role)
+	target := "/"
+	if u.MustChangePassword {
+		target = "/account/password"
+	}
+	http.Redirect(w, r, target, http.StatusSeeOther)
 }
 
 func (s *Server) projectsPage(w http.ResponseWriter, r *http.Request) {

@@ -78,7 +78,8 @@ func runUser(ctx context.Context, args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := st.SetPassword(ctx, u.ID, hash, true, nil); err != nil {
+		// Like the users page's reset: sessions end, API tokens are revoked.
+		if err := st.ResetPassword(ctx, u.ID, hash); err != nil {
 			return err
 		}
 	default:

@@ -18,6 +18,8 @@
 package charts
 
 import (
+	"github.com/reach-lab/reach/internal/hidden"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -184,7 +186,12 @@ func finish(id string, c rendered) (Snippet, error) {
 	if err != nil {
 		return Snippet{}, fmt.Errorf("chart %s: option JSON: %w", id, err)
 	}
-	return Snippet{ID: id, HTML: template.HTML(strings.TrimSpace(s.Element) + "\n" + script), Option: opt}, nil
+	// Model names are drawn in legends and axes as given: a hidden
+	// character (a right-to-left override, say) is shown as its marker
+	// there as on the pages. Markers are plain characters, so the script
+	// and JSON stay valid.
+	html := hidden.Visible(strings.TrimSpace(s.Element) + "\n" + script)
+	return Snippet{ID: id, HTML: template.HTML(html), Option: json.RawMessage(hidden.Visible(string(opt)))}, nil
 }
 
 // blockScope wraps the body of go-echarts' <script> in braces: its top-level `let` would

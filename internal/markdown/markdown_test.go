@@ -47,3 +47,24 @@ func TestRenderHostile(t *testing.T) {
 		}
 	}
 }
+
+// Images become links: the CSP blocks images from elsewhere (they showed
+// broken), and a note must not make readers' browsers fetch a URL.
+func TestRenderImagesAsLinks(t *testing.T) {
+	got, err := Render("See ![the curve](https://example.org/curve.png \"t\") and ![](https://example.org/b.png) and ![x](javascript:alert(1)).")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.ToLower(got), "<img") {
+		t.Errorf("rendered note holds an image: %s", got)
+	}
+	for _, want := range []string{`<a href="https://example.org/curve.png"`, `image: the curve</a>`, `<a href="https://example.org/b.png"`,
+		`image: https://example.org/b.png</a>`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("rendered note lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(strings.ToLower(got), "javascript:") {
+		t.Errorf("a javascript: image became a link: %s", got)
+	}
+}

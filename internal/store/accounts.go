@@ -140,6 +140,65 @@ func (s *Store) SetPassword(ctx context.Context, userID int64, hash string, must
 	return nil
 }
 
+// ResetPassword is an admin's reset: a new one-time password, and every
+// session and API token of the user ended, since whoever held them may be
+// why the password was reset.
+func (s *Store) ResetPassword(ctx context.Context, userID int64, hash string) error {
+	return s.WithTx(ctx, func(tx *Store) error {
+		tag, err := tx.db.Exec(ctx, `UPDATE users SET password_hash = $2, must_change_password = true, password_changed_at = now() WHERE id = $1`,
+			userID, hash)
+		if err != nil {
+			return fmt.Errorf("reset password of user %d: %w", userID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("user %d: %w", userID, ErrNotFound)
+		}
+		return tx.endAccess(ctx, userID)
+	})
+}
+
+// endAccess ends every session of a user and revokes all their API tokens.
+func (s *Store) endAccess(ctx context.Context, userID int64) error {
+	if _, err := s.db.Exec(ctx, `DELETE FROM sessions WHERE user_id = $1`, userID); err != nil {
+		return fmt.Errorf("end sessions of user %d: %w", userID, err)
+	}
+	if _, err := s.db.Exec(ctx, `UPDATE api_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL`, userID); err != nil {
+		return fmt.Errorf("revoke API tokens of user %d: %w", userID, err)
+	}
+	return nil
+}
+
+// SetDisabled disables or re-enables an account (ErrNotFound for an unknown
+// user). Disabling also ends its sessions and revokes its API tokens, so
+// re-enabling never brings back a session or token from before.
+func (s *Store) SetDisabled(ctx context.Context, userID int64, disabled bool) error {
+	return s.WithTx(ctx, func(tx *Store) error {
+		tag, err := tx.db.Exec(ctx, `UPDATE users SET disabled = $2 WHERE id = $1`, userID, disabled)
+		if err != nil {
+			return fmt.Errorf("set disabled of user %d: %w", userID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("user %d: %w", userID, ErrNotFound)
+		}
+		if !disabled {
+			return nil
+		}
+		return tx.endAccess(ctx, userID)
+	})
+}
+
+// GetUser returns an account by id, or ErrNotFound.
+func (s *Store) GetUser(ctx context.Context, id int64) (User, error) {
+	u, err := scanUser(s.db.QueryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return u, fmt.Errorf("user %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return u, fmt.Errorf("user %d: %w", id, err)
+	}
+	return u, nil
+}
+
 // CreateSession stores a session (the SHA-256 of its cookie token).
 func (s *Store) CreateSession(ctx context.Context, tokenHash []byte, userID int64, expires time.Time) error {
 	_, err := s.db.Exec(ctx, `INSERT INTO sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3)`, tokenHash, userID, expires)
@@ -270,13 +329,17 @@ func (s *Store) RevokeAPIToken(ctx context.Context, userID, id int64) error {
 	return nil
 }
 
-// Invite is an admin's invitation to create an account.
+// Invite is an admin's invitation to create an account (or, for an email
+// that has one, to join a project with it).
 type Invite struct {
+	ID        int64
 	Email     string
 	IsAdmin   bool
 	ProjectID *int64 // joined with Role on acceptance
+	Project   string // its name (listings only)
 	Role      string
 	CreatedBy int64
+	CreatedAt time.Time
 	ExpiresAt time.Time
 }
 
@@ -290,13 +353,19 @@ func (s *Store) CreateInvite(ctx context.Context, tokenHash []byte, inv Invite) 
 	return nil
 }
 
-// OpenInvite returns an unused, unexpired invitation, or ErrNotFound.
+// openInvite is the condition of an invitation that can still be accepted
+// (its columns are invites' own, so it needs no table alias).
+const openInvite = `used_at IS NULL AND revoked_at IS NULL AND expires_at > now()`
+
+// OpenInvite returns an unused, unrevoked, unexpired invitation, or
+// ErrNotFound.
 func (s *Store) OpenInvite(ctx context.Context, tokenHash []byte) (Invite, error) {
 	var inv Invite
 	var by *int64
-	err := s.db.QueryRow(ctx, `SELECT email, is_admin, project_id, role, created_by, expires_at FROM invites
-		WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()`, tokenHash).
-		Scan(&inv.Email, &inv.IsAdmin, &inv.ProjectID, &inv.Role, &by, &inv.ExpiresAt)
+	err := s.db.QueryRow(ctx, `SELECT i.id, i.email, i.is_admin, i.project_id, COALESCE(p.name, ''), i.role, i.created_by, i.created_at, i.expires_at
+		FROM invites i LEFT JOIN projects p ON p.id = i.project_id
+		WHERE i.token_hash = $1 AND `+openInvite, tokenHash).
+		Scan(&inv.ID, &inv.Email, &inv.IsAdmin, &inv.ProjectID, &inv.Project, &inv.Role, &by, &inv.CreatedAt, &inv.ExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return inv, fmt.Errorf("invite: %w", ErrNotFound)
 	}
@@ -309,20 +378,65 @@ func (s *Store) OpenInvite(ctx context.Context, tokenHash []byte) (Invite, error
 	return inv, nil
 }
 
+// OpenInvites lists the invitations that can still be accepted, newest
+// first (for the admin's users page).
+func (s *Store) OpenInvites(ctx context.Context) ([]Invite, error) {
+	rows, err := s.db.Query(ctx, `SELECT i.id, i.email, i.is_admin, i.project_id, COALESCE(p.name, ''), i.role, COALESCE(i.created_by, 0),
+			i.created_at, i.expires_at
+		FROM invites i LEFT JOIN projects p ON p.id = i.project_id
+		WHERE `+openInvite+` ORDER BY i.id DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("open invites: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Invite, error) {
+		var inv Invite
+		err := r.Scan(&inv.ID, &inv.Email, &inv.IsAdmin, &inv.ProjectID, &inv.Project, &inv.Role, &inv.CreatedBy, &inv.CreatedAt, &inv.ExpiresAt)
+		return inv, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open invites: %w", err)
+	}
+	return out, nil
+}
+
+// RevokeInvite revokes an invitation that can still be accepted; any other
+// (used, expired, revoked, unknown) gives ErrNotFound.
+func (s *Store) RevokeInvite(ctx context.Context, id int64) error {
+	tag, err := s.db.Exec(ctx, `UPDATE invites SET revoked_at = now() WHERE id = $1 AND `+openInvite, id)
+	if err != nil {
+		return fmt.Errorf("revoke invite %d: %w", id, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("open invite %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// useInvite marks an open invitation used and returns it; ErrNotFound when
+// it cannot be accepted (any more).
+func (s *Store) useInvite(ctx context.Context, tokenHash []byte) (Invite, error) {
+	var inv Invite
+	err := s.db.QueryRow(ctx, `UPDATE invites SET used_at = now() WHERE token_hash = $1 AND `+openInvite+`
+		RETURNING id, email, is_admin, project_id, role`, tokenHash).Scan(&inv.ID, &inv.Email, &inv.IsAdmin, &inv.ProjectID, &inv.Role)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return inv, fmt.Errorf("invite: %w", ErrNotFound)
+	}
+	if err != nil {
+		return inv, fmt.Errorf("invite: %w", err)
+	}
+	return inv, nil
+}
+
 // AcceptInvite marks the invitation used and creates its account with
-// passwordHash (and project membership), in one transaction. A used or
-// expired invitation gives ErrNotFound.
+// passwordHash (and project membership), in one transaction. A used,
+// revoked or expired invitation gives ErrNotFound; an email that has an
+// account meanwhile gives ErrExists (see JoinByInvite).
 func (s *Store) AcceptInvite(ctx context.Context, tokenHash []byte, passwordHash string) (User, error) {
 	var u User
 	err := s.WithTx(ctx, func(tx *Store) error {
-		var inv Invite
-		err := tx.db.QueryRow(ctx, `UPDATE invites SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()
-			RETURNING email, is_admin, project_id, role`, tokenHash).Scan(&inv.Email, &inv.IsAdmin, &inv.ProjectID, &inv.Role)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("invite: %w", ErrNotFound)
-		}
+		inv, err := tx.useInvite(ctx, tokenHash)
 		if err != nil {
-			return fmt.Errorf("invite: %w", err)
+			return err
 		}
 		if u, err = tx.CreateUser(ctx, inv.Email, passwordHash, inv.IsAdmin, false); err != nil {
 			return err
@@ -333,6 +447,41 @@ func (s *Store) AcceptInvite(ctx context.Context, tokenHash []byte, passwordHash
 		return nil
 	})
 	return u, err
+}
+
+// JoinByInvite accepts an invitation for an email that already has an
+// account, user (whose password the caller checked): the invitation is
+// used, the user joins its project with its role unless they hold a
+// higher one there, and becomes an admin if it says so. Nothing is
+// lowered. A used, revoked or expired invitation, or one for another
+// email, gives ErrNotFound.
+func (s *Store) JoinByInvite(ctx context.Context, tokenHash []byte, userID int64) error {
+	return s.WithTx(ctx, func(tx *Store) error {
+		inv, err := tx.useInvite(ctx, tokenHash)
+		if err != nil {
+			return err
+		}
+		tag, err := tx.db.Exec(ctx, `UPDATE users SET is_admin = is_admin OR $3 WHERE id = $1 AND lower(email) = $2 AND NOT disabled`,
+			userID, NormalizeEmail(inv.Email), inv.IsAdmin)
+		if err != nil {
+			return fmt.Errorf("join by invite: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("invite for user %d: %w", userID, ErrNotFound)
+		}
+		if inv.ProjectID == nil {
+			return nil
+		}
+		// Roles in rank order: keep the higher of the held and the invited.
+		_, err = tx.db.Exec(ctx, `INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, $3)
+			ON CONFLICT (project_id, user_id) DO UPDATE SET role = CASE
+				WHEN array_position(ARRAY['viewer', 'editor', 'owner'], EXCLUDED.role) > array_position(ARRAY['viewer', 'editor', 'owner'], project_members.role)
+				THEN EXCLUDED.role ELSE project_members.role END`, *inv.ProjectID, userID, inv.Role)
+		if err != nil {
+			return fmt.Errorf("join project %d by invite: %w", *inv.ProjectID, err)
+		}
+		return nil
+	})
 }
 
 // ErrHasUsers is returned by CreateFirstAdmin once any account exists.

@@ -27,6 +27,11 @@ type ShareLink struct {
 	RevokedAt    *time.Time
 	Views        int64
 	LastViewedAt *time.Time
+	// CreatorGone says why the link's creator no longer manages its
+	// project ("disabled", "left the project", "no longer an owner"; ""
+	// while they do, or when unknown). Such links stay live: they belong
+	// to the project, and its owners see and may revoke them like any other.
+	CreatorGone string
 }
 
 // Live reports whether the link still opens at time now.
@@ -48,13 +53,23 @@ func (s *Store) CreateShare(ctx context.Context, l ShareLink, tokenHash []byte) 
 	return id, nil
 }
 
+// shareColumns are a link l's columns, with its creator u (LEFT JOIN users
+// u ON u.id = l.created_by); the last says whether u still manages the
+// link's project (see ShareLink.CreatorGone).
 const shareColumns = `l.id, COALESCE(l.comparison_id, 0), COALESCE(l.collection_id, 0), l.label, l.chart, l.show_texts, l.show_notes,
-	COALESCE(l.created_by, 0), COALESCE(u.email, ''), l.created_at, l.expires_at, l.revoked_at, l.views, l.last_viewed_at`
+	COALESCE(l.created_by, 0), COALESCE(u.email, ''), l.created_at, l.expires_at, l.revoked_at, l.views, l.last_viewed_at,
+	CASE
+		WHEN u.id IS NULL OR u.is_admin AND NOT u.disabled THEN ''
+		WHEN u.disabled THEN 'disabled'
+		ELSE COALESCE((SELECT CASE WHEN m.role = 'owner' THEN '' ELSE 'no longer an owner' END FROM project_members m
+			WHERE m.user_id = u.id AND m.project_id = COALESCE((SELECT c.project_id FROM comparisons c WHERE c.id = l.comparison_id),
+				(SELECT k.project_id FROM collections k WHERE k.id = l.collection_id))), 'left the project')
+	END`
 
 func scanShare(row pgx.Row) (ShareLink, error) {
 	var l ShareLink
 	err := row.Scan(&l.ID, &l.ComparisonID, &l.CollectionID, &l.Label, &l.Chart, &l.ShowTexts, &l.ShowNotes, &l.CreatedBy, &l.CreatedByEm,
-		&l.CreatedAt, &l.ExpiresAt, &l.RevokedAt, &l.Views, &l.LastViewedAt)
+		&l.CreatedAt, &l.ExpiresAt, &l.RevokedAt, &l.Views, &l.LastViewedAt, &l.CreatorGone)
 	return l, err
 }
 
