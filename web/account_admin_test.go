@@ -307,7 +307,7 @@ func TestSharesOfCreatorsWhoLeft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cid, _, _ := readyComparison(t, srv.st, "shared", def, "What is 1+1?")
+	cid, _, _ := readyComparison(t, srv.st, "links of leavers", def, "What is 1+1?")
 	links := map[string]struct {
 		id    int64
 		token string
