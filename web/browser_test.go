@@ -123,10 +123,10 @@ const chartStateJS = `(() => {
 // base-only problems and problem 22's correct rollouts.
 func TestBrowserUploadGSM8K(t *testing.T) { testBrowserUploadGSM8K(t) }
 
-// TestBrowserUploadGSM8KUnlicensed is TestBrowserUploadGSM8K on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestBrowserUploadGSM8KUnlicensed is TestBrowserUploadGSM8K on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestBrowserUploadGSM8K runs on the stand-in.
 func TestBrowserUploadGSM8KUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testBrowserUploadGSM8K(t)
 }
 

@@ -24,10 +24,10 @@ import (
 // live progress bars up to 100% and the report.
 func TestBrowserSampleFromEndpoints(t *testing.T) { testBrowserSampleFromEndpoints(t) }
 
-// TestBrowserSampleFromEndpointsUnlicensed is TestBrowserSampleFromEndpoints on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestBrowserSampleFromEndpointsUnlicensed is TestBrowserSampleFromEndpoints on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestBrowserSampleFromEndpoints runs on the stand-in.
 func TestBrowserSampleFromEndpointsUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testBrowserSampleFromEndpoints(t)
 }
 

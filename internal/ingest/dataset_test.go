@@ -32,10 +32,10 @@ func kinds(ps []Problem) map[string]int {
 
 func TestReadDatasetRealFiles(t *testing.T) { testReadDatasetRealFiles(t) }
 
-// TestReadDatasetRealFilesUnlicensed is TestReadDatasetRealFiles on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestReadDatasetRealFilesUnlicensed is TestReadDatasetRealFiles on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestReadDatasetRealFiles runs on the stand-in.
 func TestReadDatasetRealFilesUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testReadDatasetRealFiles(t)
 }
 

@@ -107,10 +107,10 @@ var gsm8kRollouts = Mapping{ProblemID: "qid", List: "rollouts", Completion: "tex
 
 func TestGSM8KRolloutsRealFiles(t *testing.T) { testGSM8KRolloutsRealFiles(t) }
 
-// TestGSM8KRolloutsRealFilesUnlicensed is TestGSM8KRolloutsRealFiles on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestGSM8KRolloutsRealFilesUnlicensed is TestGSM8KRolloutsRealFiles on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestGSM8KRolloutsRealFiles runs on the stand-in.
 func TestGSM8KRolloutsRealFilesUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testGSM8KRolloutsRealFiles(t)
 }
 

@@ -64,10 +64,10 @@ func groupOf(t *testing.T, st *store.Store, cid, runID, pid int64, answer string
 // files' verdicts it always equals a grouping of the samples.
 func TestAnswerGroupsFollowVerdicts(t *testing.T) { testAnswerGroupsFollowVerdicts(t) }
 
-// TestAnswerGroupsFollowVerdictsUnlicensed is TestAnswerGroupsFollowVerdicts on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestAnswerGroupsFollowVerdictsUnlicensed is TestAnswerGroupsFollowVerdicts on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestAnswerGroupsFollowVerdicts runs on the stand-in.
 func TestAnswerGroupsFollowVerdictsUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testAnswerGroupsFollowVerdicts(t)
 }
 

@@ -97,10 +97,10 @@ func storedSamples(t *testing.T, st *store.Store, runID int64) []string {
 // figures), and a bad line near the end fails it before anything is stored.
 func TestSplitImport(t *testing.T) { testSplitImport(t) }
 
-// TestSplitImportUnlicensed is TestSplitImport on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestSplitImportUnlicensed is TestSplitImport on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestSplitImport runs on the stand-in.
 func TestSplitImportUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testSplitImport(t)
 }
 

@@ -285,10 +285,10 @@ type faultResult struct {
 // worker's log is kept in $TMPDIR/reach-fault-test-logs/lane-N.
 func TestKilledWorkersRecover(t *testing.T) { testKilledWorkersRecover(t) }
 
-// TestKilledWorkersRecoverUnlicensed is TestKilledWorkersRecover on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestKilledWorkersRecoverUnlicensed is TestKilledWorkersRecover on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestKilledWorkersRecover runs on the stand-in.
 func TestKilledWorkersRecoverUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testKilledWorkersRecover(t)
 }
 

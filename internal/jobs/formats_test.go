@@ -119,10 +119,10 @@ func TestToolFormatsImport(t *testing.T) {
 // AcceptGuess (--accept-guess) the guess is used.
 func TestImportRefusesAGuess(t *testing.T) { testImportRefusesAGuess(t) }
 
-// TestImportRefusesAGuessUnlicensed is TestImportRefusesAGuess on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestImportRefusesAGuessUnlicensed is TestImportRefusesAGuess on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestImportRefusesAGuess runs on the stand-in.
 func TestImportRefusesAGuessUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testImportRefusesAGuess(t)
 }
 

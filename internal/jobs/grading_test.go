@@ -120,10 +120,10 @@ func TestReverifyOnlyWhereItApplies(t *testing.T) {
 // the audit log.
 func TestRestoreFileVerdicts(t *testing.T) { testRestoreFileVerdicts(t) }
 
-// TestRestoreFileVerdictsUnlicensed is TestRestoreFileVerdicts on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestRestoreFileVerdictsUnlicensed is TestRestoreFileVerdicts on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestRestoreFileVerdicts runs on the stand-in.
 func TestRestoreFileVerdictsUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testRestoreFileVerdicts(t)
 }
 

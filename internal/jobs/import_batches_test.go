@@ -19,10 +19,10 @@ import (
 // busy", was retried with growing backoff and never finished.
 func TestImportManyBatches(t *testing.T) { testImportManyBatches(t) }
 
-// TestImportManyBatchesUnlicensed is TestImportManyBatches on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestImportManyBatchesUnlicensed is TestImportManyBatches on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestImportManyBatches runs on the stand-in.
 func TestImportManyBatchesUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testImportManyBatches(t)
 }
 

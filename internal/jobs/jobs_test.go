@@ -191,10 +191,10 @@ func gsm8kSpec(t *testing.T, reverify bool) intake.Spec {
 // field mapping), with the files' own labels and then re-verified.
 func TestGSM8KRollouts(t *testing.T) { testGSM8KRollouts(t) }
 
-// TestGSM8KRolloutsUnlicensed is TestGSM8KRollouts on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestGSM8KRolloutsUnlicensed is TestGSM8KRollouts on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestGSM8KRollouts runs on the stand-in.
 func TestGSM8KRolloutsUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testGSM8KRollouts(t)
 }
 
@@ -248,10 +248,10 @@ func testGSM8KRollouts(t *testing.T) {
 // keeps nothing of it, and leaves other comparisons alone.
 func TestBadInputRollsBack(t *testing.T) { testBadInputRollsBack(t) }
 
-// TestBadInputRollsBackUnlicensed is TestBadInputRollsBack on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestBadInputRollsBackUnlicensed is TestBadInputRollsBack on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestBadInputRollsBack runs on the stand-in.
 func TestBadInputRollsBackUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testBadInputRollsBack(t)
 }
 
@@ -325,10 +325,10 @@ func testBadInputRollsBack(t *testing.T) {
 // Re-running verification and aggregation never duplicates or loses samples.
 func TestJobsAreIdempotent(t *testing.T) { testJobsAreIdempotent(t) }
 
-// TestJobsAreIdempotentUnlicensed is TestJobsAreIdempotent on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestJobsAreIdempotentUnlicensed is TestJobsAreIdempotent on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestJobsAreIdempotent runs on the stand-in.
 func TestJobsAreIdempotentUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testJobsAreIdempotent(t)
 }
 
@@ -359,10 +359,10 @@ func testJobsAreIdempotent(t *testing.T) {
 // verifier and records how many verdicts differ from the file's labels.
 func TestReverifyCountsChangedVerdicts(t *testing.T) { testReverifyCountsChangedVerdicts(t) }
 
-// TestReverifyCountsChangedVerdictsUnlicensed is TestReverifyCountsChangedVerdicts on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestReverifyCountsChangedVerdictsUnlicensed is TestReverifyCountsChangedVerdicts on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestReverifyCountsChangedVerdicts runs on the stand-in.
 func TestReverifyCountsChangedVerdictsUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testReverifyCountsChangedVerdicts(t)
 }
 

@@ -99,7 +99,7 @@ func counts(rep *analysis.Report) []map[string][2]int {
 // importing the same files and re-verifying them with Reach's verifier gives.
 func TestSampledEqualsImportedAndReverified(t *testing.T) { testSampledEqualsImportedAndReverified(t) }
 
-// TestSampledEqualsImportedAndReverifiedUnlicensed is TestSampledEqualsImportedAndReverified on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestSampledEqualsImportedAndReverifiedUnlicensed is TestSampledEqualsImportedAndReverified on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestSampledEqualsImportedAndReverified runs on the stand-in.
 func TestSampledEqualsImportedAndReverifiedUnlicensed(t *testing.T) {
 	testSampledEqualsImportedAndReverified(t)
@@ -147,10 +147,10 @@ func testSampledEqualsImportedAndReverified(t *testing.T) {
 // Raising n draws only the missing samples and the curve grows to the new k.
 func TestExtendN(t *testing.T) { testExtendN(t) }
 
-// TestExtendNUnlicensed is TestExtendN on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestExtendNUnlicensed is TestExtendN on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestExtendN runs on the stand-in.
 func TestExtendNUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testExtendN(t)
 }
 
@@ -221,10 +221,10 @@ func buildReach(t testing.TB) string {
 // exactly n samples per problem.
 func TestWorkerKilledMidSampling(t *testing.T) { testWorkerKilledMidSampling(t) }
 
-// TestWorkerKilledMidSamplingUnlicensed is TestWorkerKilledMidSampling on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestWorkerKilledMidSamplingUnlicensed is TestWorkerKilledMidSampling on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestWorkerKilledMidSampling runs on the stand-in.
 func TestWorkerKilledMidSamplingUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testWorkerKilledMidSampling(t)
 }
 
@@ -341,10 +341,10 @@ func (e env) waitFor(t *testing.T, id int64, d time.Duration) {
 // Cancel reports on what was sampled, dropping unfinished problems.
 func TestPauseResumeCancel(t *testing.T) { testPauseResumeCancel(t) }
 
-// TestPauseResumeCancelUnlicensed is TestPauseResumeCancel on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestPauseResumeCancelUnlicensed is TestPauseResumeCancel on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestPauseResumeCancel runs on the stand-in.
 func TestPauseResumeCancelUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testPauseResumeCancel(t)
 }
 

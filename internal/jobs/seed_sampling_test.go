@@ -151,10 +151,10 @@ func checkSeeded(t *testing.T, label string, got map[string]map[string][]drawn, 
 // Retried requests (429 and 500 injected) get the same texts.
 func TestSeededSamplingDistinct(t *testing.T) { testSeededSamplingDistinct(t) }
 
-// TestSeededSamplingDistinctUnlicensed is TestSeededSamplingDistinct on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestSeededSamplingDistinctUnlicensed is TestSeededSamplingDistinct on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestSeededSamplingDistinct runs on the stand-in.
 func TestSeededSamplingDistinctUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testSeededSamplingDistinct(t)
 }
 
@@ -338,10 +338,10 @@ func TestExamplesNotFlaggedAsDuplicated(t *testing.T) {
 // and the pool entry the replay server picks for it.
 func TestSampleCLISeed(t *testing.T) { testSampleCLISeed(t) }
 
-// TestSampleCLISeedUnlicensed is TestSampleCLISeed on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestSampleCLISeedUnlicensed is TestSampleCLISeed on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestSampleCLISeed runs on the stand-in.
 func TestSampleCLISeedUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testSampleCLISeed(t)
 }
 

@@ -247,10 +247,10 @@ func rollouts(t *testing.T, path string) map[string]int {
 // intersections match a hand count.
 func TestGSM8KCheckpointTrajectory(t *testing.T) { testGSM8KCheckpointTrajectory(t) }
 
-// TestGSM8KCheckpointTrajectoryUnlicensed is TestGSM8KCheckpointTrajectory on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestGSM8KCheckpointTrajectoryUnlicensed is TestGSM8KCheckpointTrajectory on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestGSM8KCheckpointTrajectory runs on the stand-in.
 func TestGSM8KCheckpointTrajectoryUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testGSM8KCheckpointTrajectory(t)
 }
 

@@ -21,7 +21,7 @@ import (
 )
 
 // gsmDir is the GSM8K SFT-vs-RLVR pair's folder: the real one in the
-// Unlicensed tests (where ../shared has it), the carried stand-in otherwise
+// Unlicensed tests (where the unlicensed folder is present), the carried stand-in otherwise
 // (testfiles.GSM8KProbe).
 func gsmDir(t testing.TB) string {
 	t.Helper()
@@ -112,10 +112,10 @@ func client(t testing.TB, url string, style sampling.Style, conc int) *sampling.
 
 func TestLoadMatchesTheFile(t *testing.T) { testLoadMatchesTheFile(t) }
 
-// TestLoadMatchesTheFileUnlicensed is TestLoadMatchesTheFile on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestLoadMatchesTheFileUnlicensed is TestLoadMatchesTheFile on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestLoadMatchesTheFile runs on the stand-in.
 func TestLoadMatchesTheFileUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testLoadMatchesTheFile(t)
 }
 
@@ -135,7 +135,7 @@ func TestSampleEveryProblemGetsItsRecordedTextsInOrder(t *testing.T) {
 	testSampleEveryProblemGetsItsRecordedTextsInOrder(t)
 }
 
-// TestSampleEveryProblemGetsItsRecordedTextsInOrderUnlicensed is TestSampleEveryProblemGetsItsRecordedTextsInOrder on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestSampleEveryProblemGetsItsRecordedTextsInOrderUnlicensed is TestSampleEveryProblemGetsItsRecordedTextsInOrder on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestSampleEveryProblemGetsItsRecordedTextsInOrder runs on the stand-in.
 func TestSampleEveryProblemGetsItsRecordedTextsInOrderUnlicensed(t *testing.T) {
 	testSampleEveryProblemGetsItsRecordedTextsInOrder(t)
@@ -170,10 +170,10 @@ func testSampleEveryProblemGetsItsRecordedTextsInOrder(t *testing.T) {
 
 func TestSampleMoreThanRecordedCycles(t *testing.T) { testSampleMoreThanRecordedCycles(t) }
 
-// TestSampleMoreThanRecordedCyclesUnlicensed is TestSampleMoreThanRecordedCycles on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestSampleMoreThanRecordedCyclesUnlicensed is TestSampleMoreThanRecordedCycles on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestSampleMoreThanRecordedCycles runs on the stand-in.
 func TestSampleMoreThanRecordedCyclesUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testSampleMoreThanRecordedCycles(t)
 }
 
@@ -203,7 +203,7 @@ func TestSampleThroughInjectedErrorsCompletes(t *testing.T) {
 	testSampleThroughInjectedErrorsCompletes(t)
 }
 
-// TestSampleThroughInjectedErrorsCompletesUnlicensed is TestSampleThroughInjectedErrorsCompletes on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestSampleThroughInjectedErrorsCompletesUnlicensed is TestSampleThroughInjectedErrorsCompletes on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestSampleThroughInjectedErrorsCompletes runs on the stand-in.
 func TestSampleThroughInjectedErrorsCompletesUnlicensed(t *testing.T) {
 	testSampleThroughInjectedErrorsCompletes(t)
@@ -245,10 +245,10 @@ func testSampleThroughInjectedErrorsCompletes(t *testing.T) {
 
 func TestLatencyIsApplied(t *testing.T) { testLatencyIsApplied(t) }
 
-// TestLatencyIsAppliedUnlicensed is TestLatencyIsApplied on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestLatencyIsAppliedUnlicensed is TestLatencyIsApplied on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestLatencyIsApplied runs on the stand-in.
 func TestLatencyIsAppliedUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testLatencyIsApplied(t)
 }
 
@@ -271,10 +271,10 @@ func testLatencyIsApplied(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) { testLoadErrors(t) }
 
-// TestLoadErrorsUnlicensed is TestLoadErrors on the real GSM8K SFT-vs-PPO pair where ../shared has it
+// TestLoadErrorsUnlicensed is TestLoadErrors on the real GSM8K SFT-vs-PPO pair where the unlicensed folder is present
 // (testfiles.GSM8KProbe); TestLoadErrors runs on the stand-in.
 func TestLoadErrorsUnlicensed(t *testing.T) {
-	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where ../shared lacks it
+	testfiles.Unlicensed(t, testfiles.GSM8KFolder) // skips here, in one line, where the unlicensed folder is absent
 	testLoadErrors(t)
 }
 

@@ -29,7 +29,7 @@ var realFiles = []string{
 }
 
 // unlicensedFiles are the labelled files of the GSM8K SFT-vs-PPO pair,
-// which only ../shared has (testfiles.Unlicensed).
+// which only the unlicensed folder has (testfiles.Unlicensed).
 var unlicensedFiles = []string{
 	"gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo/results_2048_batched/sft_raw.jsonl",
 	"gsm8k30-qwen25-1.5b-sft-vs-rlvr-ppo/results_2048_batched/rl_raw.jsonl",
@@ -98,7 +98,7 @@ type knownDisagreement struct {
 func TestRealCompletionsAgreeWithLabels(t *testing.T) { agreeWithLabels(t, realFiles) }
 
 // TestRealCompletionsAgreeWithLabelsUnlicensed is the same on the GSM8K
-// SFT-vs-PPO rollouts where ../shared has them.
+// SFT-vs-PPO rollouts where the unlicensed folder is present.
 func TestRealCompletionsAgreeWithLabelsUnlicensed(t *testing.T) { agreeWithLabels(t, unlicensedFiles) }
 
 // agreeWithLabels checks Reach's verdicts on files against their labels:
