@@ -53,26 +53,33 @@ func newServerWith(t *testing.T, cfg web.Config) server {
 	return server{st: st, url: srv.URL}
 }
 
-// readyComparison stores a ready two-model comparison in a project (0: the
-// default one) without any job: problems p0 (base solves 1 of 4, the other
-// model 0: base-only) and p1 (solved by both). It returns the comparison,
-// its base run and problem p0.
-func readyComparison(t *testing.T, st *store.Store, name string, projectID int64, statement string) (cid, rid, pid int64) {
+// storedComparison is what storeReady makes: a ready comparison's problems
+// and runs.
+type storedComparison struct {
+	ID   int64
+	Runs []store.Run
+	Ps   []store.Problem
+}
+
+// storeReady stores a ready comparison named name in a project (0: the
+// default one) without any job: the problems, one run per model (the first
+// the base model), n samples a problem and model, graded correct where
+// correct says so.
+func storeReady(t *testing.T, st *store.Store, name string, projectID int64, problems []store.Problem, runs []store.NewRun, n int,
+	correct func(run int, p store.Problem, i int) bool) storedComparison {
 	t.Helper()
 	ctx := context.Background()
 	did, err := st.CreateDataset(ctx, name, name+".jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.InsertProblems(ctx, did, []store.Problem{{Idx: 0, Key: "p0", Statement: statement, Reference: "2"},
-		{Idx: 1, Key: "p1", Statement: "What is 1+2?", Reference: "3"}}); err != nil {
+	if err := st.InsertProblems(ctx, did, problems); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.FinishDataset(ctx, did); err != nil {
 		t.Fatal(err)
 	}
-	cid, err = st.CreateComparison(ctx, store.NewComparison{Name: name, DatasetID: did, Status: store.StatusReady, ProjectID: projectID,
-		Runs: []store.NewRun{{ModelName: "base", Role: "base"}, {ModelName: "rl", Role: "rl"}}})
+	cid, err := st.CreateComparison(ctx, store.NewComparison{Name: name, DatasetID: did, Status: store.StatusReady, ProjectID: projectID, Runs: runs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,11 +92,11 @@ func readyComparison(t *testing.T, st *store.Store, name string, projectID int64
 		t.Fatal(err)
 	}
 	var batch []store.Sample
-	for _, run := range c.Runs {
+	for ri, run := range c.Runs {
 		for _, p := range ps {
-			for i := range 4 {
+			for i := range n {
 				status := store.SampleIncorrect
-				if p.Key == "p1" || (run.Role == "base" && i == 0) {
+				if correct(ri, p, i) {
 					status = store.SampleCorrect
 				}
 				batch = append(batch, store.Sample{RunID: run.ID, ProblemID: p.ID, SampleIndex: i, Completion: "The answer is 2.", Status: status})
@@ -110,7 +117,27 @@ func readyComparison(t *testing.T, st *store.Store, name string, projectID int64
 			t.Fatal(err)
 		}
 	}
-	return cid, c.Runs[0].ID, ps[0].ID
+	return storedComparison{ID: cid, Runs: c.Runs, Ps: ps}
+}
+
+// twoProblems are readyComparison's problems, p0's key and statement given.
+func twoProblems(key, statement string) []store.Problem {
+	return []store.Problem{{Idx: 0, Key: key, Statement: statement, Reference: "2"}, {Idx: 1, Key: "p1", Statement: "What is 1+2?", Reference: "3"}}
+}
+
+// baseOnlyOnP0: the base model solves 1 of 4 on p0, the other model 0;
+// both solve p1.
+func baseOnlyOnP0(run int, p store.Problem, i int) bool { return p.Key == "p1" || (run == 0 && i == 0) }
+
+// readyComparison stores a ready two-model comparison in a project (0: the
+// default one) without any job: problems p0 (base solves 1 of 4, the other
+// model 0: base-only) and p1 (solved by both). It returns the comparison,
+// its base run and problem p0.
+func readyComparison(t *testing.T, st *store.Store, name string, projectID int64, statement string) (cid, rid, pid int64) {
+	t.Helper()
+	c := storeReady(t, st, name, projectID, twoProblems("p0", statement),
+		[]store.NewRun{{ModelName: "base", Role: "base"}, {ModelName: "rl", Role: "rl"}}, 4, baseOnlyOnP0)
+	return c.ID, c.Runs[0].ID, c.Ps[0].ID
 }
 
 // shareToken makes a share link in the store and returns its id and token.

@@ -15,58 +15,9 @@ import (
 // name, model names, dataset and problem keys hold hidden characters.
 func hiddenComparison(t *testing.T, st *store.Store, name, base, other, key string) (cid, pid int64) {
 	t.Helper()
-	ctx := context.Background()
-	did, err := st.CreateDataset(ctx, name, name+".jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.InsertProblems(ctx, did, []store.Problem{{Idx: 0, Key: key, Statement: "What is 1+1?", Reference: "2"},
-		{Idx: 1, Key: "p1", Statement: "What is 1+2?", Reference: "3"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.FinishDataset(ctx, did); err != nil {
-		t.Fatal(err)
-	}
-	cid, err = st.CreateComparison(ctx, store.NewComparison{Name: name, DatasetID: did, Status: store.StatusReady,
-		Runs: []store.NewRun{{ModelName: base, Role: "base"}, {ModelName: other, Role: "rl"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := st.GetComparison(ctx, cid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps, err := st.Problems(ctx, did, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var batch []store.Sample
-	for _, run := range c.Runs {
-		for _, p := range ps {
-			for i := range 4 {
-				status := store.SampleIncorrect
-				if p.Key == "p1" || (run.Role == "base" && i == 0) {
-					status = store.SampleCorrect
-				}
-				batch = append(batch, store.Sample{RunID: run.ID, ProblemID: p.ID, SampleIndex: i, Completion: "The answer is 2.", Status: status})
-			}
-		}
-	}
-	if err := st.InsertSamples(ctx, batch); err != nil {
-		t.Fatal(err)
-	}
-	for _, run := range c.Runs {
-		if err := st.AggregateRun(ctx, run.ID); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.SetRunImported(ctx, run.ID, "reach-jsonl", true, "file"); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.SetRunStatus(ctx, run.ID, store.StatusReady, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return cid, ps[0].ID
+	c := storeReady(t, st, name, 0, twoProblems(key, "What is 1+1?"),
+		[]store.NewRun{{ModelName: base, Role: "base"}, {ModelName: other, Role: "rl"}}, 4, baseOnlyOnP0)
+	return c.ID, c.Ps[0].ID
 }
 
 var renameValue = regexp.MustCompile(`<input type="text" name="name"[^>]*>`)

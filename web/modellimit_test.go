@@ -20,61 +20,12 @@ var chartFileRe = regexp.MustCompile(`/comparisons/\d+/charts/[^"?]+`)
 // 2 samples each; model i solves p0 when i is even) without any job.
 func nModels(t *testing.T, st *store.Store, models int) int64 {
 	t.Helper()
-	ctx := context.Background()
-	did, err := st.CreateDataset(ctx, fmt.Sprintf("many-%d", models), "many.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.InsertProblems(ctx, did, []store.Problem{{Idx: 0, Key: "p0", Statement: "1+1?", Reference: "2"},
-		{Idx: 1, Key: "p1", Statement: "1+2?", Reference: "3"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.FinishDataset(ctx, did); err != nil {
-		t.Fatal(err)
-	}
 	runs := []store.NewRun{{ModelName: "base", Role: "base"}}
 	for i := 1; i < models; i++ {
 		runs = append(runs, store.NewRun{ModelName: fmt.Sprintf("step-%d", i*10), Role: "checkpoint", Step: new(i * 10)})
 	}
-	cid, err := st.CreateComparison(ctx, store.NewComparison{Name: fmt.Sprintf("%d models", models), DatasetID: did, Status: store.StatusReady, Runs: runs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := st.GetComparison(ctx, cid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps, err := st.Problems(ctx, did, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var batch []store.Sample
-	for ri, run := range c.Runs {
-		for _, p := range ps {
-			for i := range 2 {
-				status := store.SampleIncorrect
-				if p.Key == "p1" || (ri%2 == 0 && i == 0) {
-					status = store.SampleCorrect
-				}
-				batch = append(batch, store.Sample{RunID: run.ID, ProblemID: p.ID, SampleIndex: i, Completion: "2", Status: status})
-			}
-		}
-	}
-	if err := st.InsertSamples(ctx, batch); err != nil {
-		t.Fatal(err)
-	}
-	for _, run := range c.Runs {
-		if err := st.AggregateRun(ctx, run.ID); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.SetRunImported(ctx, run.ID, "reach-jsonl", true, "file"); err != nil {
-			t.Fatal(err)
-		}
-		if err := st.SetRunStatus(ctx, run.ID, store.StatusReady, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return cid
+	return storeReady(t, st, fmt.Sprintf("%d models", models), 0, twoProblems("p0", "1+1?"), runs, 2,
+		func(run int, p store.Problem, i int) bool { return p.Key == "p1" || (run%2 == 0 && i == 0) }).ID
 }
 
 // TestModelLimit: a comparison has at most intake.MaxModels models. The
