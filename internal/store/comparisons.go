@@ -483,6 +483,18 @@ func (s *Store) DeleteComparison(ctx context.Context, id int64) error {
 // Callers run it after committing their own run's status, so the last run
 // to finish always sees the others.
 func (s *Store) MarkComparisonReadyIfDone(ctx context.Context, id int64) error {
+	return s.WithTx(ctx, func(tx *Store) error {
+		// Lock, then update in a new statement with a fresh snapshot (see
+		// setRunReadyIfSettled): otherwise a call waiting on a sampling
+		// extension's lock reads the runs as they were before it.
+		if _, err := tx.db.Exec(ctx, `SELECT 1 FROM comparisons WHERE id = $1 FOR UPDATE`, id); err != nil {
+			return fmt.Errorf("lock comparison %d: %w", id, err)
+		}
+		return tx.markComparisonReadyIfDone(ctx, id)
+	})
+}
+
+func (s *Store) markComparisonReadyIfDone(ctx context.Context, id int64) error {
 	_, err := s.db.Exec(ctx, `UPDATE comparisons SET status = 'ready', error = '', updated_at = now()
 		WHERE id = $1 AND status NOT IN ('failed', 'paused', 'configured') AND NOT EXISTS (SELECT 1 FROM runs WHERE comparison_id = $1 AND status <> 'ready')`, id)
 	if err != nil {

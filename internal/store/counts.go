@@ -232,6 +232,18 @@ func (s *Store) ProgressForComparison(ctx context.Context, comparisonID int64) (
 // SetRunReadyIfSettled marks a run ready unless it still has chunks to
 // sample or samples awaiting a verdict.
 func (s *Store) SetRunReadyIfSettled(ctx context.Context, runID int64) error {
+	return s.WithTx(ctx, func(tx *Store) error { return tx.setRunReadyIfSettled(ctx, runID) })
+}
+
+func (s *Store) setRunReadyIfSettled(ctx context.Context, runID int64) error {
+	// Lock the row first, in its own statement: an UPDATE that waits on a
+	// row lock rechecks only that row, and its NOT EXISTS would still read
+	// the snapshot from before the wait, missing the chunks an extension
+	// committed meanwhile (a late aggregate job then called an extended run
+	// ready). The next statement takes a fresh snapshot.
+	if _, err := s.db.Exec(ctx, `SELECT 1 FROM runs WHERE id = $1 FOR UPDATE`, runID); err != nil {
+		return fmt.Errorf("lock run %d: %w", runID, err)
+	}
 	_, err := s.db.Exec(ctx, `UPDATE runs SET status = 'ready', error = '' WHERE id = $1
 		AND NOT EXISTS (SELECT 1 FROM sample_chunks WHERE run_id = $1 AND status = 'pending')
 		AND NOT EXISTS (SELECT 1 FROM samples WHERE run_id = $1 AND status = 'pending')`, runID)

@@ -68,3 +68,86 @@ func TestConcurrentAggregationsOfARun(t *testing.T) {
 		t.Errorf("counts c = %d, %d; want 1, 0", c0, c1)
 	}
 }
+
+// A late aggregation that waits on a sampling extension's locks must not
+// call the extended run, or its comparison, ready: it has to read the
+// chunks the extension committed (CI caught TestExtendN with k max 4 after
+// extending to 8, under load).
+func TestLateAggregationDoesNotFinishAnExtension(t *testing.T) {
+	st, _ := testdb.New(t)
+	ctx := context.Background()
+	cid, runs, pids := tiny(t, st, 0)
+	for _, r := range runs {
+		if err := st.SetRunStatus(ctx, r.ID, store.StatusReady, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := runs[0].ID
+	locked, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	var extendErr error
+	var once sync.Once
+	wg.Go(func() {
+		defer once.Do(func() { close(locked) }) // on an error too, so the test never hangs
+		extendErr = st.WithTx(ctx, func(tx *store.Store) error {
+			if _, err := tx.EnsureChunks(ctx, run, pids, 6, 3); err != nil {
+				return err
+			}
+			if err := tx.StartRunSampling(ctx, run); err != nil {
+				return err
+			}
+			if err := tx.SetComparisonStatus(ctx, cid, store.StatusSampling, ""); err != nil {
+				return err
+			}
+			once.Do(func() { close(locked) })
+			<-release
+			return nil
+		})
+	})
+	<-locked
+	if extendErr != nil {
+		t.Fatal(extendErr)
+	}
+	errs := make([]error, 2)
+	wg.Go(func() { errs[0] = st.SetRunReadyIfSettled(ctx, run) })
+	wg.Go(func() { errs[1] = st.MarkComparisonReadyIfDone(ctx, cid) })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var waiting int
+		if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			close(release)
+			wg.Wait()
+			t.Fatalf("the late calls never waited on the extension (errors %v)", errs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	if extendErr != nil {
+		t.Fatal(extendErr)
+	}
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := st.GetComparison(ctx, cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Status != store.StatusSampling {
+		t.Errorf("comparison %s after a late aggregation; want sampling", c.Status)
+	}
+	for _, r := range c.Runs {
+		if r.ID == run && r.Status != store.StatusSampling {
+			t.Errorf("extended run %s after a late aggregation; want sampling", r.Status)
+		}
+	}
+}
