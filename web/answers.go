@@ -21,25 +21,28 @@ const answersShown = 12
 // verifier counts as one (kind is the problem's: math and choice answers
 // by the math verifier's equivalence, code by text), and the samples each
 // model's grading policy leaves uncounted (uncountedOf).
-func answerGroups(c store.Comparison, counts []store.AnswerCount, kind string) (groups []views.AnswerGroup, other *views.AnswerGroup, uncounted map[int64]map[string]int) {
+// complete is false when the grouping ran out of equivalence checks
+// (answerclass.MaxChecks): the rarer answers were grouped by text only.
+func answerGroups(c store.Comparison, counts []store.AnswerCount, kind string) (groups []views.AnswerGroup, other *views.AnswerGroup, complete bool, uncounted map[int64]map[string]int) {
 	shown := withTexts(c, counts)
 	key := answersKey(c.Runs, shown, kind)
 	g, ok := answerGroupsSeen.GetIfPresent(key)
 	if !ok {
-		g.groups, g.other = groupAnswers(c.Runs, shown, answersShown, answerEquiv(kind))
+		g.groups, g.other, g.complete = groupAnswers(c.Runs, shown, answersShown, answerEquiv(kind))
 		answerGroupsSeen.Set(key, g)
 	}
-	return g.groups, g.other, uncountedOf(c, counts)
+	return g.groups, g.other, g.complete, uncountedOf(c, counts)
 }
 
 // grouped is groupAnswers' result, shared between requests: read only.
 type grouped struct {
-	groups []views.AnswerGroup
-	other  *views.AnswerGroup
+	groups   []views.AnswerGroup
+	other    *views.AnswerGroup
+	complete bool
 }
 
 // answerGroupsSeen remembers answer distributions by their input. Grouping
-// runs the verifier on pairs of answers (up to 100 checks a problem), a
+// runs the verifier on pairs of answers (up to answerclass.MaxChecks a problem), a
 // quarter of a problem page's CPU, and a problem's answers change only when
 // its samples are graded again, which changes the key.
 var answerGroupsSeen = otter.Must(&otter.Options[[sha256.Size]byte, grouped]{MaximumSize: 20_000})
@@ -97,36 +100,20 @@ func uncountedOf(c store.Comparison, counts []store.AnswerCount) map[int64]map[s
 }
 
 // answerEquiv is the answer equivalence for a problem kind (nil: by text).
-func answerEquiv(kind string) func(a, b string) bool {
-	if kind == "code" {
-		return nil // a code sample's answer is its program, judged by running it
-	}
-	return answerclass.MathEquiv
-}
+func answerEquiv(kind string) func(a, b string) bool { return answerclass.EquivFor(kind) }
 
 // groupAnswers turns per-run answer counts into one row per answer class
 // (answerclass.Group with equiv) with a count per run (runs order) and
 // its spellings: the correct class first, then by how many samples gave
 // it. At most shown rows, the correct one always among them; the rest come
 // back summed as other (nil when none).
-func groupAnswers(runs []store.Run, counts []store.AnswerCount, shown int, equiv func(a, b string) bool) ([]views.AnswerGroup, *views.AnswerGroup) {
-	col := map[int64]int{}
+func groupAnswers(runs []store.Run, counts []store.AnswerCount, shown int, equiv func(a, b string) bool) ([]views.AnswerGroup, *views.AnswerGroup, bool) {
+	ids := make([]int64, len(runs))
 	for i, r := range runs {
-		col[r.ID] = i
+		ids[i] = r.ID
 	}
-	at := map[string]int{}
-	var answers []answerclass.Answer
-	for _, ac := range counts {
-		i, ok := at[ac.Answer]
-		if !ok {
-			i = len(answers)
-			at[ac.Answer] = i
-			answers = append(answers, answerclass.Answer{Text: ac.Answer, N: make([]int, len(runs))})
-		}
-		answers[i].N[col[ac.RunID]] += ac.N
-		answers[i].Correct += ac.Correct
-	}
-	classes, _ := answerclass.Group(answers, len(runs), equiv)
+	answers := answerclass.FromCounts(ids, counts)
+	classes, complete := answerclass.Group(answers, len(runs), equiv)
 	groups := make([]views.AnswerGroup, len(classes))
 	for i, c := range classes {
 		g := views.AnswerGroup{Answer: c.Text(), N: c.N, Total: c.Total, Correct: c.Correct}
@@ -136,7 +123,7 @@ func groupAnswers(runs []store.Run, counts []store.AnswerCount, shown int, equiv
 		groups[i] = g
 	}
 	if len(groups) <= shown {
-		return groups, nil
+		return groups, nil, complete
 	}
 	cut := shown
 	if groups[0].Correct > 0 {
@@ -150,5 +137,5 @@ func groupAnswers(runs []store.Run, counts []store.AnswerCount, shown int, equiv
 			other.N[i] += n
 		}
 	}
-	return groups[:cut], other
+	return groups[:cut], other, complete
 }

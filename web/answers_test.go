@@ -17,7 +17,7 @@ func TestGroupAnswersByEquivalence(t *testing.T) {
 		{RunID: 20, Answer: "1/2", N: 1, Correct: 1}, {RunID: 10, Answer: "2", N: 5}, {RunID: 20, Answer: "2.0", N: 1},
 		{RunID: 10, Answer: "", N: 2}, {RunID: 10, Answer: "7", N: 1}, {RunID: 20, Answer: "8", N: 1},
 	}
-	groups, other := groupAnswers(runs, counts, 3, answerEquiv("math"))
+	groups, other, _ := groupAnswers(runs, counts, 3, answerEquiv("math"))
 	if len(groups) != 3 {
 		t.Fatalf("%d rows; want 3", len(groups))
 	}
@@ -42,7 +42,7 @@ func TestGroupAnswersByEquivalence(t *testing.T) {
 		t.Errorf("other row %+v; want 7 and 8 summed, [1 1]", other)
 	}
 	// Code answers are grouped by text only.
-	code, _ := groupAnswers(runs, []store.AnswerCount{{RunID: 10, Answer: "2", N: 1}, {RunID: 10, Answer: "2.0", N: 1}}, 12, answerEquiv("code"))
+	code, _, _ := groupAnswers(runs, []store.AnswerCount{{RunID: 10, Answer: "2", N: 1}, {RunID: 10, Answer: "2.0", N: 1}}, 12, answerEquiv("code"))
 	if len(code) != 2 {
 		t.Errorf("code answers 2 and 2.0 in %d rows; want 2", len(code))
 	}

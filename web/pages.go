@@ -479,7 +479,9 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 	c, p := v.C, v.P
 	v.Judgments, v.Labels, v.Scores = reasoning.Judgments, reasoning.Labels, reasoning.Scores
 	var uncounted map[int64]map[string]int
-	v.Answers, v.OtherAnswers, uncounted = answerGroups(c, answers, p.Kind)
+	var complete bool
+	v.Answers, v.OtherAnswers, complete, uncounted = answerGroups(c, answers, p.Kind)
+	v.AnswersByTextOnly = !complete
 	v.Models = problemModels(c, counts, samples, uncounted)
 	if v.Answer != nil { // "show more" counts the samples with that answer
 		for i := range v.Models {

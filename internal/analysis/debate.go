@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/reach-lab/reach/internal/passk"
 	"github.com/reach-lab/reach/internal/store"
@@ -189,8 +188,9 @@ type ModelDiversity struct {
 	MedianEntropy float64 `json:"median_entropy_bits"`
 	Samples       int     `json:"samples"`
 	NoAnswer      int     `json:"no_answer_samples"`
-	// Capped counts the problems with more distinct answer texts than
-	// EquivCap: only the EquivCap most frequent were merged by equivalence.
+	// Capped counts the problems where the answer grouping ran out of
+	// equivalence checks (answerclass.MaxChecks): the rarer texts were
+	// grouped by text only.
 	Capped int `json:"problems_over_equivalence_cap"`
 	// Programs counts the samples grouped by program text (code
 	// completions), which Grouping must then name.
@@ -533,17 +533,12 @@ func joinNote(a, b string) string {
 	return a + "; " + b
 }
 
-// EquivCap is how many of a problem's most frequent distinct answer texts
-// are merged by the verifier's equivalence for the diversity figures; rarer
-// texts count as distinct by their text (without white space). It bounds
-// the equivalence checks per problem at EquivCap²/2.
-const EquivCap = 48
-
-// diversityOf computes one model's answer diversity over rows. Math and
-// multiple-choice answers are grouped as maj@k groups them (every correct
-// answer is one answer, the reference; incorrect ones by text, then the
-// EquivCap most frequent texts merged by equiv); code completions, which
-// have no final answer, by program text without white space
+// diversityOf computes one model's answer diversity over rows, its answers
+// alone grouped on each problem (the statistics job groups every model's
+// together: ComputeStats). Math and multiple-choice answers are grouped as
+// maj@k and the problem page group them (answerclass.Group: the correct
+// class, then equivalence within answerclass.MaxChecks); code completions,
+// which have no final answer, by program text without white space
 // (store.Answer.Program), so two programs that behave alike but are written
 // differently count twice.
 func diversityOf(name string, rows []ProblemRow, byProblem map[int64][]store.Answer, equiv func(a, b string) bool) (*ModelDiversity, error) {
@@ -599,73 +594,6 @@ func diversityFrom(name string, rows []ProblemRow, byProblem map[int64][]store.A
 	}
 	md.MeanEntropy, md.MedianEntropy = s.Mean, s.Median
 	return md, nil
-}
-
-// answerClasses groups one problem's answers and returns the class sizes,
-// the samples without an answer and whether the equivalence cap applied.
-func answerClasses(as []store.Answer, equiv func(a, b string) bool) (sizes []int, noAnswer int, capped bool) {
-	byKey := map[string]int{}
-	isProg := map[string]bool{}
-	var keys []string
-	correct, texts := 0, 0
-	for _, a := range as {
-		switch {
-		case a.Program != "":
-			if byKey[a.Program] == 0 {
-				keys = append(keys, a.Program)
-				isProg[a.Program] = true
-			}
-			byKey[a.Program]++
-		case a.Correct:
-			correct++
-		default:
-			key := answerKey(a.Extracted)
-			if key == "" {
-				noAnswer++
-				continue
-			}
-			if byKey[key] == 0 {
-				keys = append(keys, key)
-				texts++
-			}
-			byKey[key]++
-		}
-	}
-	if correct > 0 {
-		sizes = append(sizes, correct)
-	}
-	// Most frequent texts first (ties by first appearance, for determinism).
-	slices.SortStableFunc(keys, func(a, b string) int { return byKey[b] - byKey[a] })
-	var reps []string
-	var repSize []int
-	for i, k := range keys {
-		if i < EquivCap && equiv != nil && !isProg[k] {
-			merged := false
-			for r, rep := range reps {
-				if equiv(rep, k) {
-					repSize[r] += byKey[k]
-					merged = true
-					break
-				}
-			}
-			if merged {
-				continue
-			}
-		}
-		reps, repSize = append(reps, k), append(repSize, byKey[k])
-	}
-	capped = texts > EquivCap && equiv != nil
-	return append(sizes, repSize...), noAnswer, capped
-}
-
-func answerKey(s string) string {
-	b := make([]rune, 0, len(s))
-	for _, r := range s {
-		if r != ' ' && r != '\t' && r != '\n' && r != '\r' {
-			b = append(b, r)
-		}
-	}
-	return string(b)
 }
 
 // diversityPairs compares each other model's per-problem entropy with the

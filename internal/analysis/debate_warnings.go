@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"strings"
+
+	"github.com/reach-lab/reach/internal/answerclass"
 )
 
 // Figures of the debate parts a warning can name.
@@ -107,8 +109,8 @@ func checkDiversityCap(rep *Report) []Warning {
 		return nil
 	}
 	return []Warning{{Code: "diversity-equivalence-cap", Severity: SeverityInfo, Figures: []string{FigureDiversity},
-		Text: fmt.Sprintf("Answers beyond the %d most frequent distinct texts of a problem are grouped by text only, not by equivalence (%s): distinct answers and entropy may be slightly high there.",
-			EquivCap, strings.Join(parts, ", "))}}
+		Text: fmt.Sprintf("Where a problem has so many distinct answers that their grouping spends its %d equivalence checks, the rarer ones are grouped by text only, not by equivalence (%s): distinct answers and entropy may be slightly high there, and the problem page groups them alike.",
+			answerclass.MaxChecks, strings.Join(parts, ", "))}}
 }
 
 // checkDiversityBudgets: the plug-in entropy and the distinct-answer count

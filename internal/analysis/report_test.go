@@ -129,9 +129,12 @@ func TestStatsAttachAndStale(t *testing.T) {
 	for j, row := range rep.Rows {
 		var as []store.Answer
 		for i := range 4 {
-			a := store.Answer{SampleIndex: i, Correct: i < rep.Rows[j].Counts[1].C, Extracted: "w"}
-			if !a.Correct && i%2 == 1 {
-				a.Extracted = " w " // same class as "w" once whitespace goes
+			a := store.Answer{SampleIndex: i, Correct: i < rep.Rows[j].Counts[1].C, Extracted: "r"}
+			if !a.Correct {
+				a.Extracted = "w"
+				if i%2 == 1 {
+					a.Extracted = " w " // same class as "w" once whitespace goes
+				}
 			}
 			as = append(as, a)
 		}

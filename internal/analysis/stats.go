@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/reach-lab/reach/internal/passk"
@@ -166,44 +165,6 @@ func ComputeStats(rep *Report, answers map[int64]map[int64][]store.Answer, opt S
 	}
 	st.Seconds = time.Since(start).Seconds()
 	return st, nil
-}
-
-// votes assigns answer classes to one problem's samples: 0 for every
-// correct sample, NoAnswer for an incorrect one without an extracted answer,
-// and 1, 2, … for the groups of equivalent incorrect answers (first by text
-// without whitespace, then merging texts equiv calls equal).
-func votes(as []store.Answer, equiv func(a, b string) bool) []passk.Vote {
-	out := make([]passk.Vote, len(as))
-	classOf := map[string]int{} // answer key -> class
-	var reps []string           // representative answer of class i+1
-	for i, a := range as {
-		if a.Correct {
-			out[i] = passk.Vote{Class: 0, Correct: true}
-			continue
-		}
-		key := strings.Join(strings.Fields(a.Extracted), "")
-		if key == "" {
-			out[i] = passk.Vote{Class: passk.NoAnswer}
-			continue
-		}
-		c, ok := classOf[key]
-		if !ok {
-			c = 0
-			for r, rep := range reps {
-				if equiv(rep, a.Extracted) {
-					c = r + 1
-					break
-				}
-			}
-			if c == 0 {
-				reps = append(reps, a.Extracted)
-				c = len(reps)
-			}
-			classOf[key] = c
-		}
-		out[i] = passk.Vote{Class: c}
-	}
-	return out
 }
 
 // AttachStats fills the report's intervals and maj@k from a cached row

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reach-lab/reach/internal/answerclass"
 	"github.com/reach-lab/reach/internal/passk"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/verify"
@@ -140,10 +141,19 @@ func TestStatsMemoSameFigures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Each problem grouped once, every model's answers together, as the page groups them.
+			parts := map[int64]*answerclass.Partition{}
+			for _, row := range rep.Rows {
+				var perRun [][]store.Answer
+				for _, mr := range rep.Models {
+					perRun = append(perRun, answers[mr.RunID][row.ProblemID])
+				}
+				parts[row.ProblemID] = partitionOf(perRun, equiv)
+			}
 			for m, mr := range rep.Models {
 				var problems [][]passk.Vote
 				for _, row := range rep.Rows {
-					problems = append(problems, votes(answers[mr.RunID][row.ProblemID], equiv))
+					problems = append(problems, votesIn(answers[mr.RunID][row.ProblemID], parts[row.ProblemID]))
 				}
 				want, err := passk.MajCurve(problems, GroupKs(rep.KMax))
 				if err != nil {
@@ -152,7 +162,11 @@ func TestStatsMemoSameFigures(t *testing.T) {
 				if !slices.Equal(got.Maj[m].Values, want) || !slices.Equal(fresh.Maj[m].Values, want) {
 					t.Errorf("%d cores, %s, model %d: maj@k %v (fresh memo %v), want %v", procs, rep.Variant, m, got.Maj[m].Values, fresh.Maj[m].Values, want)
 				}
-				div, err := diversityOf(mr.Name, rep.Rows, answers[mr.RunID], equiv)
+				div, err := diversityFrom(mr.Name, rep.Rows, answers[mr.RunID], func(row ProblemRow) answerGroups {
+					var g answerGroups
+					g.sizes, g.noAnswer, g.capped = classesIn(answers[mr.RunID][row.ProblemID], parts[row.ProblemID])
+					return g
+				})
 				if err != nil {
 					t.Fatal(err)
 				}

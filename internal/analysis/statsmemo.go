@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/reach-lab/reach/internal/answerclass"
 	"github.com/reach-lab/reach/internal/passk"
 	"github.com/reach-lab/reach/internal/store"
 )
@@ -20,12 +21,13 @@ import (
 // (each call already uses every core).
 type StatsMemo struct {
 	problems map[memoKey]*problemMemo
-	equiv    map[int64]map[[2]string]bool // problem id -> (a, b) -> Equiv(a, b)
+	parts    map[int64]*answerclass.Partition // problem id -> every run's answers grouped
+	equiv    map[int64]map[[2]string]bool     // problem id -> (a, b) -> Equiv(a, b)
 }
 
 // NewStatsMemo returns an empty memo.
 func NewStatsMemo() *StatsMemo {
-	return &StatsMemo{problems: map[memoKey]*problemMemo{}, equiv: map[int64]map[[2]string]bool{}}
+	return &StatsMemo{problems: map[memoKey]*problemMemo{}, parts: map[int64]*answerclass.Partition{}, equiv: map[int64]map[[2]string]bool{}}
 }
 
 type memoKey struct{ run, problem int64 }
@@ -33,7 +35,7 @@ type memoKey struct{ run, problem int64 }
 // problemMemo is one run's work on one problem.
 type problemMemo struct {
 	as      []store.Answer         // the samples
-	equiv   func(a, b string) bool // the problem's remembering Equiv; nil without one
+	part    *answerclass.Partition // the problem's answer classes, every run's answers together
 	grouped bool                   // groups is computed
 	groups  answerGroups           // answer-diversity classes
 	votes   []passk.Vote           // maj@k classes; nil until needed
@@ -86,8 +88,11 @@ func majKs(rows []ProblemRow, byProblem map[int64][]store.Answer) []int {
 // the results do not depend on the order the tasks run in.
 func (mm *StatsMemo) fill(rep *Report, answers map[int64]map[int64][]store.Answer, equiv func(a, b string) bool) error {
 	tasks := make([][]*problemMemo, len(rep.Rows))
+	eqs := make([]func(a, b string) bool, len(rep.Rows))
+	parts := make([]*answerclass.Partition, len(rep.Rows))
 	for j, row := range rep.Rows {
-		eq := mm.equivOf(row.ProblemID, equiv)
+		eqs[j] = mm.equivOf(row.ProblemID, equiv)
+		parts[j] = mm.parts[row.ProblemID]
 		for _, mr := range rep.Models {
 			byProblem, ok := answers[mr.RunID]
 			if !ok {
@@ -96,7 +101,7 @@ func (mm *StatsMemo) fill(rep *Report, answers map[int64]map[int64][]store.Answe
 			key := memoKey{mr.RunID, row.ProblemID}
 			pm := mm.problems[key]
 			if pm == nil {
-				pm = &problemMemo{as: byProblem[row.ProblemID], equiv: eq, maj: map[int]float64{}}
+				pm = &problemMemo{as: byProblem[row.ProblemID], maj: map[int]float64{}}
 				mm.problems[key] = pm
 			}
 			pm.want = pm.want[:0]
@@ -129,7 +134,17 @@ func (mm *StatsMemo) fill(rep *Report, answers map[int64]map[int64][]store.Answe
 				if j >= len(tasks) {
 					return
 				}
+				if parts[j] == nil {
+					// One grouping of every run's answers on the problem,
+					// as the problem page groups them.
+					perRun := make([][]store.Answer, len(tasks[j]))
+					for r, pm := range tasks[j] {
+						perRun[r] = pm.as
+					}
+					parts[j] = partitionOf(perRun, eqs[j])
+				}
 				for _, pm := range tasks[j] {
+					pm.part = parts[j]
 					if errs[j] = pm.compute(); errs[j] != nil {
 						break
 					}
@@ -138,6 +153,11 @@ func (mm *StatsMemo) fill(rep *Report, answers map[int64]map[int64][]store.Answe
 		}()
 	}
 	wg.Wait()
+	for j, row := range rep.Rows {
+		if parts[j] != nil {
+			mm.parts[row.ProblemID] = parts[j]
+		}
+	}
 	for j, err := range errs {
 		if err != nil {
 			return fmt.Errorf("maj@k on problem %s: %w", rep.Rows[j].Key, err)
@@ -151,7 +171,7 @@ func (mm *StatsMemo) fill(rep *Report, answers map[int64]map[int64][]store.Answe
 func (pm *problemMemo) compute() error {
 	if !pm.grouped {
 		if len(pm.as) > 0 {
-			pm.groups.sizes, pm.groups.noAnswer, pm.groups.capped = answerClasses(pm.as, pm.equiv)
+			pm.groups.sizes, pm.groups.noAnswer, pm.groups.capped = classesIn(pm.as, pm.part)
 		}
 		pm.grouped = true
 	}
@@ -159,11 +179,7 @@ func (pm *problemMemo) compute() error {
 		return nil
 	}
 	if pm.votes == nil {
-		eq := pm.equiv
-		if eq == nil {
-			eq = func(a, b string) bool { return false } // texts are already grouped by key
-		}
-		pm.votes = votes(pm.as, eq)
+		pm.votes = votesIn(pm.as, pm.part)
 	}
 	vals, err := passk.MajAtKs(pm.votes, pm.want)
 	if err != nil {

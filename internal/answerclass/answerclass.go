@@ -1,8 +1,10 @@
 // Package answerclass groups the distinct final answers given on one
 // problem into classes of answers the verifier counts as the same ("1/2",
-// "0.5" and "\frac{1}{2}"), for the problem page's answer distribution. It
-// is pure: the caller reads the distinct answers with their counts (from
-// samples or a precomputed table) and renders the classes.
+// "0.5" and "\frac{1}{2}"). It is the one place that decides an answer's
+// class: the problem page's answer distribution (Group), and maj@k, answer
+// diversity and the export's answer_class (Partition, built by Group from
+// the same answers). It is pure: the caller reads the distinct answers with
+// their counts (from samples or a precomputed table).
 package answerclass
 
 import (
@@ -10,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/verify"
 	vmath "github.com/reach-lab/reach/internal/verify/math"
 )
@@ -43,11 +46,13 @@ type Class struct {
 func (c Class) Text() string { return c.Members[0].Text }
 
 // MaxChecks bounds the equivalence checks per problem (one costs up to
-// ~70 µs: both answers are parsed), so that grouping stays a few
-// milliseconds whatever the samples say. Answers are taken most frequent
+// ~70 µs: both answers are parsed), so that grouping one problem stays
+// under ~0.1 s whatever the samples say: about 60 distinct wrong answers
+// are compared with each other in full. The page and the statistics use
+// the same bound, so they group alike. Answers are taken most frequent
 // first; once the checks are spent, the rarer ones join a class only when
 // equal to one of its members but for white space.
-const MaxChecks = 100
+const MaxChecks = 2000
 
 // Group returns the classes of answers and whether every answer was
 // compared by equiv (false: MaxChecks ran out). An answer some sample of
@@ -173,4 +178,101 @@ func squeeze(s string) string {
 // For math and multiple-choice problems; code has no final answer.
 func MathEquiv(a, b string) bool {
 	return vmath.Check(a, b, vmath.Options{}).Status == verify.Correct
+}
+
+// Partition is Group's classes of one problem's answers as a lookup from a
+// sample to its class, for figures computed per sample (maj@k's votes,
+// answer diversity's class sizes, the export's answer_class).
+type Partition struct {
+	Classes  []Class        // as Group returns them
+	Complete bool           // every answer was compared by equiv (Group's complete)
+	index    map[string]int // text without white space -> index in Classes
+	correct  int            // index of the correct class, -1 without one
+}
+
+// NoClass is Partition.Of's class for a sample without an answer.
+const NoClass = -1
+
+// NewPartition groups answers (every model's answers on one problem, as
+// for Group) and indexes the classes.
+func NewPartition(answers []Answer, models int, equiv func(a, b string) bool) *Partition {
+	classes, complete := Group(answers, models, equiv)
+	p := &Partition{Classes: classes, Complete: complete, index: map[string]int{}, correct: -1}
+	for i, c := range classes {
+		if c.Correct > 0 && c.Text() != "" && p.correct < 0 {
+			p.correct = i
+		}
+		for _, m := range c.Members {
+			p.index[squeeze(m.Text)] = i
+		}
+	}
+	return p
+}
+
+// Of returns the class of one sample: the correct class for a sample
+// graded correct (whatever its text: the file or a reviewer may have said
+// so), NoClass for one without an answer, else its answer's class. ok is
+// false for a text the partition was not built from.
+func (p *Partition) Of(text string, correct bool) (class int, ok bool) {
+	if correct && p.correct >= 0 {
+		return p.correct, true
+	}
+	key := squeeze(text)
+	if key == "" {
+		return NoClass, true
+	}
+	i, ok := p.index[key]
+	if !ok {
+		return NoClass, false
+	}
+	return i, true
+}
+
+// IsCorrect says whether class i is the correct class (it holds an answer
+// some sample of which was graded correct).
+func (p *Partition) IsCorrect(i int) bool { return i >= 0 && i == p.correct }
+
+// Label is class i's most frequent spelling ("" for NoClass).
+func (p *Partition) Label(i int) string {
+	if i < 0 || i >= len(p.Classes) {
+		return ""
+	}
+	return p.Classes[i].Text()
+}
+
+// EquivFor is the answer equivalence for a problem kind (store.Problem's
+// Kind): the math verifier's for math and multiple choice, nil (by text)
+// for code, whose answer is its program, judged by running it.
+func EquivFor(kind string) func(a, b string) bool {
+	if kind == "code" {
+		return nil
+	}
+	return MathEquiv
+}
+
+// FromCounts turns one problem's answer counts (store.AnswerCounts, the
+// runs' rows of run_answers) into Group's answers, N in the order of runs
+// (run ids; counts of other runs are left out).
+func FromCounts(runs []int64, counts []store.AnswerCount) []Answer {
+	col := map[int64]int{}
+	for i, id := range runs {
+		col[id] = i
+	}
+	at := map[string]int{}
+	var answers []Answer
+	for _, ac := range counts {
+		r, ok := col[ac.RunID]
+		if !ok {
+			continue
+		}
+		i, ok := at[ac.Answer]
+		if !ok {
+			i = len(answers)
+			at[ac.Answer] = i
+			answers = append(answers, Answer{Text: ac.Answer, N: make([]int, len(runs))})
+		}
+		answers[i].N[r] += ac.N
+		answers[i].Correct += ac.Correct
+	}
+	return answers
 }

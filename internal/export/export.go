@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/reach-lab/reach/internal/answerclass"
 	"github.com/reach-lab/reach/internal/store"
 )
 
@@ -28,7 +30,12 @@ import (
 // and version (e.g. "reach-math/1"), or "override" (a reviewer); the policy
 // changes neither of those. FileCorrect and FileExtracted are what the file
 // said, kept even when Reach re-verified. CompletionTokens is the file's
-// token count, nil (null) when the file had none.
+// token count, nil (null) when the file had none. AnswerClass names the
+// sample's answer class on its problem by the class's most frequent
+// spelling, every model's answers grouped together as the problem page,
+// maj@k and answer diversity group them (answerclass): samples with the
+// same AnswerClass on a problem voted alike; "" for a sample without an
+// answer.
 type Record struct {
 	Problem          string `json:"problem" parquet:"problem"`
 	ProblemIndex     int64  `json:"problem_index" parquet:"problem_index"`
@@ -38,6 +45,7 @@ type Record struct {
 	SampleIndex      int64  `json:"sample_index" parquet:"sample_index"`
 	Completion       string `json:"completion" parquet:"completion,zstd"`
 	ExtractedAnswer  string `json:"extracted_answer" parquet:"extracted_answer"`
+	AnswerClass      string `json:"answer_class" parquet:"answer_class"`
 	Verdict          string `json:"verdict" parquet:"verdict,dict"`
 	Correct          *bool  `json:"correct" parquet:"correct,optional"`
 	VerdictSource    string `json:"verdict_source" parquet:"verdict_source,dict"`
@@ -78,9 +86,51 @@ func FromStore(x store.ExportSample) Record {
 // download and of `reach export`. Callers check first that the comparison
 // is ready. Errors are the store's or the writer's.
 func Comparison(ctx context.Context, w io.Writer, st *store.Store, id int64, format string) error {
+	classes, err := Classes(ctx, st, id)
+	if err != nil {
+		return err
+	}
 	return Write(w, format, func(fn func(Record) error) error {
-		return st.EachExportSample(ctx, id, func(x store.ExportSample) error { return fn(FromStore(x)) })
+		return st.EachExportSample(ctx, id, func(x store.ExportSample) error {
+			r := FromStore(x)
+			r.AnswerClass = classes.Of(x)
+			return fn(r)
+		})
 	})
+}
+
+// AnswerClasses are a comparison's answer classes, problem by problem.
+type AnswerClasses map[int64]*answerclass.Partition
+
+// Classes groups every problem's answers of comparison id, from the runs'
+// answer counts (store.AnswerCountsOfComparison), with the equivalence of
+// the problem's kind: the grouping the problem page shows.
+func Classes(ctx context.Context, st *store.Store, id int64) (AnswerClasses, error) {
+	byProblem, err := st.AnswerCountsOfComparison(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := AnswerClasses{}
+	for pid, pa := range byProblem {
+		var runs []int64
+		for _, ac := range pa.Counts {
+			if !slices.Contains(runs, ac.RunID) {
+				runs = append(runs, ac.RunID)
+			}
+		}
+		out[pid] = answerclass.NewPartition(answerclass.FromCounts(runs, pa.Counts), len(runs), answerclass.EquivFor(pa.Kind))
+	}
+	return out, nil
+}
+
+// Of is a sample's answer class label ("" without an answer).
+func (ac AnswerClasses) Of(x store.ExportSample) string {
+	p := ac[x.ProblemID]
+	if p == nil {
+		return ""
+	}
+	c, _ := p.Of(x.ExportAnswer(), x.Status == store.SampleCorrect)
+	return p.Label(c)
 }
 
 // Formats are the export formats, with their media types.

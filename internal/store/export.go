@@ -9,6 +9,7 @@ import (
 
 // ExportSample is one sample as the per-sample export writes it.
 type ExportSample struct {
+	ProblemID        int64
 	ProblemKey       string // the dataset's id, else its 0-based position as text
 	ProblemIndex     int    // 0-based position in the dataset
 	Model            string
@@ -55,7 +56,7 @@ func (s *Store) EachExportSample(ctx context.Context, comparisonID int64, fn fun
 		return fmt.Errorf("export runs of comparison %d: %w", comparisonID, err)
 	}
 	for _, id := range ids {
-		rows, err := s.db.Query(ctx, `SELECT p.key, p.idx, r.model_name, r.role, r.step, s.sample_index, s.completion, s.finish_reason,
+		rows, err := s.db.Query(ctx, `SELECT p.id, p.key, p.idx, r.model_name, r.role, r.step, s.sample_index, s.completion, s.finish_reason,
 				s.completion_tokens, s.extracted, s.status, CASE WHEN s.override_at IS NOT NULL THEN 'override' ELSE s.verdict_source END,
 				s.rule, s.reason, s.file_correct, s.file_extracted, `+solveSQL+`, cmp.grading_policy
 			FROM samples s JOIN runs r ON r.id = s.run_id JOIN problems p ON p.id = s.problem_id
@@ -66,7 +67,7 @@ func (s *Store) EachExportSample(ctx context.Context, comparisonID int64, fn fun
 		}
 		for rows.Next() {
 			var x ExportSample
-			if err := rows.Scan(&x.ProblemKey, &x.ProblemIndex, &x.Model, &x.Role, &x.Step, &x.SampleIndex, &x.Completion, &x.FinishReason,
+			if err := rows.Scan(&x.ProblemID, &x.ProblemKey, &x.ProblemIndex, &x.Model, &x.Role, &x.Step, &x.SampleIndex, &x.Completion, &x.FinishReason,
 				&x.CompletionTokens, &x.Extracted, &x.Status, &x.VerdictSource, &x.Rule, &x.Reason, &x.FileCorrect, &x.FileExtracted, &x.Counted, &x.Policy); err != nil {
 				rows.Close()
 				return fmt.Errorf("export samples of run %d: %w", id, err)
@@ -85,4 +86,50 @@ func (s *Store) EachExportSample(ctx context.Context, comparisonID int64, fn fun
 		}
 	}
 	return nil
+}
+
+// ExportAnswer is the sample's final answer as store.AnswerSQL gives it
+// (the one the page and the answer classes group).
+func (x ExportSample) ExportAnswer() string {
+	return Sample{Extracted: x.Extracted, FileExtracted: x.FileExtracted}.Answer()
+}
+
+// ProblemAnswers is one problem's answer counts over a comparison's runs
+// with completion texts (AnswerCounts of every problem at once).
+type ProblemAnswers struct {
+	Kind   string // the problem's kind: math, choice, code
+	Counts []AnswerCount
+}
+
+// AnswerCountsOfComparison is AnswerCounts for every problem of a
+// comparison, from the runs with completion texts (as the problem page
+// shows them), keyed by problem id: one read of run_answers, a few rows per
+// problem and run.
+func (s *Store) AnswerCountsOfComparison(ctx context.Context, comparisonID int64) (map[int64]*ProblemAnswers, error) {
+	rows, err := s.db.Query(ctx, `SELECT a.problem_id, p.kind, a.run_id, a.answer, a.n, a.correct, a.fallback, a.truncated
+		FROM run_answers a JOIN runs r ON r.id = a.run_id JOIN problems p ON p.id = a.problem_id
+		WHERE r.comparison_id = $1 AND r.has_texts`, comparisonID)
+	if err != nil {
+		return nil, fmt.Errorf("answers of comparison %d: %w", comparisonID, err)
+	}
+	defer rows.Close()
+	out := map[int64]*ProblemAnswers{}
+	for rows.Next() {
+		var pid int64
+		var kind string
+		var a AnswerCount
+		if err := rows.Scan(&pid, &kind, &a.RunID, &a.Answer, &a.N, &a.Correct, &a.Fallback, &a.Truncated); err != nil {
+			return nil, fmt.Errorf("answers of comparison %d: %w", comparisonID, err)
+		}
+		pa := out[pid]
+		if pa == nil {
+			pa = &ProblemAnswers{Kind: kind}
+			out[pid] = pa
+		}
+		pa.Counts = append(pa.Counts, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("answers of comparison %d: %w", comparisonID, err)
+	}
+	return out, nil
 }
