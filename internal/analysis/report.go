@@ -19,6 +19,7 @@ import (
 	"github.com/reach-lab/reach/internal/ingest"
 	"github.com/reach-lab/reach/internal/passk"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/training"
 )
 
 // HistogramBins is the number of interior bins of the accuracy histogram
@@ -250,6 +251,18 @@ type TrajectoryPoint struct {
 	PassN   float64   `json:"pass_at_kmax"` // pass@KMax of the report
 	Pass1CI *Interval `json:"pass_at_1_ci,omitempty"`
 	PassNCI *Interval `json:"pass_at_kmax_ci,omitempty"`
+	// Flows against the point before (none at the first) and against the
+	// base model, as problem ids (training.Flows: solved = c ≥ 1).
+	Gained       []string `json:"gained"`
+	Lost         []string `json:"lost"`
+	Regained     []string `json:"regained"`
+	GainedVsBase []string `json:"gained_vs_base"`
+	LostVsBase   []string `json:"lost_vs_base"`
+	// UnequalBudget: this point's n differs from the previous point's (or
+	// the base model's) on some problem, so a gain or loss may be the
+	// budget's, not the training's.
+	UnequalBudget bool `json:"unequal_budget,omitempty"`
+	model         int  // index in Report.Models
 }
 
 // ModelReport is one model's curve and counts.
@@ -271,7 +284,10 @@ type ModelReport struct {
 	CodeHarness    string `json:"code_harness,omitempty"`
 	CodeHarnessWhy string `json:"code_harness_why,omitempty"`
 	// Source says where the samples came from (imported runs).
-	Source  *ModelSource `json:"source,omitempty"`
+	Source *ModelSource `json:"source,omitempty"`
+	// Tax is the sharpening tax of the model's pass@k curve at KMax
+	// (training.SharpeningTax; nil when KMax < 2).
+	Tax     *training.Tax `json:"sharpening_tax,omitempty"`
 	N       int          `json:"n"`         // samples per problem (the smallest, if they differ)
 	NMax    int          `json:"n_max"`     // the largest n over problems
 	PassAtK []Point      `json:"pass_at_k"` // every k from 1 to N
@@ -453,6 +469,9 @@ type PairReport struct {
 	// CrossoverBiased is the crossover under the biased estimator
 	// (Options.Biased only).
 	CrossoverBiased *Crossover `json:"crossover_biased,omitempty"`
+	// TaxDiff is the base model's sharpening tax minus the other's at
+	// KMax with paired bootstrap intervals (nil when KMax < 2).
+	TaxDiff *training.TaxDiff `json:"sharpening_tax_diff,omitempty"`
 	// EqualBudget is set when the two models' n differ on some problem:
 	// Solved then counts c >= 1 at unequal budgets.
 	EqualBudget *EqualBudget `json:"equal_budget,omitempty"`
@@ -766,6 +785,9 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 		return nil, err
 	}
 	rep.Trajectory = trajectory(c.Runs, rep.Models, rep.KMax)
+	if err := rep.trainingFigures(models, kept); err != nil {
+		return nil, err
+	}
 	rep.statsHash = statsHash(rep.Variant, c.Runs, kept, models)
 	for i, r := range c.Runs {
 		rep.Models[i].Quality = Quality{GradingPolicy: gradingPolicy(r, c.GradingPolicy)}

@@ -3,6 +3,7 @@ package analysis
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -69,9 +70,14 @@ func TestComputeFiguresAndTests(t *testing.T) {
 		t.Errorf("diff@1 = %v, want -1/16", d)
 	}
 	// Trajectory: base at step 0, then 100, 200; pass@4 = share solved.
-	want := []TrajectoryPoint{{Model: "base", Step: 0, Pass1: 0.5, PassN: 0.5}, {Model: "ck100", Step: 100, Pass1: 3.0 / 16, PassN: 0.5},
-		{Model: "ck200", Step: 200, Pass1: 7.0 / 16, PassN: 0.5}}
-	if !slices.Equal(rep.Trajectory, want) {
+	// Flows by hand: base solves a, b; ck100 and ck200 a, c.
+	e := []string{}
+	want := []TrajectoryPoint{{Model: "base", Step: 0, Pass1: 0.5, PassN: 0.5, Gained: e, Lost: e, Regained: e, GainedVsBase: e, LostVsBase: e},
+		{Model: "ck100", Step: 100, Pass1: 3.0 / 16, PassN: 0.5, Gained: []string{"c"}, Lost: []string{"b"}, Regained: e,
+			GainedVsBase: []string{"c"}, LostVsBase: []string{"b"}, model: 1},
+		{Model: "ck200", Step: 200, Pass1: 7.0 / 16, PassN: 0.5, Gained: e, Lost: e, Regained: e,
+			GainedVsBase: []string{"c"}, LostVsBase: []string{"b"}, model: 2}}
+	if !reflect.DeepEqual(rep.Trajectory, want) {
 		t.Errorf("trajectory %+v\nwant %+v", rep.Trajectory, want)
 	}
 	// UpSet by hand: a {base, ck100, ck200}, b {base}, c {ck100, ck200}, d {}.

@@ -23,7 +23,7 @@ const (
 
 // statsVersion changes whenever Stats or the way it is computed changes, so
 // older caches count as stale.
-const statsVersion = 5 // 2: crossover = ahead and staying ahead through k_max; 3: intervals at ChartKs; 4: answer diversity; 5: diversity counts program samples
+const statsVersion = 6 // 2: crossover = ahead and staying ahead through k_max; 3: intervals at ChartKs; 4: answer diversity; 5: diversity counts program samples; 6: one answer grouping for every model (answerclass.Partition)
 
 // DefaultSeed seeds the bootstrap when StatsOptions.Seed is 0, so every
 // Reach instance gives the same intervals for the same counts.
