@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/training"
 	"github.com/reach-lab/reach/internal/verify/code"
 )
 
@@ -25,6 +27,22 @@ import (
 type modelFlags struct {
 	models []intake.Model
 	err    error
+	series int // checkpoints the last --model's folder gave (0: one model)
+}
+
+// modelRoot is the folder a model's argument names: the directory itself,
+// or a pattern's part before its first wildcard, so that only names below
+// it can give training steps.
+func modelRoot(arg string) string {
+	if i := strings.IndexAny(arg, "*?["); i >= 0 {
+		if _, err := os.Stat(arg); err != nil {
+			return filepath.Dir(arg[:i] + "x")
+		}
+	}
+	if fi, err := os.Stat(arg); err == nil && !fi.IsDir() {
+		return filepath.Dir(arg)
+	}
+	return arg
 }
 
 func (m *modelFlags) add(role string) func(string) error {
@@ -41,6 +59,28 @@ func (m *modelFlags) add(role string) func(string) error {
 		if role == "base" && len(m.models) > 0 && m.models[0].Role == "base" {
 			return errors.New("only one --base")
 		}
+		// A training run's folder (one file or folder per step, as trainers
+		// write them): each step is a checkpoint of the model.
+		cks, err := training.Split(modelRoot(path), files)
+		if err != nil {
+			return fmt.Errorf("model %q: %w", name, err)
+		}
+		if cks != nil {
+			if role == "base" {
+				return fmt.Errorf("base model %q: its files name %d training steps (%d to %d); the base model is one model: give the checkpoints with --model", name, len(cks), cks[0].Step, cks[len(cks)-1].Step)
+			}
+			for _, ck := range cks {
+				step := ck.Step
+				mod := intake.Model{Name: fmt.Sprintf("%s step %d", name, step), Role: "checkpoint", Step: &step, File: intake.LocalFile(ck.Files[0])}
+				for _, f := range ck.Files[1:] {
+					mod.More = append(mod.More, intake.LocalFile(f))
+				}
+				m.models = append(m.models, mod)
+			}
+			m.series = len(cks)
+			return nil
+		}
+		m.series = 0
 		mod := intake.Model{Name: name, Role: role, File: intake.LocalFile(files[0])}
 		for _, f := range files[1:] {
 			mod.More = append(mod.More, intake.LocalFile(f))
@@ -74,6 +114,9 @@ func (m *modelFlags) step(v string) error {
 	if len(m.models) == 0 || m.models[len(m.models)-1].Role == "base" {
 		return errors.New("--step goes after the --model it belongs to")
 	}
+	if m.series > 0 {
+		return fmt.Errorf("--step %s: the --model before it is a training run whose %d checkpoints take their steps from the file names", v, m.series)
+	}
 	last := &m.models[len(m.models)-1]
 	last.Step, last.Role = &n, "checkpoint"
 	return nil
@@ -91,7 +134,8 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	harness := fs.String("code-harness", "", "code problems: how completions become programs ("+code.HarnessNames()+
 		"; default: chosen per file, the harness under which a few of its completions are valid Python and agree with its labels)")
 	fs.Func("base", "base model samples, NAME=FILE; FILE may be a directory or a quoted pattern ('runs/*.jsonl') of several files, pooled per problem", mf.add("base"))
-	fs.Func("model", "other model samples, NAME=FILE (repeatable; FILE as for --base)", mf.add("rl"))
+	fs.Func("model", "other model samples, NAME=FILE (repeatable; FILE as for --base). A folder of a training run, one file or folder per step "+
+		"(verl {step}.jsonl, TRL completions_{step}.parquet, step-N/, global_step_N/, checkpoint-N/), gives one checkpoint per step", mf.add("rl"))
 	fs.Func("step", "training step of the --model just before (marks it a checkpoint)", mf.step)
 	fs.Func("map", "field mapping of the model just before, e.g. completion=text,correct=ok,problem_id=qid,list=rollouts; paths at any depth (response.body.choices, a.0.b); keys problem_id id_kind list completion correct threshold extracted sample_index finish_reason tokens question prompt reference", mf.mapping)
 	acceptGuess := fs.Bool("accept-guess", false, "read files in an unrecognised layout with the guessed field mapping (printed) instead of refusing them")
