@@ -288,12 +288,12 @@ type ModelReport struct {
 	// Tax is the sharpening tax of the model's pass@k curve at KMax
 	// (training.SharpeningTax; nil when KMax < 2).
 	Tax     *training.Tax `json:"sharpening_tax,omitempty"`
-	N       int          `json:"n"`         // samples per problem (the smallest, if they differ)
-	NMax    int          `json:"n_max"`     // the largest n over problems
-	PassAtK []Point      `json:"pass_at_k"` // every k from 1 to N
-	Pass1   float64      `json:"pass_at_1"`
-	PassN   float64      `json:"pass_at_n"`
-	Solved  int          `json:"solved"` // problems with c >= 1
+	N       int           `json:"n"`         // samples per problem (the smallest, if they differ)
+	NMax    int           `json:"n_max"`     // the largest n over problems
+	PassAtK []Point       `json:"pass_at_k"` // every k from 1 to N
+	Pass1   float64       `json:"pass_at_1"`
+	PassN   float64       `json:"pass_at_n"`
+	Solved  int           `json:"solved"` // problems with c >= 1
 	// Crossover and DeltaSE repeat, for non-base models, this model's pair
 	// with the base model.
 	Crossover *Crossover     `json:"crossover,omitempty"`
