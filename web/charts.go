@@ -260,6 +260,17 @@ func statsCharts(prefix string, rep *analysis.Report) (views.StatsCharts, error)
 			return sc, fmt.Errorf("trajectory: %w", err)
 		}
 		sc.Trajectory = chart(traj)
+		fin := charts.FlowsInput{Title: "problems gained and lost at each checkpoint"}
+		for _, tp := range rep.Trajectory[1:] {
+			anchor := func(kind string) string { return fmt.Sprintf("#flow-%d-%s", tp.Step, kind) }
+			fin.Steps = append(fin.Steps, charts.FlowStep{Label: fmt.Sprintf("step %d", tp.Step), Gained: len(tp.Gained), Regained: len(tp.Regained),
+				Lost: len(tp.Lost), URLs: map[string]string{"gained": anchor("gained"), "regained": anchor("gained"), "lost": anchor("lost")}})
+		}
+		flows, err := charts.Flows(prefix, fin)
+		if err != nil {
+			return sc, fmt.Errorf("flows: %w", err)
+		}
+		sc.Flows = chart(flows)
 	}
 
 	// UpSet needs intersections: none are computed past 64 models (a
