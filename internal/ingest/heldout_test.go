@@ -41,14 +41,8 @@ func TestHeldAsideFixtures(t *testing.T) {
 			t.Fatalf("files %v n %v c %v: %v", files, got.n, got.c, err)
 		}
 	})
-}
-
-// Held-aside fixtures for the NeMo-Skills, evalscope, SkyThought and MathArena readers, written
-// (testdata/tools/heldout_*) before the readers and in another version or option than the fixtures
-// the readers were built on.
-func TestHeldAsideToolReaders(t *testing.T) {
-	words := readDatasetFile(t, filepath.Join(toolsDir, "dataset_words.jsonl"))
-	math := readDatasetFile(t, filepath.Join(toolsDir, "dataset_math.jsonl"))
+	// The NeMo-Skills, evalscope, SkyThought and MathArena readers' held-aside fixtures: another
+	// version or option than the fixtures the readers were built on.
 	t.Run("NeMo-Skills, LLM judge, parse_reasoning, 3 seeds", func(t *testing.T) {
 		got, files, err := importPooled(t, filepath.Join(toolsDir, "heldout_nemo_skills_judge"), math, nil)
 		if err != nil || len(files) != 3 || !slices.Equal(got.n, []int{3, 3, 3, 0, 0, 0, 0, 0}) || !slices.Equal(got.c, []int{2, 1, 2, 0, 0, 0, 0, 0}) {

@@ -255,3 +255,39 @@ func TestToolReadersRefusals(t *testing.T) {
 	_, err = readBytes(t, "gsm8k_main.jsonl", []byte(ev+"\n"), words)
 	wantError(t, err, 1, "sample_score.score.value.acc", "give a threshold")
 }
+
+// evalscope before v1.0 wrote one line per problem, its samples in choices with their reviews
+// (evalscope/evaluator/evaluator.py _get_review); NeMo-Skills' code evaluators write is_correct and
+// is_correct-plus (EvalPlus's base and base + extra).
+func TestToolReadersOtherVersions(t *testing.T) {
+	words := readDatasetFile(t, filepath.Join(toolsDir, "dataset_words.jsonl"))
+	var b strings.Builder
+	for i, w := range []struct{ q, a string }{{"A ticket costs $7. How much do 6 tickets cost in dollars?", "42"}, {"A tank holds 120 litres and is one quarter full. How many litres must be added to fill it?", "90"}} {
+		rec := map[string]any{"index": i, "answer_id": "answer-x", "raw_input": map[string]any{"question": w.q, "answer": w.a}, "origin_prompt": map[string]any{"data": []string{w.q}},
+			"subset_name": "main", "choices": []any{
+				map[string]any{"index": 0, "message": map[string]any{"content": "So #### " + w.a, "role": "assistant"}, "review": map[string]any{"gold": w.a, "pred": w.a, "result": true}},
+				map[string]any{"index": 1, "message": map[string]any{"content": "So #### 5", "role": "assistant"}, "review": map[string]any{"gold": w.a, "pred": "5", "result": false}}},
+			"reviewed": true, "review_id": "review-x", "reviewer_spec": map[string]any{"metric": []string{"AverageAccuracy"}}}
+		line, _ := json.Marshal(rec)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	got, err := readBytes(t, "gsm8k_main.jsonl", []byte(b.String()), words)
+	if err != nil || got.format != FormatEvalscope || !slices.Equal(got.n, []int{0, 2, 0, 2}) || !slices.Equal(got.c, []int{0, 1, 0, 1}) ||
+		got.samples[1].Extracted != "5" || got.meta.Task != "gsm8k_main" {
+		t.Fatalf("%s n %v c %v meta %+v: %v", got.format, got.n, got.c, got.meta, err)
+	}
+	// The same problem on a second line of one file is refused.
+	twice := b.String() + strings.SplitAfter(b.String(), "\n")[0]
+	_, err = readBytes(t, "gsm8k_main.jsonl", []byte(twice), words)
+	var e *Error
+	if !errors.As(err, &e) || e.Line != 3 || !strings.Contains(e.Msg, "on two records of a per-problem file (line 1 and line 3)") {
+		t.Fatalf("a repeated problem line: %v", err)
+	}
+	code := `{"task_id": "OwnEval/0", "question": "def add(a, b):\n", "generation": "    return a + b\n", "is_correct": true, "is_correct-plus": false, "num_generated_tokens": -1}` + "\n"
+	var s []Sample
+	err = Read(strings.NewReader(code), "output-rs0.jsonl", FormatNeMoSkills, nil, Options{OnSample: func(x Sample) error { s = append(s, x); return nil }})
+	if err != nil || len(s) != 1 || *s[0].Correct || s[0].CompletionTokens != 0 || s[0].Question != "def add(a, b):\n" {
+		t.Fatalf("code sample %+v: %v", s, err)
+	}
+}
