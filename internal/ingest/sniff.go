@@ -629,8 +629,12 @@ var layoutRules = []layoutRule{
 		return top.is("eval", "object") && (top.is("hash") || top.is("date")) && evalResultsLayout(top.sub["eval"]) == FormatBigCodeBench
 	}},
 	{FormatEvalPlusResults, func(top *shape) bool { return top.is("eval", "object") && (top.is("hash") || top.is("date")) }},
-	{FormatMathArena, func(top *shape) bool { // the first releases wrote it without indent: one line
-		return top.is("gold_answer") && top.any("messages", "answers", "correct", "pass_at_1")
+	{FormatMathArena, func(top *shape) bool {
+		// The first releases wrote it without indent (one line) and the conversations before the
+		// grades, so a head cut inside them shows only messages: a list of conversations (lists),
+		// where a chat dataset's messages are objects.
+		return top.is("gold_answer") && (top.is("answers", "list") || top.is("correct", "list") || top.is("pass_at_1") ||
+			top.is("messages", "list") && top.elem["messages"] == "list")
 	}},
 	{FormatSkyThought, func(top *shape) bool {
 		return len(top.keys) > 0 && top.kind[top.keys[0]] == "object" &&

@@ -291,3 +291,15 @@ func TestToolReadersOtherVersions(t *testing.T) {
 		t.Fatalf("code sample %+v: %v", s, err)
 	}
 }
+
+// Look-alikes: a chat dataset row with gold_answer is not a MathArena run file, and a MathArena file
+// cut inside its first conversation is still one.
+func TestToolReadersSniff(t *testing.T) {
+	if f, _, err := Sniff([]byte(`{"messages": [{"role": "user", "content": "1+1?"}], "gold_answer": "2"}`+"\n"), "chat.jsonl"); f == FormatMathArena {
+		t.Errorf("chat dataset sniffed as %s (%v)", f, err)
+	}
+	head := `{"idx": 1, "problem": "1+1?", "gold_answer": "2", "messages": [[{"role": "user", "content": "1+1?"}, {"role": "assistant", "content": "` + strings.Repeat("x", 300<<10)
+	if f, _, err := Sniff([]byte(head)[:SniffBytes], "1.json"); err != nil || f != FormatMathArena {
+		t.Errorf("cut MathArena head: %s, %v", f, err)
+	}
+}
