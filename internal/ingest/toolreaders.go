@@ -134,10 +134,10 @@ func textKey(rc *recordCtx, question, prompt string, id gjson.Result, idField st
 // Lines are read one by one (and a big file in parts), so the record's index is not known here.
 func nemoSkillsHook(sr *sampleReader, w where, _ []kv, rec string) (bool, error) {
 	sr.gate.field = "generation"
-	return true, sr.nemoSkillsLine(w, -1, gjson.Parse(rec), &sr.gate)
+	return true, sr.nemoSkillsLine(w, gjson.Parse(rec), &sr.gate)
 }
 
-func (sr *sampleReader) nemoSkillsLine(w where, index int, e gjson.Result, d *door) error {
+func (sr *sampleReader) nemoSkillsLine(w where, e gjson.Result, d *door) error {
 	gen := e.Get("generation")
 	if gen.Type != gjson.String {
 		return w.errorf("generation", "want the model's generation (a string), got %s (read as %s: each line the input row plus generation; a file written with another generation_key needs --map completion=FIELD)",
@@ -174,7 +174,7 @@ func (sr *sampleReader) nemoSkillsLine(w where, index int, e gjson.Result, d *do
 	}
 	var rc recordCtx
 	id, idField := firstOf(e, "unique_id", "id", "task_id")
-	textKey(&rc, str(q), prompt, id, idField, index)
+	textKey(&rc, str(q), prompt, id, idField, -1)
 	rc.reference = str(ref)
 	d.watch(w, p.Completion, [2]string{"expected_answer", rc.reference}, [2]string{"predicted_answer", p.Extracted})
 	sr.pend = append(sr.pend, p)
@@ -235,11 +235,11 @@ func evalscopeHook(sr *sampleReader, w where, _ []kv, rec string) (bool, error) 
 	e := gjson.Parse(rec)
 	if e.Get("sample_score").Exists() {
 		sr.gate.field = "sample_score.score.prediction"
-		return true, sr.evalscopeReview(w, -1, e, &sr.gate)
+		return true, sr.evalscopeReview(w, e, &sr.gate)
 	}
 	if e.Get("choices").IsArray() {
 		sr.gate.field = "choices[].message.content"
-		return true, sr.evalscopeOldReview(w, -1, e, &sr.gate)
+		return true, sr.evalscopeOldReview(w, e, &sr.gate)
 	}
 	return true, w.errorf("sample_score", "a line without sample_score (v1.0 and later) or choices (before v1.0) (read as %s): give the file under reviews/<model>/", Describe(FormatEvalscope))
 }
@@ -258,7 +258,7 @@ func baseName(file string) string {
 }
 
 // evalscopeReview reads one v1.0+ review line: one sample.
-func (sr *sampleReader) evalscopeReview(w where, index int, e gjson.Result, d *door) error {
+func (sr *sampleReader) evalscopeReview(w where, e gjson.Result, d *door) error {
 	score := e.Get("sample_score.score")
 	if !score.IsObject() {
 		return w.errorf("sample_score.score", "want the sample's score (an object), got %s (read as %s)", kindOf(score.Raw), Describe(FormatEvalscope))
@@ -293,7 +293,7 @@ func (sr *sampleReader) evalscopeReview(w where, index int, e gjson.Result, d *d
 	var rc recordCtx
 	// index and group_id count within one subset's file, and each subset starts at 0: not the
 	// dataset's positions. The prompt names the problem.
-	textKey(&rc, "", prompt, gjson.Result{}, "", index)
+	textKey(&rc, "", prompt, gjson.Result{}, "", -1)
 	rc.reference = str(e.Get("target"))
 	d.watch(w, p.Completion, [2]string{"target", rc.reference}) // extracted_prediction is the whole output where a benchmark has no filter
 	sr.pend = append(sr.pend, p)
@@ -331,11 +331,11 @@ func evalscopeVerdict(w where, score gjson.Result, p *pending) error {
 
 // evalscopeOldReview reads a review line of the releases before v1.0: one problem, its samples in
 // choices.
-func (sr *sampleReader) evalscopeOldReview(w where, index int, e gjson.Result, d *door) error {
+func (sr *sampleReader) evalscopeOldReview(w where, e gjson.Result, d *door) error {
 	raw := e.Get("raw_input")
 	q, _ := firstOf(raw, "problem", "question", "query")
 	var rc recordCtx
-	textKey(&rc, str(q), "", e.Get("index"), "index", index)
+	textKey(&rc, str(q), "", e.Get("index"), "index", -1)
 	ref, _ := firstOf(raw, "answer", "solution")
 	rc.reference = str(ref)
 	for i, c := range e.Get("choices").Array() {
