@@ -41,4 +41,30 @@ func TestHeldAsideFixtures(t *testing.T) {
 			t.Fatalf("files %v n %v c %v: %v", files, got.n, got.c, err)
 		}
 	})
+	// The NeMo-Skills, evalscope, SkyThought and MathArena readers' held-aside fixtures: another
+	// version or option than the fixtures the readers were built on.
+	t.Run("NeMo-Skills, LLM judge, parse_reasoning, 3 seeds", func(t *testing.T) {
+		got, files, err := importPooled(t, filepath.Join(toolsDir, "heldout_nemo_skills_judge"), math, nil)
+		if err != nil || len(files) != 3 || !slices.Equal(got.n, []int{3, 3, 3, 0, 0, 0, 0, 0}) || !slices.Equal(got.c, []int{2, 1, 2, 0, 0, 0, 0, 0}) {
+			t.Fatalf("files %v n %v c %v: %v", files, got.n, got.c, err)
+		}
+	})
+	t.Run("evalscope v1.0 review, input string, repeats 3", func(t *testing.T) {
+		got, err := importFile(t, filepath.Join(toolsDir, "heldout_evalscope_gsm8k_main.jsonl"), words)
+		if err != nil || !slices.Equal(got.n, []int{3, 3, 3, 3}) || !slices.Equal(got.c, []int{2, 2, 3, 1}) {
+			t.Fatalf("%s n %v c %v: %v", got.format, got.n, got.c, err)
+		}
+	})
+	t.Run("SkyThought, responses by temperature", func(t *testing.T) {
+		got, err := importFile(t, filepath.Join(toolsDir, "heldout_skythought_results.json"), words)
+		if err != nil || !slices.Equal(got.n, []int{2, 2, 2, 2}) || !slices.Equal(got.c, []int{1, 1, 1, 1}) {
+			t.Fatalf("%s n %v c %v: %v", got.format, got.n, got.c, err)
+		}
+	})
+	t.Run("MathArena first release, one file per problem", func(t *testing.T) {
+		got, files, err := importPooled(t, filepath.Join(toolsDir, "heldout_matharena_runs"), words, nil)
+		if err != nil || len(files) != 4 || !slices.Equal(got.n, []int{2, 2, 2, 2}) || !slices.Equal(got.c, []int{1, 2, 1, 1}) {
+			t.Fatalf("files %v n %v c %v: %v", files, got.n, got.c, err)
+		}
+	})
 }

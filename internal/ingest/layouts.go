@@ -12,7 +12,8 @@ import (
 // Formats lists every samples format ReadSamples knows, in the order the upload page names them.
 var Formats = []Format{FormatReachSample, FormatReachProblem, FormatQwenEval, FormatLMEval, FormatLighteval, FormatInspect,
 	FormatOpenCompass, FormatHumanEvalResults, FormatEvalPlusResults, FormatBigCodeBench, FormatVerlValidation, FormatVerlGeneration,
-	FormatTRLCompletions, FormatWandbTable, FormatOpenAIBatch, FormatVLLM, FormatHFGenerations, FormatCountsCSV, FormatParquet, FormatMapped}
+	FormatTRLCompletions, FormatWandbTable, FormatOpenAIBatch, FormatVLLM, FormatHFGenerations, FormatNeMoSkills, FormatEvalscope,
+	FormatSkyThought, FormatMathArena, FormatCountsCSV, FormatParquet, FormatMapped}
 
 // toolName is the tool that writes a format, for pages and run metadata.
 func toolName(f Format) string {
@@ -49,6 +50,14 @@ func toolName(f Format) string {
 		return "vLLM"
 	case FormatHFGenerations:
 		return "Hugging Face released generations"
+	case FormatNeMoSkills:
+		return "NeMo-Skills"
+	case FormatEvalscope:
+		return "evalscope"
+	case FormatSkyThought:
+		return "SkyThought"
+	case FormatMathArena:
+		return "MathArena"
 	case FormatParquet:
 		return "parquet"
 	}
@@ -94,6 +103,14 @@ func Describe(f Format) string {
 		return "vLLM RequestOutput JSON"
 	case FormatHFGenerations:
 		return "Hugging Face released generations"
+	case FormatNeMoSkills:
+		return "NeMo-Skills generation output (output-rs*.jsonl)"
+	case FormatEvalscope:
+		return "evalscope reviews"
+	case FormatSkyThought:
+		return "SkyThought results.json"
+	case FormatMathArena:
+		return "MathArena run file (one problem)"
 	case FormatParquet:
 		return "parquet (layout read from its columns)"
 	case FormatMapped:
@@ -162,6 +179,14 @@ func specFor(f Format, m *Mapping) (spec, error) {
 		return spec{format: f, doc: readWandbTable}, nil
 	case FormatEvalPlusResults, FormatBigCodeBench:
 		return spec{format: f, doc: readEvalPlusResults}, nil
+	case FormatNeMoSkills:
+		return spec{format: f, hook: nemoSkillsHook, end: func(sr *sampleReader) error { return sr.gate.check(sr, true) }}, nil
+	case FormatEvalscope:
+		return spec{format: f, hook: evalscopeHook, end: evalscopeEnd}, nil
+	case FormatSkyThought:
+		return spec{format: f, doc: readSkyThought}, nil
+	case FormatMathArena:
+		return spec{format: f, doc: readMathArena}, nil
 	case FormatParquet:
 		return spec{}, fmt.Errorf("format %s: the file is not parquet", f)
 	}

@@ -75,6 +75,19 @@ const (
 	// FormatHFGenerations: released generations on the Hugging Face hub (OpenR1-Math style: problem,
 	// answer, generations[], correctness_*[], finish_reasons[], uuid), parquet or JSONL.
 	FormatHFGenerations Format = "hf-generations"
+	// FormatNeMoSkills: NeMo-Skills generation output (output-rs<seed>.jsonl): each line the
+	// input row plus generation, num_generated_tokens, predicted_answer, symbolic_correct and/or
+	// judgement; matched by the problem's text.
+	FormatNeMoSkills Format = "nemo-skills"
+	// FormatEvalscope: evalscope reviews (reviews/<model>/<dataset>_<subset>.jsonl): one line per
+	// sample with sample_score (v1.0+), or per problem with choices (before); matched by text.
+	FormatEvalscope Format = "evalscope-reviews"
+	// FormatSkyThought: SkyThought results.json, {key: {row..., responses: [{content,
+	// correctness, reason}], token_usages}}.
+	FormatSkyThought Format = "skythought-results"
+	// FormatMathArena: a MathArena run file, one problem's runs ({problem, gold_answer, answers,
+	// correct, messages: one conversation per run}), .json or .json.zst.
+	FormatMathArena Format = "matharena-runs"
 	// FormatParquet: a parquet file whose layout is read from its schema at import (one of the
 	// formats above, else an error listing its columns).
 	FormatParquet Format = "parquet"
@@ -329,6 +342,9 @@ func Read(r io.Reader, file string, f Format, m *Mapping, o Options) error {
 	default:
 		err = sr.readLines(in.r)
 	}
+	if err == nil && s.end != nil {
+		err = s.end(sr)
+	}
 	if err != nil {
 		return err
 	}
@@ -375,6 +391,8 @@ type spec struct {
 	meta func(sr *sampleReader, top []kv, rec string)
 	// doc reads a whole JSON document (Inspect .json, OpenCompass, EvalPlus results) instead of lines.
 	doc func(sr *sampleReader, r io.Reader) error
+	// end checks the whole file once read (not a part of it: see Options.Resume).
+	end func(sr *sampleReader) error
 }
 
 func mappedSpec(m *Mapping) (spec, error) {
@@ -435,6 +453,7 @@ type sampleReader struct {
 	items0 []string  // the current record's list items (reused)
 	meta   RunMeta
 	seen   map[string]string // format hooks' memory (lm-eval: document -> its first filter)
+	gate   door              // what the tool readers took as completions (toolreaders.go)
 	n      int               // samples delivered
 }
 

@@ -534,7 +534,7 @@ func classify(top *shape, file string) (Format, *Mapping, error) {
 		}
 	}
 	if top.doc {
-		return notSamples(fmt.Sprintf("a JSON document (fields %s) in no known layout: Reach reads documents only from Inspect, OpenCompass, EvalPlus, BigCodeBench and wandb tables; write one JSON object per sample or per problem (JSONL) and map its fields", strings.Join(top.keys[:min(len(top.keys), 8)], ", ")))
+		return notSamples(fmt.Sprintf("a JSON document (fields %s) in no known layout: Reach reads documents only from Inspect, OpenCompass, EvalPlus, BigCodeBench, SkyThought, MathArena and wandb tables; write one JSON object per sample or per problem (JSONL) and map its fields", strings.Join(top.keys[:min(len(top.keys), 8)], ", ")))
 	}
 	return FormatMapped, m, nil
 }
@@ -629,6 +629,17 @@ var layoutRules = []layoutRule{
 		return top.is("eval", "object") && (top.is("hash") || top.is("date")) && evalResultsLayout(top.sub["eval"]) == FormatBigCodeBench
 	}},
 	{FormatEvalPlusResults, func(top *shape) bool { return top.is("eval", "object") && (top.is("hash") || top.is("date")) }},
+	{FormatMathArena, func(top *shape) bool {
+		// The first releases wrote it without indent (one line) and the conversations before the
+		// grades, so a head cut inside them shows only messages: a list of conversations (lists),
+		// where a chat dataset's messages are objects.
+		return top.is("gold_answer") && (top.is("answers", "list") || top.is("correct", "list") || top.is("pass_at_1") ||
+			top.is("messages", "list") && top.elem["messages"] == "list")
+	}},
+	{FormatSkyThought, func(top *shape) bool {
+		return len(top.keys) > 0 && top.kind[top.keys[0]] == "object" &&
+			top.sub[top.keys[0]].any("responses", "input_conversation", "token_usages", "_index")
+	}},
 	{FormatOpenCompass, func(top *shape) bool {
 		return numericKeys(top) && top.kind[top.keys[0]] == "object" && top.sub[top.keys[0]].any("origin_prompt", "prediction")
 	}},
@@ -651,6 +662,14 @@ var layoutRules = []layoutRule{
 	{FormatOpenAIBatch, func(top *shape) bool { return top.is("custom_id") && top.is("response", "object", "null") }},
 	{FormatVLLM, func(top *shape) bool {
 		return top.is("outputs", "list") && top.elem["outputs"] == "object" && top.sub["outputs"].is("text") && top.any("prompt", "request_id", "prompt_token_ids")
+	}},
+	{FormatNeMoSkills, func(top *shape) bool {
+		return top.is("generation", "string") && top.any("symbolic_correct", "predicted_answer", "judgement", "num_generated_tokens",
+			"expected_answer", "_full_generation", "is_correct")
+	}},
+	{FormatEvalscope, func(top *shape) bool {
+		return top.is("sample_score", "object") && top.is("index") ||
+			top.is("choices", "list") && top.is("raw_input", "object") && top.any("review_id", "reviewed", "answer_id")
 	}},
 	{FormatHFGenerations, func(top *shape) bool { return top.is("generations", "list") && top.any("problem", "question", "uuid") }},
 	{FormatVerlGeneration, func(top *shape) bool {
