@@ -17,6 +17,8 @@ import (
 // stepNames are the file and folder names trainers give a checkpoint's
 // samples, each with the step as its one group:
 //   - verl's validation dump, RayPPOTrainer._dump_generations: {global_steps}.jsonl
+//     (a bare number only before .jsonl: MathArena names its per-problem
+//     files {problem}.json)
 //   - TRL's GRPOTrainer: completions/completions_{step:05d}.parquet, and as
 //     wandb logs it, media/table/completions_{step}_{hash}.table.json
 //   - checkpoint folders: step-100/, global_step_100/ (verl, DeepSpeed),
@@ -36,7 +38,12 @@ func StepOf(rel string) (step int, ok bool) {
 	for i := len(parts) - 1; i >= 0; i-- {
 		name, names := parts[i], stepNames[2:] // a folder: a named step (a bare number may be a year or a repeat)
 		if i == len(parts)-1 {
-			name, names = stem(name), stepNames
+			name, names = stem(name), stepNames[1:]
+			if strings.HasPrefix(strings.ToLower(parts[i][len(name):]), ".jsonl") {
+				// verl's dump is {step}.jsonl; a bare number before .json
+				// is a problem's file (MathArena: one per problem).
+				names = stepNames
+			}
 		}
 		for _, re := range names {
 			if m := re.FindStringSubmatch(name); m != nil {

@@ -23,7 +23,7 @@ func TestStepOf(t *testing.T) {
 		}
 	}
 	// Seeds, repeats and dates are not steps.
-	for _, rel := range []string{"output-rs0.jsonl", "rep1/samples.jsonl", "samples_gsm8k_2026-01-02T03-04-05.jsonl", "seed_3/out.jsonl", "results.json", "v2/step.jsonl", "2024/out.jsonl"} {
+	for _, rel := range []string{"output-rs0.jsonl", "rep1/samples.jsonl", "samples_gsm8k_2026-01-02T03-04-05.jsonl", "seed_3/out.jsonl", "results.json", "v2/step.jsonl", "2024/out.jsonl", "matharena_runs/1.json", "runs/3.json.zst"} {
 		if s, ok := StepOf(rel); ok {
 			t.Errorf("StepOf(%q) = %d; want no step", rel, s)
 		}
