@@ -16,6 +16,7 @@ import (
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/training"
 	"github.com/reach-lab/reach/internal/verify/code"
 	"github.com/reach-lab/reach/web/views"
 )
@@ -282,20 +283,62 @@ func (s *Server) validate(ctx context.Context, u *store.User, rc *received) (sto
 			}
 			names = append(names, f.name)
 		}
+		runs, err := modelRuns(m, names, rc.codeHarness)
+		if err != nil {
+			return nc, err
+		}
+		for _, run := range runs {
+			if format == ingest.FormatMapped {
+				nc.Status = store.StatusNeedsMapping
+				run.Mapping = mapping
+			} else {
+				run.Format = string(format)
+			}
+			nc.Runs = append(nc.Runs, run)
+		}
+	}
+	if len(nc.Runs) > intake.MaxModels {
+		return nc, badForm("a comparison has at most %d models (the base model included); these files give %d with every training step a checkpoint: split them into several comparisons",
+			intake.MaxModels, len(nc.Runs))
+	}
+	return nc, nil
+}
+
+// modelRuns turns one model of the form into its runs: one, or, when its
+// files are a training run's (their names give two or more training steps,
+// as trainers write them: training.Split), one checkpoint per step.
+func modelRuns(m *modelPart, names []string, harness string) ([]store.NewRun, error) {
+	ids := map[string]int64{m.file: m.uploadID}
+	for _, f := range m.more {
+		ids[f.name] = f.uploadID
+	}
+	cks, err := training.Split("", names)
+	if err != nil {
+		return nil, badForm("model %q: %v", m.name, err)
+	}
+	if cks == nil {
 		run := store.NewRun{ModelName: m.name, Role: m.role, Step: m.step, UploadID: m.uploadID, SourceFile: intake.SourceFiles(names),
-			CodeHarness: rc.codeHarness}
+			CodeHarness: harness}
 		for _, f := range m.more {
 			run.MoreUploadIDs = append(run.MoreUploadIDs, f.uploadID)
 		}
-		if format == ingest.FormatMapped {
-			nc.Status = store.StatusNeedsMapping
-			run.Mapping = mapping
-		} else {
-			run.Format = string(format)
-		}
-		nc.Runs = append(nc.Runs, run)
+		return []store.NewRun{run}, nil
 	}
-	return nc, nil
+	if m.role == "base" {
+		return nil, badForm("base model %q: its files name %d training steps (%d to %d); the base model is one model: add the checkpoints as another model",
+			m.name, len(cks), cks[0].Step, cks[len(cks)-1].Step)
+	}
+	var runs []store.NewRun
+	for _, ck := range cks {
+		step := ck.Step
+		run := store.NewRun{ModelName: fmt.Sprintf("%s step %d", m.name, step), Role: "checkpoint", Step: &step, UploadID: ids[ck.Files[0]],
+			SourceFile: intake.SourceFiles(ck.Files), CodeHarness: harness}
+		for _, f := range ck.Files[1:] {
+			run.MoreUploadIDs = append(run.MoreUploadIDs, ids[f])
+		}
+		runs = append(runs, run)
+	}
+	return runs, nil
 }
 
 // created is what create made: the new comparison's id, name and status.

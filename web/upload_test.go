@@ -272,3 +272,45 @@ func TestUploadSeveralFilesOneLayout(t *testing.T) {
 		t.Errorf("%d comparisons and uploads stored (%v)", n, err)
 	}
 }
+
+// A model's files named by training step as verl dumps them ({step}.jsonl)
+// become one checkpoint per step; a base model's are refused in words.
+func TestUploadTrainingRunFiles(t *testing.T) {
+	dir := toolCases(t)
+	files, _ := filepath.Glob(filepath.Join(dir, "f_verl_*_validation_200.jsonl"))
+	var base, rl string
+	for _, f := range files {
+		if strings.Contains(filepath.Base(f), "_base") {
+			base = f
+		} else if strings.Contains(filepath.Base(f), "_rl") {
+			rl = f
+		}
+	}
+	steps := t.TempDir()
+	for i, src := range []string{base, rl} {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(steps, fmt.Sprintf("%d.jsonl", 100*(i+1))), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := startApp(t)
+	acct := newAccount(t, a.st, a.url, "trainer@lab.org", false, "editor")
+	id := upload(t, a, acct, "run", filepath.Join(dir, "ds_math500_3.jsonl"), [][3]string{
+		{"base", "base", base}, {"rl", "ppo", filepath.Join(steps, "200.jsonl") + "\n" + filepath.Join(steps, "100.jsonl")}})
+	a.waitReady(t, id, 2*time.Minute)
+	rep, err := analysis.Build(context.Background(), a.st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tp := range rep.Trajectory {
+		got = append(got, fmt.Sprintf("%s@%d %.2f", tp.Model, tp.Step, 100*tp.Pass1))
+	}
+	// Step 100 holds the base model's samples, step 200 the RL model's.
+	if want := "base@0 50.00 ppo step 100@100 50.00 ppo step 200@200 66.67"; strings.Join(got, " ") != want {
+		t.Errorf("trajectory %q; want %q", strings.Join(got, " "), want)
+	}
+}
