@@ -74,6 +74,10 @@ func testBrowserTrainingFlows(t *testing.T) {
 	if got := eval[string](t, b, `document.querySelector("#sharpening-tax table tbody tr td.num").textContent.trim()`); got == "" {
 		t.Error("sharpening tax table empty")
 	}
+	// The two-stage reading names its label, one the report gives.
+	if got := eval[string](t, b, `(document.querySelector("#dynamics") || {dataset: {}}).dataset.label || ""`); rep.Dynamics == nil || got == "" {
+		t.Errorf("two-stage view %q (report %+v)", got, rep.Dynamics)
+	}
 	// Click the middle of the bar.
 	b.do(t, "scroll to the flows chart", chromedp.ScrollIntoView(chromedp.CSS("#flows")))
 	xy := eval[[]float64](t, b, fmt.Sprintf(`(() => {

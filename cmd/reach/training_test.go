@@ -118,6 +118,11 @@ func testTrainingRunFolder(t *testing.T) {
 		if len(rep.Models) != 5 || len(rep.Trajectory) != 5 {
 			t.Fatalf("%s: %d models, %d trajectory points; want the base model and 4 checkpoints", tc.name, len(rep.Models), len(rep.Trajectory))
 		}
+		if rep.Dynamics == nil || rep.Dynamics.Label == "pending" {
+			t.Errorf("%s: two-stage view %+v after --wait (the statistics are computed)", tc.name, rep.Dynamics)
+		} else {
+			t.Logf("%s: %s", tc.name, rep.Dynamics.Text)
+		}
 		prev := base
 		for j, step := range steps {
 			tp := rep.Trajectory[j+1]

@@ -110,6 +110,10 @@ type Report struct {
 	// (step 0 unless it has its own) and every model with a step. Empty
 	// unless at least one non-base model has a step.
 	Trajectory []TrajectoryPoint `json:"trajectory"`
+	// Dynamics reads the trajectory's pass@KMax as the two-stage view
+	// (training.TwoStage): claimed only where the bootstrap bands are
+	// apart; nil without a trajectory.
+	Dynamics *training.Dynamics `json:"dynamics,omitempty"`
 	// Stats says whether the bootstrap intervals and maj@k (computed by a
 	// background job) are attached.
 	Stats StatsInfo `json:"stats"`

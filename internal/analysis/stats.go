@@ -231,4 +231,5 @@ func (rep *Report) AttachStats(row store.Stats) {
 		m := byName[tp.Model]
 		rep.Trajectory[i].Pass1CI, rep.Trajectory[i].PassNCI = rep.Models[m].Pass1CI, rep.Models[m].PassKMaxCI
 	}
+	rep.readDynamics()
 }

@@ -70,5 +70,35 @@ func (rep *Report) trainingFigures(models [][]passk.Count, kept []store.Problem)
 			}
 		}
 	}
+	rep.readDynamics()
 	return nil
+}
+
+// readDynamics sets Dynamics from the trajectory's pass@KMax and, once the
+// statistics are attached, its bands.
+func (rep *Report) readDynamics() {
+	if len(rep.Trajectory) < 2 {
+		rep.Dynamics = nil
+		return
+	}
+	var steps []int
+	var vals, lo, hi []float64
+	bands := true
+	for _, tp := range rep.Trajectory {
+		steps, vals = append(steps, tp.Step), append(vals, tp.PassN)
+		if tp.PassNCI == nil {
+			bands = false
+			continue
+		}
+		lo, hi = append(lo, tp.PassNCI.Lo), append(hi, tp.PassNCI.Hi)
+	}
+	if !bands {
+		lo, hi = nil, nil
+	}
+	d, err := training.TwoStage(rep.KMax, steps, vals, lo, hi)
+	if err != nil {
+		rep.Dynamics = nil
+		return
+	}
+	rep.Dynamics = &d
 }
