@@ -517,6 +517,8 @@ var routes = []route{
 	{name: "API mapping", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/mapping", ok: 200},
 	{name: "export samples", need: read, method: "GET", path: "/comparisons/{cid}/samples.jsonl", ok: 200},
 	{name: "API export samples", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/samples.parquet", ok: 200},
+	{name: "export difficulty", need: read, method: "GET", path: "/comparisons/{cid}/difficulty.csv", ok: 200},
+	{name: "API export difficulty", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/difficulty.parquet", ok: 200},
 	{name: "project", need: read, method: "GET", path: "/projects/{proj}", ok: 200},
 
 	{name: "confirm mapping", need: edit, method: "POST", path: "/comparisons/{cid}/mapping", body: form(nil), ok: 303},

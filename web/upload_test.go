@@ -313,4 +313,18 @@ func TestUploadTrainingRunFiles(t *testing.T) {
 	if want := "base@0 50.00 ppo step 100@100 50.00 ppo step 200@200 66.67"; strings.Join(got, " ") != want {
 		t.Errorf("trajectory %q; want %q", strings.Join(got, " "), want)
 	}
+	// The difficulty export: one record per problem and model, flows along the run.
+	csv := getPage(t, a, acct, fmt.Sprintf("/comparisons/%d/difficulty.csv", id))
+	lines := strings.Split(strings.TrimSpace(csv), "\n")
+	if len(lines) != 1+3*3 || lines[0] != "problem,problem_index,model,role,step,n,c,pass_rate,band,flow" {
+		t.Fatalf("difficulty.csv:\n%s", csv)
+	}
+	flows := map[string]int{}
+	for _, l := range lines[1:] {
+		flows[l[strings.LastIndex(l, ",")+1:]]++
+	}
+	// Step 100 is the base model's samples again: every problem kept; step 200 (RL) gains nothing the base lacked.
+	if flows["start"] != 3 || flows["gained"]+flows["lost"]+flows["regained"]+flows["kept-solved"]+flows["kept-unsolved"] != 6 {
+		t.Errorf("flows %v", flows)
+	}
 }
