@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,15 @@ type modelFlags struct {
 	models []intake.Model
 	err    error
 	series int // checkpoints the last --model's folder gave (0: one model)
+	// run is the last --model given as a folder or pattern, the one
+	// --follow watches.
+	run *followed
+}
+
+// followed is a training run's folder given as one --model.
+type followed struct {
+	name, arg, root string
+	first           int // index in models of its first model
 }
 
 // modelRoot is the folder a model's argument names: the directory itself,
@@ -78,9 +88,15 @@ func (m *modelFlags) add(role string) func(string) error {
 				m.models = append(m.models, mod)
 			}
 			m.series = len(cks)
+			if fi, err := os.Stat(path); err != nil || fi.IsDir() {
+				m.run = &followed{name: name, arg: path, root: modelRoot(path), first: len(m.models) - len(cks)}
+			}
 			return nil
 		}
 		m.series = 0
+		if fi, err := os.Stat(path); role != "base" && (err != nil || fi.IsDir()) {
+			m.run = &followed{name: name, arg: path, root: modelRoot(path), first: len(m.models)}
+		}
 		mod := intake.Model{Name: name, Role: role, File: intake.LocalFile(files[0])}
 		for _, f := range files[1:] {
 			mod.More = append(mod.More, intake.LocalFile(f))
@@ -139,6 +155,8 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.Func("step", "training step of the --model just before (marks it a checkpoint)", mf.step)
 	fs.Func("map", "field mapping of the model just before, e.g. completion=text,correct=ok,problem_id=qid,list=rollouts; paths at any depth (response.body.choices, a.0.b); keys problem_id id_kind list completion correct threshold extracted sample_index finish_reason tokens question prompt reference", mf.mapping)
 	acceptGuess := fs.Bool("accept-guess", false, "read files in an unrecognised layout with the guessed field mapping (printed) instead of refusing them")
+	follow := fs.Bool("follow", false, "with --wait and a --model folder of a training run: stay running and add each step the trainer writes later as a new checkpoint (Ctrl-C stops and keeps everything)")
+	followEvery := fs.Duration("follow-every", 5*time.Second, "with --follow: how often to look for new step files; a file is read once unchanged for this long")
 	upload := fs.Bool("upload", false, "store the files in Postgres first and leave their import to any 'reach serve' or 'reach worker' (as a browser upload does; "+
 		"the stored copy is deleted once imported). Without it this process reads the samples files from its disk and stores only the samples, "+
 		"so it stays until they are read")
@@ -154,6 +172,17 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if _, err := os.Stat(*dataset); err != nil {
 		return fmt.Errorf("dataset: %w", err)
+	}
+	if *follow {
+		if !*wait {
+			return errors.New("--follow needs --wait: this process works the jobs while it follows")
+		}
+		if mf.run == nil {
+			return errors.New("--follow needs a --model given as a folder (or a quoted pattern) of a training run's step files")
+		}
+		if err := mf.run.asCheckpoint(mf.models); err != nil {
+			return err
+		}
 	}
 	if !code.ValidHarness(*harness) {
 		return fmt.Errorf("--code-harness %q: use %s", *harness, code.HarnessNames())
@@ -223,7 +252,141 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	fmt.Fprintln(stdout, id)
+	if *follow {
+		known := map[int]bool{}
+		for _, m := range mf.models[mf.run.first:] {
+			if m.Step != nil && strings.HasPrefix(m.Name, mf.run.name+" step ") {
+				known[*m.Step] = true
+			}
+		}
+		fmt.Fprintf(os.Stderr, "following %s (every %v; Ctrl-C stops and keeps what is in)\n", mf.run.arg, *followEvery)
+		return followRun(ctx, st, client, id, mf.run, known, *followEvery, *harness, *acceptGuess, stdout)
+	}
 	return nil
+}
+
+// asCheckpoint makes the followed model a checkpoint when its folder holds
+// one step so far (Split calls one step one model).
+func (f *followed) asCheckpoint(models []intake.Model) error {
+	m := &models[f.first]
+	if m.Step != nil || m.Role == "base" {
+		return nil
+	}
+	files, err := ingest.ModelFiles(f.arg)
+	if err != nil {
+		return err
+	}
+	step, ok := -1, true
+	for _, file := range files {
+		rel, err := filepath.Rel(f.root, file)
+		if err != nil {
+			rel = filepath.Base(file)
+		}
+		s, named := training.StepOf(rel)
+		if !named || (step >= 0 && s != step) {
+			ok = false
+			break
+		}
+		step = s
+	}
+	if !ok || step < 0 {
+		return fmt.Errorf("--follow: the files of --model %s name no training step (%s): name them as the trainer does ({step}.jsonl, step-N/, ...)", f.name, filepath.Base(files[0]))
+	}
+	m.Name, m.Role, m.Step = fmt.Sprintf("%s step %d", f.name, step), "checkpoint", &step
+	return nil
+}
+
+// followRun watches a training run's folder and adds each new step as a
+// checkpoint of comparison id once its files have not changed for every
+// (so a file still being written is not read half), until ctx ends. A step
+// whose files are refused is reported and tried again only when they
+// change.
+func followRun(ctx context.Context, st *store.Store, client *jobs.Client, id int64, f *followed, known map[int]bool, every time.Duration,
+	harness string, acceptGuess bool, stdout io.Writer) error {
+	type seen struct {
+		size int64
+		mod  time.Time
+		at   time.Time // when this size and time were first seen
+	}
+	files := map[string]seen{}
+	refused := map[string]seen{} // a refused step's first file as it was
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(os.Stderr, "stopped following %s; comparison %d keeps every checkpoint that went in\n", f.arg, id)
+			return nil
+		case <-tick.C:
+		}
+		paths, err := ingest.ModelFiles(f.arg)
+		if err != nil {
+			continue // the folder may be between writes
+		}
+		now := time.Now()
+		steps := map[int][]string{}
+		for _, p := range paths {
+			fi, err := os.Stat(p)
+			if err != nil {
+				continue
+			}
+			cur := seen{size: fi.Size(), mod: fi.ModTime(), at: now}
+			if old, ok := files[p]; ok && old.size == cur.size && old.mod.Equal(cur.mod) {
+				cur.at = old.at
+			}
+			files[p] = cur
+			rel, err := filepath.Rel(f.root, p)
+			if err != nil {
+				rel = filepath.Base(p)
+			}
+			if s, ok := training.StepOf(rel); ok && !known[s] {
+				steps[s] = append(steps[s], p)
+			}
+		}
+		var add []intake.Model
+		firstOf := map[int]string{}
+		for s, ps := range steps {
+			settled := true
+			for _, p := range ps {
+				settled = settled && now.Sub(files[p].at) >= every
+			}
+			if r, ok := refused[ps[0]]; ok && r.size == files[ps[0]].size && r.mod.Equal(files[ps[0]].mod) {
+				settled = false // refused as it is: a file error is not retried
+			}
+			if !settled {
+				continue
+			}
+			step := s
+			m := intake.Model{Name: fmt.Sprintf("%s step %d", f.name, step), Role: "checkpoint", Step: &step, File: intake.LocalFile(ps[0]), CodeHarness: harness}
+			for _, p := range ps[1:] {
+				m.More = append(m.More, intake.LocalFile(p))
+			}
+			add = append(add, m)
+			firstOf[step] = ps[0]
+		}
+		slices.SortFunc(add, func(a, b intake.Model) int { return *a.Step - *b.Step })
+		for _, m := range add {
+			if _, err := intake.AddModels(ctx, st, client, id, []intake.Model{m}, acceptGuess); err != nil {
+				if ctx.Err() != nil {
+					continue // stopped: whatever committed stays, the rest goes next time
+				}
+				fmt.Fprintf(os.Stderr, "step %d: not added: %v\n", *m.Step, err)
+				refused[firstOf[*m.Step]] = files[firstOf[*m.Step]]
+				continue
+			}
+			if err := waitReady(ctx, st, id); err != nil {
+				if ctx.Err() != nil {
+					continue
+				}
+				return err
+			}
+			if err := jobs.ComputeStats(ctx, st, id, 0); err != nil && ctx.Err() == nil {
+				return fmt.Errorf("statistics of comparison %d: %w", id, err)
+			}
+			known[*m.Step] = true
+			fmt.Fprintf(stdout, "step %d added to comparison %d\n", *m.Step, id)
+		}
+	}
 }
 
 // importMemoryLimit is reach import's soft memory limit (GOMEMLIMIT

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/store"
@@ -73,21 +75,8 @@ func testTrainingRunFolder(t *testing.T) {
 	dump := t.TempDir()
 	own := map[int][]gsm8kRow{}
 	for _, step := range steps {
-		rows := readGSM8KRows(t, filepath.Join(src, fmt.Sprintf("trajectory/step-%d/rl_raw.jsonl", step)))
-		own[step] = rows
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		for _, r := range rows {
-			for _, ro := range r.Rollouts {
-				score := 0.0
-				if ro.Correct {
-					score = 1
-				}
-				_ = enc.Encode(map[string]any{"input": "<|im_start|>user\n" + r.Question + "\nPut the final answer in \\boxed{}.<|im_end|>\n<|im_start|>assistant\n",
-					"output": ro.Text, "score": score, "step": step})
-			}
-		}
-		if err := os.WriteFile(filepath.Join(dump, fmt.Sprintf("%d.jsonl", step)), b.Bytes(), 0o644); err != nil {
+		own[step] = readGSM8KRows(t, filepath.Join(src, fmt.Sprintf("trajectory/step-%d/rl_raw.jsonl", step)))
+		if err := os.WriteFile(filepath.Join(dump, fmt.Sprintf("%d.jsonl", step)), verlDump(own[step], step), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -162,4 +151,125 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// verlDump is rows' rollouts as verl's validation dump of step writes them.
+func verlDump(rows []gsm8kRow, step int) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, r := range rows {
+		for _, ro := range r.Rollouts {
+			score := 0.0
+			if ro.Correct {
+				score = 1
+			}
+			_ = enc.Encode(map[string]any{"input": "<|im_start|>user\n" + r.Question + "\nPut the final answer in \\boxed{}.<|im_end|>\n<|im_start|>assistant\n",
+				"output": ro.Text, "score": score, "step": step})
+		}
+	}
+	return b.Bytes()
+}
+
+// --follow adds a step file the trainer writes later as a new checkpoint,
+// not before the file is complete, and Ctrl-C stops it keeping everything.
+func TestFollowTrainingRun(t *testing.T) {
+	src := testfiles.GSM8KProbe(t)
+	_, url := testdb.New(t)
+	dump := t.TempDir()
+	write := func(step int) []byte {
+		return verlDump(readGSM8KRows(t, filepath.Join(src, fmt.Sprintf("trajectory/step-%d/rl_raw.jsonl", step))), step)
+	}
+	for _, step := range []int{100, 300} {
+		if err := os.WriteFile(filepath.Join(dump, fmt.Sprintf("%d.jsonl", step)), write(step), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- runImport(ctx, []string{"--dataset", filepath.Join(src, "data/gsm8k_subset.jsonl"), "--base", "SFT=" + filepath.Join(src, "results_2048_batched/sft_raw.jsonl"),
+			"--accept-guess", "--model", "ppo=" + dump, "--name", "followed", "--wait", "--follow", "--follow-every", "400ms", "--database-url", url}, out)
+	}()
+	st, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	checkpoints := func() (int, string) {
+		c, err := st.GetComparison(context.Background(), 1)
+		if err != nil {
+			return 0, ""
+		}
+		return len(c.Runs) - 1, c.Status
+	}
+	// Ready with n checkpoints, and the command has said so (it prints the
+	// id once the first ones are in, each later step once it is).
+	waitFor := func(what string, n int, said string) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			if got, status := checkpoints(); got == n && status == store.StatusReady && strings.Contains(out.String(), said) {
+				return
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("reach import stopped waiting for %s: %v\n%s", what, err, out.String())
+			default:
+			}
+			if time.Now().After(deadline) {
+				got, status := checkpoints()
+				t.Fatalf("%s: %d checkpoints, %s after a minute", what, got, status)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitFor("the first two steps", 2, "1\n")
+	// The trainer writes step 500 slowly: half, a pause longer than --follow-every's settling, the rest.
+	body := write(500)
+	f, err := os.Create(filepath.Join(dump, "500.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := bytes.LastIndexByte(body[:len(body)/2], '\n') + 1
+	_, _ = f.Write(body[:half])
+	time.Sleep(250 * time.Millisecond)
+	_, _ = f.Write(body[half:])
+	f.Close()
+	waitFor("step 500", 3, "step 500 added to comparison 1")
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("reach import --follow after Ctrl-C: %v", err)
+	}
+	rep, err := analysis.Build(context.Background(), st, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := rep.Models[len(rep.Models)-1]
+	if last.Name != "ppo step 500" || last.N != 8 || len(rep.Trajectory) != 4 {
+		t.Errorf("added checkpoint %s n = %d, trajectory of %d points; want ppo step 500 with all 8 samples, 4 points", last.Name, last.N, len(rep.Trajectory))
+	}
+	if !strings.Contains(out.String(), "step 500 added to comparison 1") {
+		t.Errorf("output %q", out.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to write from one goroutine while
+// another reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

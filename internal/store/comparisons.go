@@ -201,36 +201,72 @@ func (s *Store) CreateComparison(ctx context.Context, nc NewComparison) (int64, 
 		}
 	}
 	for i, r := range nc.Runs {
-		var mapping []byte
-		if r.Mapping != nil {
-			if mapping, err = json.Marshal(r.Mapping); err != nil {
-				return 0, fmt.Errorf("encode mapping of %q: %w", r.ModelName, err)
-			}
-		}
-		e := r.Endpoint
-		if e.MaxConcurrency <= 0 {
-			e.MaxConcurrency = 16
-		}
-		var override []byte
-		if r.SamplingOverride != nil {
-			if override, err = json.Marshal(r.SamplingOverride); err != nil {
-				return 0, fmt.Errorf("encode sampling override of %q: %w", r.ModelName, err)
-			}
-		}
-		more := r.MoreUploadIDs
-		if more == nil {
-			more = []int64{}
-		}
-		_, err := s.db.Exec(ctx, `INSERT INTO runs (comparison_id, position, model_name, role, step, upload_id, source_file, format, mapping,
-				endpoint_url, endpoint_model, endpoint_style, api_key_enc, max_concurrency, sampling_override, code_harness, more_upload_ids)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
-			id, i, r.ModelName, r.Role, r.Step, nullID(r.UploadID), r.SourceFile, r.Format, mapping,
-			e.BaseURL, e.Model, e.Style, e.APIKeyEnc, e.MaxConcurrency, override, r.CodeHarness, more)
-		if err != nil {
-			return 0, fmt.Errorf("create run %q: %w", r.ModelName, err)
+		if err := s.insertRun(ctx, id, i, r); err != nil {
+			return 0, err
 		}
 	}
 	return id, nil
+}
+
+// insertRun stores run r of comparison id at position pos.
+func (s *Store) insertRun(ctx context.Context, id int64, pos int, r NewRun) error {
+	var mapping, override []byte
+	var err error
+	if r.Mapping != nil {
+		if mapping, err = json.Marshal(r.Mapping); err != nil {
+			return fmt.Errorf("encode mapping of %q: %w", r.ModelName, err)
+		}
+	}
+	e := r.Endpoint
+	if e.MaxConcurrency <= 0 {
+		e.MaxConcurrency = 16
+	}
+	if r.SamplingOverride != nil {
+		if override, err = json.Marshal(r.SamplingOverride); err != nil {
+			return fmt.Errorf("encode sampling override of %q: %w", r.ModelName, err)
+		}
+	}
+	more := r.MoreUploadIDs
+	if more == nil {
+		more = []int64{}
+	}
+	_, err = s.db.Exec(ctx, `INSERT INTO runs (comparison_id, position, model_name, role, step, upload_id, source_file, format, mapping,
+			endpoint_url, endpoint_model, endpoint_style, api_key_enc, max_concurrency, sampling_override, code_harness, more_upload_ids)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		id, pos, r.ModelName, r.Role, r.Step, nullID(r.UploadID), r.SourceFile, r.Format, mapping,
+		e.BaseURL, e.Model, e.Style, e.APIKeyEnc, e.MaxConcurrency, override, r.CodeHarness, more)
+	if err != nil {
+		return fmt.Errorf("create run %q: %w", r.ModelName, err)
+	}
+	return nil
+}
+
+// AddRuns adds runs (pending, imported from their uploads) to a comparison
+// after its others and sets it pending, so that its import job imports
+// them; the runs it has keep their samples. Call it in a transaction with
+// the import job's enqueueing. Errors: ErrNotFound, a name the comparison
+// has already, or the store's.
+func (s *Store) AddRuns(ctx context.Context, comparisonID int64, runs []NewRun) error {
+	var n int
+	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM runs WHERE comparison_id = $1`, comparisonID).Scan(&n); err != nil {
+		return fmt.Errorf("runs of comparison %d: %w", comparisonID, err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	for i, r := range runs {
+		var taken bool
+		if err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE comparison_id = $1 AND model_name = $2)`, comparisonID, r.ModelName).Scan(&taken); err != nil {
+			return fmt.Errorf("runs of comparison %d: %w", comparisonID, err)
+		}
+		if taken {
+			return fmt.Errorf("comparison %d has a model named %q already", comparisonID, r.ModelName)
+		}
+		if err := s.insertRun(ctx, comparisonID, n+i, r); err != nil {
+			return err
+		}
+	}
+	return s.SetComparisonStatus(ctx, comparisonID, StatusPending, "")
 }
 
 // GetComparison returns a comparison with its runs, or ErrNotFound.
