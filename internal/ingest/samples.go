@@ -436,6 +436,7 @@ type sampleReader struct {
 	meta   RunMeta
 	seen   map[string]string // format hooks' memory (lm-eval: document -> its first filter)
 	n      int               // samples delivered
+	empty  emptyCompletions
 }
 
 // pending is a sample read but not yet delivered: its index is assigned once the problem is known.
@@ -499,6 +500,9 @@ func (sr *sampleReader) lines(ls *lineSource, base int64) error {
 func (sr *sampleReader) finish() error {
 	if sr.n == 0 {
 		return &Error{File: sr.file, Msg: "no samples in the file"}
+	}
+	if err := sr.checkEmpty(); err != nil {
+		return err
 	}
 	if sr.o.OnMeta != nil && !sr.meta.Empty() {
 		if sr.meta.Tool == "" {
@@ -859,6 +863,7 @@ func (sr *sampleReader) deliver(w where, rc *recordCtx, p *pending, i int) error
 		p.SampleIndex = i
 	}
 	sr.stripNUL(w, &p.Sample)
+	sr.empty.note(w, p)
 	if sr.o.fieldsSeen != nil {
 		*sr.o.fieldsSeen |= p.has
 	}

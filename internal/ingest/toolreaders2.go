@@ -302,3 +302,43 @@ func simpleEvalsVerdicts(w where, res seResult, n int) ([]*bool, error) {
 	}
 	return out, nil
 }
+
+// emptyCompletions counts samples whose completion field is there but holds no text: a layout read
+// from the wrong field, or a run whose generations failed, would otherwise be graded as wrong
+// answers and give a plausible 0 %.
+type emptyCompletions struct {
+	n     int
+	first where
+}
+
+func (e *emptyCompletions) note(w where, p *pending) {
+	if p.has&(1<<fCompletion) == 0 || strings.TrimSpace(p.Completion) != "" {
+		return
+	}
+	if e.n == 0 {
+		e.first = w
+	}
+	e.n++
+}
+
+// checkEmpty refuses a file whose completions are mostly empty, and warns of a few.
+func (sr *sampleReader) checkEmpty() error {
+	e := sr.empty
+	if e.n == 0 {
+		return nil
+	}
+	field := "completion"
+	if len(sr.f[fCompletion]) > 0 {
+		field = sr.f[fCompletion].String()
+	} else if len(sr.list) > 0 {
+		field = sr.list.String()
+	}
+	if e.n*2 > sr.n {
+		return e.first.errorf(field, "%d of %d samples have an empty completion (read as %s), the first here: that field holds no model output; give the file with the model's generations, or map the field that holds them (--map completion=FIELD)",
+			e.n, sr.n, Describe(sr.format))
+	}
+	if sr.o.OnWarning != nil {
+		sr.o.OnWarning(Warning{Code: "empty-completion", Err: *e.first.errorf(field, "%d of %d samples have an empty completion (graded as wrong), the first here", e.n, sr.n)})
+	}
+	return nil
+}
