@@ -14,7 +14,7 @@ import (
 
 // Problem is one dataset row in canonical form.
 type Problem struct {
-	// Key is the dataset's own id, from the first of unique_id, id, qid, task_id, idx that the file's
+	// Key is the dataset's own id, from the first of unique_id, id, qid, task_id, idx, question_id that the file's
 	// first line has (numbers as decimal text); "" when the file has none (then Index identifies it).
 	Key string
 	// Index is the 0-based position among non-blank lines: the Qwen evaluator's idx.
@@ -45,7 +45,7 @@ const (
 )
 
 var (
-	keyFields       = []string{"unique_id", "id", "qid", "task_id", "idx"}
+	keyFields       = []string{"unique_id", "id", "qid", "task_id", "idx", "question_id"} // question_id: LiveCodeBench
 	statementFields = []string{"problem", "question", "prompt", "question_content", "description", "text"}
 	referenceFields = []string{"answer", "gold", "gt", "ground_truth"}
 	subjectFields   = []string{"subject", "type"}

@@ -67,4 +67,5 @@ func TestHeldAsideFixtures(t *testing.T) {
 			t.Fatalf("files %v n %v c %v: %v", files, got.n, got.c, err)
 		}
 	})
+	t.Run("OpenRLHF, simple-evals, LiveCodeBench, DeepSeek-Math", heldAside2)
 }

@@ -13,7 +13,9 @@ import (
 var Formats = []Format{FormatReachSample, FormatReachProblem, FormatQwenEval, FormatLMEval, FormatLighteval, FormatInspect,
 	FormatOpenCompass, FormatHumanEvalResults, FormatEvalPlusResults, FormatBigCodeBench, FormatVerlValidation, FormatVerlGeneration,
 	FormatTRLCompletions, FormatWandbTable, FormatOpenAIBatch, FormatVLLM, FormatHFGenerations, FormatNeMoSkills, FormatEvalscope,
-	FormatSkyThought, FormatMathArena, FormatCountsCSV, FormatParquet, FormatMapped}
+	FormatSkyThought, FormatMathArena, // toolreaders.go
+	FormatOpenRLHF, FormatSimpleEvals, FormatLiveCodeBench, FormatDeepSeekMath, // toolreaders2.go
+	FormatCountsCSV, FormatParquet, FormatMapped}
 
 // toolName is the tool that writes a format, for pages and run metadata.
 func toolName(f Format) string {
@@ -61,7 +63,7 @@ func toolName(f Format) string {
 	case FormatParquet:
 		return "parquet"
 	}
-	return ""
+	return toolName2(f)
 }
 
 // Describe names a format for people: "lm-evaluation-harness --log_samples".
@@ -115,6 +117,9 @@ func Describe(f Format) string {
 		return "parquet (layout read from its columns)"
 	case FormatMapped:
 		return "custom field mapping"
+	}
+	if d := describe2(f); d != "" {
+		return d
 	}
 	return string(f)
 }
@@ -189,6 +194,9 @@ func specFor(f Format, m *Mapping) (spec, error) {
 		return spec{format: f, doc: readMathArena}, nil
 	case FormatParquet:
 		return spec{}, fmt.Errorf("format %s: the file is not parquet", f)
+	}
+	if s, ok := spec2(f); ok {
+		return s, nil
 	}
 	return spec{}, fmt.Errorf("unknown format %q", f)
 }

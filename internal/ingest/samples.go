@@ -455,6 +455,7 @@ type sampleReader struct {
 	seen   map[string]string // format hooks' memory (lm-eval: document -> its first filter)
 	gate   door              // what the tool readers took as completions (toolreaders.go)
 	n      int               // samples delivered
+	empty  emptyCompletions
 }
 
 // pending is a sample read but not yet delivered: its index is assigned once the problem is known.
@@ -518,6 +519,9 @@ func (sr *sampleReader) lines(ls *lineSource, base int64) error {
 func (sr *sampleReader) finish() error {
 	if sr.n == 0 {
 		return &Error{File: sr.file, Msg: "no samples in the file"}
+	}
+	if err := sr.checkEmpty(); err != nil {
+		return err
 	}
 	if sr.o.OnMeta != nil && !sr.meta.Empty() {
 		if sr.meta.Tool == "" {
@@ -878,6 +882,7 @@ func (sr *sampleReader) deliver(w where, rc *recordCtx, p *pending, i int) error
 		p.SampleIndex = i
 	}
 	sr.stripNUL(w, &p.Sample)
+	sr.empty.note(w, p)
 	if sr.o.fieldsSeen != nil {
 		*sr.o.fieldsSeen |= p.has
 	}

@@ -512,6 +512,9 @@ func classify(top *shape, file string) (Format, *Mapping, error) {
 		}
 		return f[0], nil, nil
 	}
+	if msg := notSamples2(top); msg != "" {
+		return notSamples(msg)
+	}
 	if numericKeys(top) && top.kind[top.keys[0]] == "object" {
 		// pandas' to_json(orient="index") and the like: rows keyed by their number. Read as one
 		// record, its first row's fields would look like one sample's.

