@@ -132,7 +132,7 @@ func TestTextAroundNamesStays(t *testing.T) {
 	}
 	text := html.UnescapeString(regexp.MustCompile(`(?s)<script.*?</script>|<[^>]*>`).ReplaceAllString(page, ""))
 	text = regexp.MustCompile(`\s+`).ReplaceAllString(text, " ")
-	for _, want := range []string{"Base-only 1 (0 significant at 5%)", "rl-only 0 (0 significant at 5%)", "p (Fisher) ▲",
+	for _, want := range []string{"Base-only 1 (0 with p < 0.05, unadjusted)", "rl-only 0 (0 with p < 0.05, unadjusted)", "p (Fisher) ▲",
 		"base base model", "base vs rl: base-only 1"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the comparison page's text lacks %q", want)

@@ -132,7 +132,7 @@ func TestBrowserExcludeGuessableAndLuck(t *testing.T) {
 	if before != "61.39|4" { // base pass@1 61.39% on all 500 problems; 2 models × 2 band series
 		t.Fatalf("crossover chart state %q, want base pass@1 61.39 with 4 band series", before)
 	}
-	if got := str(`document.querySelector('.luck-caption').textContent.replace(/\s+/g, " ").trim()`); !strings.HasPrefix(got, "base-only 19 (4 significant at 5%") {
+	if got := str(`document.querySelector('.luck-caption').textContent.replace(/\s+/g, " ").trim()`); !strings.HasPrefix(got, "base-only 19 (4 with p < 0.05, unadjusted;") {
 		t.Errorf("Venn caption %q", got)
 	}
 	// Every chart offers its data, the difference and Cover@τ too.

@@ -155,7 +155,7 @@ func TestCrossoverLabels(t *testing.T) {
 
 func TestSignificanceText(t *testing.T) {
 	p := PairReport{Significant: []SignificantRange{{Ahead: "other", FromK: 1, ToK: 12}, {Ahead: "base", FromK: 3 * 16, ToK: 128, ThroughKMax: true}}}
-	want := "RL model significantly ahead only at k = 1–12; base model significantly ahead from k = 48 through k max = 128"
+	want := "RL model clearly ahead only at k = 1–12; base model clearly ahead from k = 48 through k max = 128"
 	if got := p.SignificanceText("RL model", 128); got != want {
 		t.Errorf("%q\nwant %q", got, want)
 	}

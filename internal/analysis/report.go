@@ -205,7 +205,7 @@ type ProblemTest struct {
 	// PHolm is P after Holm's adjustment over the problems of the same
 	// list (all base-only, or all other-only, problems of the pair).
 	PHolm float64 `json:"p_holm"`
-	// CouldBeLuck is P >= Alpha: the solve is not significant at 5%.
+	// CouldBeLuck is P >= Alpha: p ≥ 0.05 unadjusted: the solve could be luck.
 	CouldBeLuck bool `json:"could_be_luck"`
 	Guessable   bool `json:"guessable"`
 }
@@ -417,7 +417,7 @@ type Crossing struct {
 }
 
 // SignificantRange is a run of sampled ks over which one model is
-// significantly ahead (the 95% interval of the difference excludes zero).
+// clearly ahead (the 95% interval of the difference excludes zero).
 type SignificantRange struct {
 	Ahead string `json:"ahead"` // "base" or "other"
 	FromK int    `json:"from_k"`
@@ -463,7 +463,9 @@ type PairReport struct {
 	// problem of BaseOnly and OtherOnly (same order).
 	BaseOnlyTests  []ProblemTest `json:"base_only_tests"`
 	OtherOnlyTests []ProblemTest `json:"other_only_tests"`
-	// How many of those are significant at Alpha, before and after Holm.
+	// How many of those have p < Alpha unadjusted (…Significant) and after
+	// Holm's adjustment (…SignificantHolm, the only ones pages call
+	// "significant").
 	BaseOnlySignificant      int `json:"base_only_significant"`
 	BaseOnlySignificantHolm  int `json:"base_only_significant_holm"`
 	OtherOnlySignificant     int `json:"other_only_significant"`
@@ -484,9 +486,9 @@ type PairReport struct {
 	DeltaSECI   *Interval    `json:"delta_se_ci,omitempty"`
 	CrossoverCI *CrossoverCI `json:"crossover_ci,omitempty"`
 	// BaseAheadFrom is the smallest k from which the base model is
-	// significantly ahead at every k through k_max (the crossover's
+	// clearly ahead at every k through k_max (the crossover's
 	// definition with significance), 0 if none. Significant lists every run
-	// of ks over which one model is significantly ahead.
+	// of ks over which one model is clearly ahead.
 	BaseAheadFrom int                `json:"base_ahead_from,omitempty"`
 	Significant   []SignificantRange `json:"significant,omitempty"`
 }
@@ -1164,8 +1166,9 @@ func keys(ps []store.Problem, idx []int) []string {
 }
 
 // SignificanceText words the pair's significant ranges for the page, with
-// other naming the non-base model ("RL model significantly ahead at
-// k = 1–12; base model significantly ahead from k = 40 through k_max").
+// other naming the non-base model ("RL model clearly ahead at k = 1–12;
+// base model clearly ahead from k = 40 through k_max": the 95% interval of
+// the difference excludes zero; "significant" is kept for Fisher after Holm).
 // Empty when the statistics are not attached or nothing is significant.
 func (p PairReport) SignificanceText(other string, kmax int) string {
 	var parts []string
@@ -1176,13 +1179,13 @@ func (p PairReport) SignificanceText(other string, kmax int) string {
 		}
 		switch {
 		case r.ThroughKMax && r.FromK == r.ToK && r.ToK == kmax:
-			parts = append(parts, fmt.Sprintf("%s significantly ahead at k = %d (k max)", who, kmax))
+			parts = append(parts, fmt.Sprintf("%s clearly ahead at k = %d (k max)", who, kmax))
 		case r.ThroughKMax:
-			parts = append(parts, fmt.Sprintf("%s significantly ahead from k = %d through k max = %d", who, r.FromK, kmax))
+			parts = append(parts, fmt.Sprintf("%s clearly ahead from k = %d through k max = %d", who, r.FromK, kmax))
 		case r.FromK == r.ToK:
-			parts = append(parts, fmt.Sprintf("%s significantly ahead only at k = %d", who, r.FromK))
+			parts = append(parts, fmt.Sprintf("%s clearly ahead only at k = %d", who, r.FromK))
 		default:
-			parts = append(parts, fmt.Sprintf("%s significantly ahead only at k = %d–%d", who, r.FromK, r.ToK))
+			parts = append(parts, fmt.Sprintf("%s clearly ahead only at k = %d–%d", who, r.FromK, r.ToK))
 		}
 	}
 	return strings.Join(parts, "; ")

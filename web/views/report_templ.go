@@ -2286,7 +2286,7 @@ func problemTable(v ReportView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if p >= analysis.Alpha {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 200, "<span class=\"tag tag-luck\" title=\"not significant at 5%: could be luck\">could be luck</span>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 200, "<span class=\"tag tag-luck\" title=\"p ≥ 0.05 (Fisher, unadjusted): could be luck\">could be luck</span>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
