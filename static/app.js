@@ -78,8 +78,11 @@
       copy.querySelectorAll("input").forEach(function (i) {
         if (i.type !== "hidden" && i.name !== "model_concurrency") i.value = "";
       });
+      // The new row takes the last row's role (an RL model unless the
+      // researcher is adding checkpoints), never a checkpoint by itself.
       var sel = copy.querySelector("select[name=model_role]");
-      if (sel) sel.value = "checkpoint";
+      var was = last.querySelector("select[name=model_role]");
+      if (sel) sel.value = was ? was.value : "rl";
       last.parentNode.appendChild(copy);
     });
     form.addEventListener("submit", function (ev) {

@@ -317,6 +317,9 @@ func modelRuns(m *modelPart, names []string, harness string) ([]store.NewRun, er
 		return nil, badForm("model %q: %v", m.name, err)
 	}
 	if cks == nil {
+		if m.role == "checkpoint" && m.step == nil {
+			return nil, badForm("model %q is an RL checkpoint without a training step: give its step, or choose \"RL model\" (a checkpoint without a step has no place on the trajectory)", m.name)
+		}
 		run := store.NewRun{ModelName: m.name, Role: m.role, Step: m.step, UploadID: m.uploadID, SourceFile: intake.SourceFiles(names),
 			CodeHarness: harness}
 		for _, f := range m.more {

@@ -174,6 +174,9 @@ func parseSampling(r *http.Request) (intake.SampleSpec, error) {
 				m.Step = &n
 			}
 		}
+		if m.Role == "checkpoint" && m.Step == nil {
+			return spec, badForm("model %q is an RL checkpoint without a training step: give its step, or choose \"RL model\" (a checkpoint without a step has no place on the trajectory)", m.Name)
+		}
 		spec.Models = append(spec.Models, m)
 	}
 	if id := get("dataset_id"); id != "" {

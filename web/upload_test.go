@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/intake"
 )
 
 // upload posts the "new comparison" form with files, as a browser does,
@@ -326,5 +327,41 @@ func TestUploadTrainingRunFiles(t *testing.T) {
 	// Step 100 is the base model's samples again: every problem kept; step 200 (RL) gains nothing the base lacked.
 	if flows["start"] != 3 || flows["gained"]+flows["lost"]+flows["regained"]+flows["kept-solved"]+flows["kept-unsolved"] != 6 {
 		t.Errorf("flows %v", flows)
+	}
+}
+
+// A checkpoint without a training step is refused in words (it would have
+// no place on the trajectory), from the upload form and from intake.
+func TestCheckpointNeedsAStep(t *testing.T) {
+	a := startApp(t)
+	acct := newAccount(t, a.st, a.url, "steps@lab.org", false, "editor")
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("name", "no step")
+	w, _ := mw.CreateFormFile("dataset_file", "dataset.jsonl")
+	_, _ = w.Write([]byte(`{"id": "a", "problem": "1+1?", "answer": "2"}` + "\n"))
+	for _, m := range [][2]string{{"base", "base"}, {"checkpoint", "ck"}} {
+		_ = mw.WriteField("model_role", m[0])
+		_ = mw.WriteField("model_name", m[1])
+		w, _ := mw.CreateFormFile("model_file", m[1]+".jsonl")
+		_, _ = w.Write([]byte(`{"problem_id": "a", "sample_index": 0, "completion": "2"}` + "\n"))
+	}
+	_ = mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, a.url+"/comparisons", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.AddCookie(acct.Cookie)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(page), "RL checkpoint without a training step") {
+		t.Errorf("checkpoint without a step: HTTP %d\n%.400s", resp.StatusCode, page)
+	}
+	_, _, err = intake.Create(context.Background(), a.st, a.client, intake.Spec{Name: "x", Dataset: memFile("d.jsonl", `{"id": "a", "problem": "1+1?", "answer": "2"}`+"\n"),
+		Models: []intake.Model{{Name: "b", File: memFile("b.jsonl", "")}, {Name: "ck", Role: "checkpoint", File: memFile("c.jsonl", "")}}})
+	if err == nil || !strings.Contains(err.Error(), "without a training step") {
+		t.Errorf("intake: %v", err)
 	}
 }

@@ -124,6 +124,9 @@ func (spec Spec) check() error {
 			return fmt.Errorf("two models are named %q: give each model its own name", m.Name)
 		}
 		seen[m.Name] = true
+		if m.Role == "checkpoint" && m.Step == nil {
+			return fmt.Errorf("model %q is an RL checkpoint without a training step: give its step (--step N after its --model) or make it an RL model", m.Name)
+		}
 	}
 	return nil
 }
