@@ -130,14 +130,35 @@ func TestScoreCompletionByHand(t *testing.T) {
 		}
 	}
 	// A prompt ending in white space that the completion continues: the merged token "\n\n"
-	// belongs to the prompt by both boundaries, so "B", " ", "c" are scored (−0.3).
+	// holds the completion's first character, so it is scored with it, by the server's offsets
+	// (echo) and by the decoded tokens' (prompt_logprobs) alike: "\n\n", "B", " ", "c" (−0.5).
+	// (Counted with the prompt, the completion's first token was lost: issue 22.6.)
 	for _, mode := range []string{replay.LogprobsEcho, replay.LogprobsPrompt} {
 		c := replayClient(t, replay.Options{Logprobs: mode}, StyleCompletions)
 		method, _, _ := c.DetectLogprobs(ctx)
 		p, _, _ := c.PromptTokenCount(ctx, method, "A\n")
 		r, _, err := c.ScoreCompletion(ctx, method, "A\n", "\nB c", p)
-		if err != nil || r.Tokens != 3 || math.Abs(r.SumLogprob+0.3) > 1e-9 {
+		if err != nil || r.Tokens != 4 || math.Abs(r.SumLogprob+0.5) > 1e-9 || r.Boundary != "offsets" {
 			t.Errorf("%s merged boundary: %+v, %v", mode, r, err)
 		}
+	}
+}
+
+func TestDecodedOffsets(t *testing.T) {
+	full := "Q: 2+2?\nAnswer: 4"
+	// vLLM gives no entry for the first token; the others spell the text's end.
+	got := decodedOffsets([]string{"", ":", " 2", "+", "2", "?\n", "Answer", ":", " 4"}, full)
+	want := []int{0, 1, 2, 4, 5, 6, 8, 14, 15}
+	if len(got) != len(want) {
+		t.Fatalf("offsets %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("offsets %v, want %v", got, want)
+		}
+	}
+	// A byte token decoded as a replacement character does not spell the text: no offsets.
+	if got := decodedOffsets([]string{"", "\ufffd", " 4"}, "é 4"); got != nil {
+		t.Errorf("replacement character: %v", got)
 	}
 }

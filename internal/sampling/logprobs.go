@@ -59,7 +59,10 @@ type promptLogprob struct {
 // token's character offset when the server gives offsets (echo), and how the
 // server gave them; ok is false when the response holds no prompt
 // log-probabilities at all.
-func (r *logprobResponse) promptTokens(method string) (lps []*float64, offsets []int, ok bool) {
+//
+// full is the text sent; with prompt_logprobs the offsets are derived from
+// the tokens' decoded texts when they spell its end (decodedOffsets).
+func (r *logprobResponse) promptTokens(method, full string) (lps []*float64, offsets []int, ok bool) {
 	if len(r.Choices) == 0 {
 		return nil, nil, false
 	}
@@ -83,6 +86,7 @@ func (r *logprobResponse) promptTokens(method string) (lps []*float64, offsets [
 			return nil, nil, false
 		}
 		lps = make([]*float64, len(pl))
+		decoded := make([]string, len(pl))
 		for i, m := range pl {
 			if len(m) == 0 {
 				continue
@@ -96,11 +100,36 @@ func (r *logprobResponse) promptTokens(method string) (lps []*float64, offsets [
 			for _, v := range m {
 				lp := v.Logprob
 				lps[i] = &lp
+				decoded[i] = v.DecodedToken
 			}
 		}
-		return lps, nil, true
+		return lps, decodedOffsets(decoded, full), true
 	}
 	return nil, nil, false
+}
+
+// decodedOffsets gives prompt_logprobs' tokens character offsets from their
+// decoded texts, counted back from the end of full (the first token, which
+// has no entry, may be a BOS that is not in the text): nil unless tokens
+// 1… decode to exactly the end of full, as byte-level tokens that decode to
+// replacement characters do not.
+func decodedOffsets(decoded []string, full string) []int {
+	if len(decoded) < 2 || full == "" {
+		return nil
+	}
+	rest := []rune(full)
+	offsets := make([]int, len(decoded))
+	end := len(rest)
+	for i := len(decoded) - 1; i >= 1; i-- {
+		t := []rune(decoded[i])
+		if len(t) == 0 || len(t) > end || string(rest[end-len(t):end]) != decoded[i] {
+			return nil
+		}
+		end -= len(t)
+		offsets[i] = end
+	}
+	offsets[0] = 0 // what the first token holds is before offsets[1]
+	return offsets
 }
 
 // LogprobResult is the log-probability of a completion's tokens given its
@@ -110,9 +139,12 @@ type LogprobResult struct {
 	SumLogprob float64 // natural log, <= 0
 	Perplexity float64 // exp(−SumLogprob / Tokens)
 	// Boundary says how the completion's first token was found: "offsets"
-	// (the server's character offsets) or "token count" (the prompt's own
-	// token count; a token that merges the prompt's end with the
-	// completion's start is then counted with the prompt).
+	// (character offsets, the server's with echo or the decoded tokens'
+	// with prompt_logprobs; a token that merges the prompt's end with the
+	// completion's start is counted with the completion, whose first
+	// characters it holds) or "token count" (the prompt's own token count,
+	// when no offsets can be had; such a merged token then goes with the
+	// prompt).
 	Boundary string
 }
 
@@ -170,7 +202,7 @@ func (c *Client) DetectLogprobs(ctx context.Context) (method, note string, err e
 			}
 			return "", "", err
 		}
-		lps, _, ok := res.promptTokens(m)
+		lps, _, ok := res.promptTokens(m, probe)
 		known := 0
 		for _, lp := range lps {
 			if lp != nil {
@@ -204,7 +236,7 @@ func (c *Client) PromptTokenCount(ctx context.Context, method, prompt string) (i
 	}
 	n := res.Usage.PromptTokens
 	if n == 0 {
-		if lps, _, ok := res.promptTokens(method); ok {
+		if lps, _, ok := res.promptTokens(method, prompt); ok {
 			n = len(lps)
 			if method == MethodEcho {
 				n-- // the echo holds the generated token too
@@ -231,7 +263,7 @@ func (c *Client) ScoreCompletion(ctx context.Context, method, prompt, completion
 	if err != nil {
 		return LogprobResult{}, u, err
 	}
-	lps, offsets, ok := res.promptTokens(method)
+	lps, offsets, ok := res.promptTokens(method, full)
 	if !ok {
 		return LogprobResult{}, u, &Error{Kind: KindOther, Message: fmt.Sprintf("the response has no prompt log-probabilities (%s)", method)}
 	}
@@ -239,15 +271,22 @@ func (c *Client) ScoreCompletion(ctx context.Context, method, prompt, completion
 	out := LogprobResult{}
 	if offsets != nil {
 		// Offsets count characters (code points, as vLLM's Python strings do).
+		// A token belongs to the completion when it ends past the prompt:
+		// the first completion token may start inside the prompt's last
+		// characters (":" and " " merged, say) and must not be dropped.
 		start, end := utf8.RuneCountInString(prompt), utf8.RuneCountInString(full)
 		from, to = len(offsets), len(offsets)
 		for i, off := range offsets {
-			if off >= start && from == len(offsets) {
-				from = i
-			}
 			if off >= end {
 				to = i
 				break
+			}
+			tokEnd := end
+			if i+1 < len(offsets) {
+				tokEnd = offsets[i+1]
+			}
+			if tokEnd > start && from == len(offsets) {
+				from = i
 			}
 		}
 		out.Boundary = "offsets"
