@@ -273,3 +273,51 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// A TRL run's completions folder (completions/completions_{step:05d}.jsonl,
+// GRPOTrainer's table as JSON lines) given as one --model: one checkpoint
+// per step file, the step from the name.
+func TestTrainingRunTRLFolder(t *testing.T) {
+	tools := filepath.Join("..", "..", "internal", "ingest", "testdata", "tools")
+	_, url := testdb.New(t)
+	run := filepath.Join(t.TempDir(), "completions")
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(tools, "trl_completions_00040.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []int{40, 80} {
+		body := strings.ReplaceAll(string(data), `"step": 40`, fmt.Sprintf(`"step": %d`, step))
+		if err := os.WriteFile(filepath.Join(run, fmt.Sprintf("completions_%05d.jsonl", step)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	err = runImport(context.Background(), []string{"--dataset", filepath.Join(tools, "dataset_words.jsonl"), "--base", "base=" + filepath.Join(tools, "vllm_outputs.jsonl"),
+		"--model", "grpo=" + run, "--name", "trl", "--wait", "--database-url", url}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := st.GetComparison(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range c.Runs {
+		step := "-"
+		if r.Step != nil {
+			step = fmt.Sprint(*r.Step)
+		}
+		got = append(got, r.ModelName+"@"+step)
+	}
+	if want := "base@- grpo step 40@40 grpo step 80@80"; strings.Join(got, " ") != want {
+		t.Errorf("runs %q; want %q", strings.Join(got, " "), want)
+	}
+}
