@@ -195,7 +195,7 @@ func reportOptionsQ(q url.Values) analysis.Options {
 func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.Options, r *http.Request) (views.ReportView, error) {
 	rep := e.Report // shared between requests: read only
 	q := r.URL.Query()
-	reviews, err := s.st.Reviews(r.Context(), c.ID)
+	all, err := s.st.Reviews(r.Context(), c.ID)
 	if err != nil {
 		return views.ReportView{}, err
 	}
@@ -205,6 +205,8 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 		}
 	}
 	f := tableFilter(q, rep, opt)
+	// Reviews belong to a problem and a pair: the page shows the pair's.
+	reviews := all.Of(rep.Models[f.Pair].RunID)
 	v := views.ReportView{C: c, R: rep, Filter: f, Regions: map[string]int{}, Opt: opt, Reviews: reviews,
 		Can: perms(routeRole(r))}
 	ids, _ := e.Memo("ids-by-key", func() (any, error) {
@@ -235,13 +237,17 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 	// One pass over the rows (12,500 at most scales), indices only: the
 	// report's rows are shared, and only one page of them is copied.
 	subjects, levels := map[string]bool{}, map[string]bool{}
-	var baseOnly []analysis.ProblemRow
+	var baseOnly, otherOnly []analysis.ProblemRow
 	for i := range rep.Rows {
 		row, reg := &rep.Rows[i], rowRegion(rep, f.Pair, i) // against the pair the table shows
-		if reg == "base-only" {
+		if reg == "base-only" || reg == "other-only" {
 			r := *row
 			r.Region = reg
-			baseOnly = append(baseOnly, r)
+			if reg == "base-only" {
+				baseOnly = append(baseOnly, r)
+			} else {
+				otherOnly = append(otherOnly, r)
+			}
 		}
 		v.Regions[reg]++
 		if row.Subject != "" {
@@ -252,12 +258,15 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 		}
 	}
 	v.Review = reviewSummary(baseOnly, reviews)
-	v.RLReview = rlOnlySummary(rep.Rows, reviews)
-	for _, rv := range reviews {
+	v.RLReview = rlOnlySummary(otherOnly, reviews)
+	// A grading error is the problem's, whichever pair it was found in.
+	flagged := map[int64]bool{}
+	for k, rv := range all {
 		if slices.Contains(gradingErrors, rv.Verdict) {
-			v.GradingErrors++
+			flagged[k.Problem] = true
 		}
 	}
+	v.GradingErrors = len(flagged)
 	for s := range subjects {
 		v.Subjects = append(v.Subjects, s)
 	}
@@ -461,13 +470,13 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 		answers   []store.AnswerCount
 		counts    map[int64]store.Count
 		samples   map[int64][]store.Sample
-		reviews   map[int64]store.Review
+		all       store.Reviews
 		version   string
 		reasoning store.Reasoning
 	)
 	err = s.st.Batch(ctx, s.st.ComparisonInto(id, &v.C), s.st.ProblemInto(pid, &v.P),
 		s.st.AnswerCountsInto(id, pid, &answers), s.st.ProblemCountsInto(id, pid, &counts),
-		s.st.ProblemSamplesInto(id, pid, limit, v.Answer, &samples), s.st.ReviewsInto(id, &reviews),
+		s.st.ProblemSamplesInto(id, pid, limit, v.Answer, &samples), s.st.ReviewsInto(id, &all),
 		s.st.AuditInto(id, pid, &v.History), s.st.ReportVersionInto(id, &version), s.st.ReasoningInto(id, pid, &reasoning))
 	if err == nil {
 		err = problemIn(v.C, v.P)
@@ -496,20 +505,25 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 			v.Models[i].More = max(0, n-len(v.Models[i].Samples))
 		}
 	}
+	// The pair the page is about: ?pair= (or the list's), else the first;
+	// its region, review and neighbours are against that pair's other model.
+	v.Pair = problemPair(r, c)
+	reviews := all.Of(c.Runs[v.Pair].ID)
+	v.PairOther = c.Runs[v.Pair].ModelName
 	if rv, ok := reviews[p.ID]; ok {
 		v.Review = &rv
 	}
 	if c.Status == store.StatusReady {
-		if e, err := s.reports.GetAt(ctx, id, analysis.Options{}, version); err == nil {
-			rep := e.Report
+		if e, err := s.reports.GetAt(ctx, id, analysis.Options{}, version); err == nil && v.Pair < len(e.Report.Models) {
+			rows := pairRows(e, v.Pair)
 			// Without a list: j / k go through the problem's solved set in
 			// dataset order, J / K through its unreviewed problems.
-			v.Region, v.Prev, v.Next = neighbours(rep, p.ID)
-			v.PrevOpen, v.NextOpen = unreviewedNeighbours(rep.Rows, v.Region, p.ID, reviews)
+			v.Region, v.Prev, v.Next = neighbours(rows, p.ID)
+			v.PrevOpen, v.NextOpen = unreviewedNeighbours(rows, v.Region, p.ID, reviews)
 			v.RLOnly = v.Region == "other-only"
 			if v.Region == "base-only" {
 				v.Reviewing = true
-				v.ReviewSum = reviewSummary(rep.Rows, reviews)
+				v.ReviewSum = reviewSummary(rows, reviews)
 			}
 		}
 		if q := r.URL.Query(); q.Has("list") {
@@ -609,9 +623,9 @@ func problemModels(c store.Comparison, counts map[int64]store.Count, samples map
 
 // neighbours finds a problem's region and the previous and next problems of
 // the same region, in dataset order.
-func neighbours(rep *analysis.Report, pid int64) (region string, prev, next int64) {
+func neighbours(rows []analysis.ProblemRow, pid int64) (region string, prev, next int64) {
 	at := -1
-	for i, row := range rep.Rows {
+	for i, row := range rows {
 		if row.ProblemID == pid {
 			at, region = i, row.Region
 		}
@@ -620,18 +634,53 @@ func neighbours(rep *analysis.Report, pid int64) (region string, prev, next int6
 		return "", 0, 0
 	}
 	for i := at - 1; i >= 0; i-- {
-		if rep.Rows[i].Region == region {
-			prev = rep.Rows[i].ProblemID
+		if rows[i].Region == region {
+			prev = rows[i].ProblemID
 			break
 		}
 	}
-	for i := at + 1; i < len(rep.Rows); i++ {
-		if rep.Rows[i].Region == region {
-			next = rep.Rows[i].ProblemID
+	for i := at + 1; i < len(rows); i++ {
+		if rows[i].Region == region {
+			next = rows[i].ProblemID
 			break
 		}
 	}
 	return region, prev, next
+}
+
+// problemPair is the pair a problem page is about, as an index into c.Runs
+// (1 = the first other model): ?pair=, else the pair of the table list the
+// reviewer came from (?list=), else 1.
+func problemPair(r *http.Request, c store.Comparison) int {
+	q := r.URL.Query()
+	v := q.Get("pair")
+	if v == "" {
+		if lq, err := url.ParseQuery(q.Get("list")); err == nil {
+			v = lq.Get("pair")
+		}
+	}
+	if p, err := strconv.Atoi(v); err == nil && p >= 1 && p < len(c.Runs) {
+		return p
+	}
+	return 1
+}
+
+// pairRows are the report's rows with their regions against pair (a copy
+// per report and pair, kept with the report: the rows are shared).
+func pairRows(e *analysis.Entry, pair int) []analysis.ProblemRow {
+	rep := e.Report
+	if pair == 1 {
+		return rep.Rows
+	}
+	rows, _ := e.Memo(fmt.Sprintf("rows-vs-%d", pair), func() (any, error) {
+		out := make([]analysis.ProblemRow, len(rep.Rows))
+		for i := range rep.Rows {
+			out[i] = rep.Rows[i]
+			out[i].Region = rowRegion(rep, pair, i)
+		}
+		return out, nil
+	})
+	return rows.([]analysis.ProblemRow)
 }
 
 func truncate(s string, n int) string {

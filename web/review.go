@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,9 +37,9 @@ func (s *Server) optionsFor(ctx context.Context, id int64, q url.Values) (analys
 		return opt, err
 	}
 	opt.ExcludeProblems = map[int64]bool{}
-	for pid, rv := range reviews {
+	for k, rv := range reviews { // found in any pair: the problem's grading is wrong
 		if slices.Contains(gradingErrors, rv.Verdict) {
-			opt.ExcludeProblems[pid] = true
+			opt.ExcludeProblems[k.Problem] = true
 		}
 	}
 	return opt, nil
@@ -51,8 +52,8 @@ func reviewSummary(rows []analysis.ProblemRow, reviews map[int64]store.Review) v
 	return views.ReviewSummary{BaseOnly: n, Counts: counts, Unreviewed: unreviewed}
 }
 
-// rlOnlySummary counts the verdicts on the problems only the first other
-// model solved (rows' own regions, against the first pair).
+// rlOnlySummary counts the verdicts on the problems only the pair's other
+// model solved (regions already set against the pair shown).
 func rlOnlySummary(rows []analysis.ProblemRow, reviews map[int64]store.Review) views.RLOnlySummary {
 	n, counts, unreviewed := countReviews(rows, reviews, "other-only")
 	return views.RLOnlySummary{RLOnly: n, Counts: counts, Unreviewed: unreviewed}
@@ -183,12 +184,28 @@ func (s *Server) review(w http.ResponseWriter, r *http.Request) {
 		s.deny(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	err = s.st.SetReview(r.Context(), store.Review{ComparisonID: id, ProblemID: p.ID, Verdict: verdict, Note: note, ReviewerID: currentUser(r).ID})
+	// The pair the verdict is about: the form's (an index into the runs,
+	// 1 = the first other model).
+	pair := 1
+	if v := r.PostForm.Get("pair"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n >= len(c.Runs) {
+			s.deny(w, r, http.StatusBadRequest, fmt.Sprintf("No pair %q in this comparison: it has %d other models.", v, len(c.Runs)-1))
+			return
+		}
+		pair = n
+	}
+	err = s.st.SetReview(r.Context(), store.Review{ComparisonID: id, ProblemID: p.ID, OtherRunID: c.Runs[pair].ID, Verdict: verdict, Note: note,
+		ReviewerID: currentUser(r).ID})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	http.Redirect(w, r, problemBack(r, id, p.ID)+"#review", http.StatusSeeOther)
+	back := problemBack(r, id, p.ID)
+	if pair > 1 && !r.PostForm.Has("list") {
+		back += fmt.Sprintf("?pair=%d", pair)
+	}
+	http.Redirect(w, r, back+"#review", http.StatusSeeOther)
 }
 
 // problemBack is the problem page a form on it returns to, in the list the
@@ -267,6 +284,7 @@ func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) {
 // apiReview is one review in GET /api/v1/comparisons/{id}/reviews.
 type apiReview struct {
 	ProblemID string    `json:"problem_id"`
+	Other     string    `json:"other"` // the pair's other model (the base model is always the first)
 	Region    string    `json:"region"`
 	Verdict   string    `json:"verdict"`
 	Note      string    `json:"note"`
@@ -274,6 +292,20 @@ type apiReview struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
+// apiPairReviews summarises one pair's reviews.
+type apiPairReviews struct {
+	Other      string         `json:"other"`
+	BaseOnly   int            `json:"base_only"`
+	Counts     map[string]int `json:"counts"`
+	Unreviewed int            `json:"unreviewed"`
+	// The other-only problems' verdicts, counted apart.
+	RLOnly           int            `json:"rl_only"`
+	RLOnlyCounts     map[string]int `json:"rl_only_counts"`
+	RLOnlyUnreviewed int            `json:"rl_only_unreviewed"`
+}
+
+// apiReviews lists a comparison's reviews, each with its pair, and sums
+// them up per pair; the top-level summary is the first pair's.
 func (s *Server) apiReviews(w http.ResponseWriter, r *http.Request) {
 	id, _ := idParam(r, "id")
 	e, err := s.reports.Get(r.Context(), id, analysis.Options{})
@@ -282,31 +314,38 @@ func (s *Server) apiReviews(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rep := e.Report
-	reviews, err := s.st.Reviews(r.Context(), id)
+	all, err := s.st.Reviews(r.Context(), id)
 	if err != nil {
 		s.apiFail(w, r, err)
 		return
 	}
 	out := struct {
-		BaseOnly   int            `json:"base_only"`
-		Counts     map[string]int `json:"counts"`
-		Unreviewed int            `json:"unreviewed"`
-		// The RL-only problems' verdicts (format-fix, composition,
-		// new-solution, verifier-fp, unsure), counted apart.
-		RLOnly           int            `json:"rl_only"`
-		RLOnlyCounts     map[string]int `json:"rl_only_counts"`
-		RLOnlyUnreviewed int            `json:"rl_only_unreviewed"`
-		Reviews          []apiReview    `json:"reviews"`
-	}{Reviews: []apiReview{}}
-	sum := reviewSummary(rep.Rows, reviews)
-	out.BaseOnly, out.Counts, out.Unreviewed = sum.BaseOnly, sum.Counts, sum.Unreviewed
-	rl := rlOnlySummary(rep.Rows, reviews)
-	out.RLOnly, out.RLOnlyCounts, out.RLOnlyUnreviewed = rl.RLOnly, rl.Counts, rl.Unreviewed
-	for _, row := range rep.Rows {
-		if rv, ok := reviews[row.ProblemID]; ok {
-			out.Reviews = append(out.Reviews, apiReview{ProblemID: row.Key, Region: row.Region, Verdict: rv.Verdict, Note: rv.Note,
-				Reviewer: rv.ReviewerEmail, UpdatedAt: rv.UpdatedAt})
+		apiPairReviews
+		Pairs   []apiPairReviews `json:"pairs"`
+		Reviews []apiReview      `json:"reviews"`
+	}{Pairs: []apiPairReviews{}, Reviews: []apiReview{}}
+	for pair := 1; pair < len(rep.Models); pair++ {
+		rows := pairRows(e, pair)
+		reviews := all.Of(rep.Models[pair].RunID)
+		var baseOnly, otherOnly []analysis.ProblemRow
+		for _, row := range rows {
+			switch row.Region {
+			case "base-only":
+				baseOnly = append(baseOnly, row)
+			case "other-only":
+				otherOnly = append(otherOnly, row)
+			}
+			if rv, ok := reviews[row.ProblemID]; ok {
+				out.Reviews = append(out.Reviews, apiReview{ProblemID: row.Key, Other: rep.Models[pair].Name, Region: row.Region, Verdict: rv.Verdict,
+					Note: rv.Note, Reviewer: rv.ReviewerEmail, UpdatedAt: rv.UpdatedAt})
+			}
 		}
+		sum, rl := reviewSummary(baseOnly, reviews), rlOnlySummary(otherOnly, reviews)
+		out.Pairs = append(out.Pairs, apiPairReviews{Other: rep.Models[pair].Name, BaseOnly: sum.BaseOnly, Counts: sum.Counts, Unreviewed: sum.Unreviewed,
+			RLOnly: rl.RLOnly, RLOnlyCounts: rl.Counts, RLOnlyUnreviewed: rl.Unreviewed})
+	}
+	if len(out.Pairs) > 0 {
+		out.apiPairReviews = out.Pairs[0]
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -245,9 +245,10 @@ func TestSharesReviewsAndOverrides(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rs, err := st.Reviews(ctx, cid)
-	if err != nil || len(rs) != 1 || rs[pids[0]].Verdict != store.VerdictVerifierFP || rs[pids[0]].ReviewerEmail != "r@lab.org" {
-		t.Errorf("reviews %+v (%v)", rs, err)
+	byPair, err := st.Reviews(ctx, cid)
+	rs := byPair.Of(runs[1].ID) // 0 in SetReview: against the first other model
+	if err != nil || len(byPair) != 1 || rs[pids[0]].Verdict != store.VerdictVerifierFP || rs[pids[0]].ReviewerEmail != "r@lab.org" {
+		t.Errorf("reviews %+v (%v)", byPair, err)
 	}
 
 	// Overriding the base model's only correct sample on p0 makes c = 0 at once.

@@ -23,8 +23,11 @@ var ReviewVerdicts = []string{VerdictGenuine, VerdictLucky, VerdictVerifierFP, V
 
 // Review is one reviewer's verdict on one problem of a comparison.
 type Review struct {
-	ComparisonID  int64
-	ProblemID     int64
+	ComparisonID int64
+	ProblemID    int64
+	// OtherRunID is the pair's other model (the base model is always the
+	// pair's first); 0 in SetReview means the first other model.
+	OtherRunID    int64
 	Verdict       string
 	Note          string
 	ReviewerID    int64
@@ -86,48 +89,77 @@ func (s *Store) AuditInto(comparisonID, problemID int64, out *[]AuditEntry) Queu
 	}
 }
 
-// SetReview records a verdict on a problem (replacing an earlier one) and
-// its audit entry, in one transaction.
+// SetReview records a verdict on a problem against one pair (replacing an
+// earlier one there) and its audit entry, in one transaction. OtherRunID 0
+// is the first other model. Errors: an OtherRunID that is not a run of the
+// comparison (ErrNotFound), or the store's.
 func (s *Store) SetReview(ctx context.Context, r Review) error {
 	return s.WithTx(ctx, func(tx *Store) error {
+		var other string
+		err := tx.db.QueryRow(ctx, `SELECT id, model_name FROM runs WHERE comparison_id = $1 AND position > 0 AND (id = $2 OR $2 = 0)
+			ORDER BY position LIMIT 1`, r.ComparisonID, r.OtherRunID).Scan(&r.OtherRunID, &other)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("pair of run %d in comparison %d: %w", r.OtherRunID, r.ComparisonID, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("review of problem %d: %w", r.ProblemID, err)
+		}
 		var old string
-		err := tx.db.QueryRow(ctx, `SELECT verdict FROM problem_reviews WHERE comparison_id = $1 AND problem_id = $2 FOR UPDATE`,
-			r.ComparisonID, r.ProblemID).Scan(&old)
+		err = tx.db.QueryRow(ctx, `SELECT verdict FROM problem_reviews WHERE comparison_id = $1 AND problem_id = $2 AND other_run_id = $3 FOR UPDATE`,
+			r.ComparisonID, r.ProblemID, r.OtherRunID).Scan(&old)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("review of problem %d: %w", r.ProblemID, err)
 		}
-		_, err = tx.db.Exec(ctx, `INSERT INTO problem_reviews (comparison_id, problem_id, verdict, note, reviewer_id, updated_at)
-			VALUES ($1, $2, $3, $4, $5, now())
-			ON CONFLICT (comparison_id, problem_id) DO UPDATE SET verdict = EXCLUDED.verdict, note = EXCLUDED.note,
-				reviewer_id = EXCLUDED.reviewer_id, updated_at = now()`, r.ComparisonID, r.ProblemID, r.Verdict, r.Note, nullID(r.ReviewerID))
+		_, err = tx.db.Exec(ctx, `INSERT INTO problem_reviews (comparison_id, problem_id, other_run_id, verdict, note, reviewer_id, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, now())
+			ON CONFLICT (comparison_id, problem_id, other_run_id) DO UPDATE SET verdict = EXCLUDED.verdict, note = EXCLUDED.note,
+				reviewer_id = EXCLUDED.reviewer_id, updated_at = now()`, r.ComparisonID, r.ProblemID, r.OtherRunID, r.Verdict, r.Note, nullID(r.ReviewerID))
 		if err != nil {
 			return fmt.Errorf("review of problem %d: %w", r.ProblemID, err)
 		}
 		return tx.AddAudit(ctx, AuditEntry{UserID: r.ReviewerID, ComparisonID: r.ComparisonID, ProblemID: r.ProblemID,
-			Action: "review", Target: "problem verdict", Old: old, New: r.Verdict, Note: r.Note})
+			Action: "review", Target: "problem verdict against " + other, Old: old, New: r.Verdict, Note: r.Note})
 	})
 }
 
-// Reviews returns a comparison's reviews by problem id.
-func (s *Store) Reviews(ctx context.Context, comparisonID int64) (map[int64]Review, error) {
-	var out map[int64]Review
+// ReviewKey is a problem and a pair's other model.
+type ReviewKey struct{ Problem, Other int64 }
+
+// Reviews are a comparison's review verdicts, by problem and pair.
+type Reviews map[ReviewKey]Review
+
+// Of returns the verdicts against the pair whose other model is run
+// other, by problem id.
+func (rs Reviews) Of(other int64) map[int64]Review {
+	out := map[int64]Review{}
+	for k, r := range rs {
+		if k.Other == other {
+			out[k.Problem] = r
+		}
+	}
+	return out
+}
+
+// Reviews returns a comparison's reviews.
+func (s *Store) Reviews(ctx context.Context, comparisonID int64) (Reviews, error) {
+	var out Reviews
 	err := s.Batch(ctx, s.ReviewsInto(comparisonID, &out))
 	return out, err
 }
 
 // ReviewsInto queues Reviews' query with out as the result.
-func (s *Store) ReviewsInto(comparisonID int64, out *map[int64]Review) Queued {
+func (s *Store) ReviewsInto(comparisonID int64, out *Reviews) Queued {
 	return func(b *pgx.Batch) {
-		b.Queue(`SELECT r.problem_id, r.verdict, r.note, COALESCE(r.reviewer_id, 0), COALESCE(u.email, ''), r.updated_at
+		b.Queue(`SELECT r.problem_id, r.other_run_id, r.verdict, r.note, COALESCE(r.reviewer_id, 0), COALESCE(u.email, ''), r.updated_at
 			FROM problem_reviews r LEFT JOIN users u ON u.id = r.reviewer_id WHERE r.comparison_id = $1`, comparisonID).
 			Query(func(rows pgx.Rows) error {
-				*out = map[int64]Review{}
+				*out = Reviews{}
 				for rows.Next() {
 					r := Review{ComparisonID: comparisonID}
-					if err := rows.Scan(&r.ProblemID, &r.Verdict, &r.Note, &r.ReviewerID, &r.ReviewerEmail, &r.UpdatedAt); err != nil {
+					if err := rows.Scan(&r.ProblemID, &r.OtherRunID, &r.Verdict, &r.Note, &r.ReviewerID, &r.ReviewerEmail, &r.UpdatedAt); err != nil {
 						return fmt.Errorf("reviews of comparison %d: %w", comparisonID, err)
 					}
-					(*out)[r.ProblemID] = r
+					(*out)[ReviewKey{r.ProblemID, r.OtherRunID}] = r
 				}
 				if err := rows.Err(); err != nil {
 					return fmt.Errorf("reviews of comparison %d: %w", comparisonID, err)
