@@ -67,6 +67,9 @@ func memoCharts(e *analysis.Entry, id int64, opt analysis.Options, pair int, lin
 	return v.(chartSet), nil
 }
 
+// sharedVenns is how many pairs' Venns a shared page draws at most.
+const sharedVenns = 16
+
 // reportCharts builds the comparison page's charts from its report: the
 // crossover (with 95% bands once the statistics job has run, or the biased
 // estimator's curves when asked for), the Venns, the histogram and the
@@ -118,8 +121,14 @@ func reportCharts(id int64, rep *analysis.Report, opt analysis.Options, pair int
 	var venns []views.Chart
 	var vennPairs []int
 	for i, p := range rep.Pairs {
-		if len(rep.Models) > 3 && i+1 != pair {
+		// The comparison page draws the pair it shows (past three models);
+		// a shared page, which has no pair to choose, draws every pair's
+		// (up to sharedVenns).
+		if links && len(rep.Models) > 3 && i+1 != pair {
 			continue
+		}
+		if !links && i >= sharedVenns {
+			break
 		}
 		vin := charts.VennInput{
 			A: p.Base, B: p.Other, Both: p.Solved.Both, AOnly: p.Solved.BaseOnly, BOnly: p.Solved.OtherOnly,

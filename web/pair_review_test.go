@@ -105,3 +105,38 @@ func TestReviewFollowsThePair(t *testing.T) {
 		t.Errorf("API reviews %+v", api)
 	}
 }
+
+// A shared "every chart" link of a comparison with more than three models
+// shows every pair's Venn, and its list of problems only the base model
+// solved is per pair.
+func TestSharedEveryPairVenn(t *testing.T) {
+	s := newServer(t)
+	steps := []int{100, 200, 300, 400}
+	runs := []store.NewRun{{ModelName: "base", Role: "base"}}
+	for i := range steps {
+		runs = append(runs, store.NewRun{ModelName: fmt.Sprintf("step-%d", steps[i]), Role: "checkpoint", Step: &steps[i]})
+	}
+	// p0: the base model and steps 100, 200 solve it, steps 300 and 400 do not.
+	sc := storeReady(t, s.st, "five", 0, twoProblems("p0", "What is 1+1?"), runs, 4,
+		func(run int, p store.Problem, i int) bool { return p.Key == "p1" || (run < 3 && i == 0) })
+	_, token := shareToken(t, s.st, store.ShareLink{ComparisonID: sc.ID, ShowTexts: true})
+	resp, err := http.Get(s.url + "/s/" + token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	page := string(body)
+	for i := 1; i <= 4; i++ {
+		if !strings.Contains(page, fmt.Sprintf(`id="venn-%d"`, i)) {
+			t.Errorf("shared page lacks pair %d's Venn", i)
+		}
+	}
+	for pair, want := range map[int]bool{1: false, 2: false, 3: true, 4: true} {
+		list := page[strings.Index(page, fmt.Sprintf(`class="shared-problems" data-pair="%d"`, pair)):]
+		list = list[:strings.Index(list, "</ul>")]
+		if got := strings.Contains(list, ">p0<"); got != want {
+			t.Errorf("pair %d's base-only list has p0: %v, want %v", pair, got, want)
+		}
+	}
+}

@@ -397,10 +397,16 @@ func (s *Server) sharedView(r *http.Request, l store.ShareLink, c store.Comparis
 		v.Histogram = hist
 	}
 	if l.ShowTexts {
-		for _, row := range rep.Rows {
-			if row.Region == "base-only" {
-				v.BaseOnly = append(v.BaseOnly, row)
+		// One list per pair: a problem base-only against step 300 may be
+		// solved by both against step 100.
+		for pair := 1; pair < len(rep.Models); pair++ {
+			sp := views.SharedPair{Other: rep.Models[pair].Name}
+			for _, row := range pairRows(e, pair) {
+				if row.Region == "base-only" {
+					sp.BaseOnly = append(sp.BaseOnly, row)
+				}
 			}
+			v.BaseOnly = append(v.BaseOnly, sp)
 		}
 	}
 	return v, nil
