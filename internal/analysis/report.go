@@ -291,13 +291,17 @@ type ModelReport struct {
 	Source *ModelSource `json:"source,omitempty"`
 	// Tax is the sharpening tax of the model's pass@k curve at KMax
 	// (training.SharpeningTax; nil when KMax < 2).
-	Tax     *training.Tax `json:"sharpening_tax,omitempty"`
-	N       int           `json:"n"`         // samples per problem (the smallest, if they differ)
-	NMax    int           `json:"n_max"`     // the largest n over problems
-	PassAtK []Point       `json:"pass_at_k"` // every k from 1 to N
-	Pass1   float64       `json:"pass_at_1"`
-	PassN   float64       `json:"pass_at_n"`
-	Solved  int           `json:"solved"` // problems with c >= 1
+	Tax *training.Tax `json:"sharpening_tax,omitempty"`
+	// GPass is G-Pass@k_τ and mG-Pass@k (Liu et al. 2024, arXiv
+	// 2412.13147) at the ks of GroupKs(KMax): how reliably k samples are
+	// mostly right, not only once.
+	GPass   []GPass `json:"g_pass_at_k,omitempty"`
+	N       int     `json:"n"`         // samples per problem (the smallest, if they differ)
+	NMax    int     `json:"n_max"`     // the largest n over problems
+	PassAtK []Point `json:"pass_at_k"` // every k from 1 to N
+	Pass1   float64 `json:"pass_at_1"`
+	PassN   float64 `json:"pass_at_n"`
+	Solved  int     `json:"solved"` // problems with c >= 1
 	// Crossover and DeltaSE repeat, for non-base models, this model's pair
 	// with the base model.
 	Crossover *Crossover     `json:"crossover,omitempty"`
@@ -792,6 +796,9 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 	}
 	rep.Trajectory = trajectory(c.Runs, rep.Models, rep.KMax)
 	if err := rep.trainingFigures(models, kept); err != nil {
+		return nil, err
+	}
+	if err := rep.gPassFigures(models); err != nil {
 		return nil, err
 	}
 	rep.statsHash = statsHash(rep.Variant, c.Runs, kept, models)

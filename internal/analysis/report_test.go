@@ -217,3 +217,34 @@ func TestChartKs(t *testing.T) {
 		t.Errorf("ChartKs(100) = %v", ks)
 	}
 }
+
+// G-Pass@1 at any τ is pass@1 (one sample: right or not), and at k max
+// with τ = 1 it is the share of problems whose every sample is right when
+// k = n (fixture: n = 4 everywhere).
+func TestGPassInReport(t *testing.T) {
+	c, ps, counts := fixture()
+	rep, err := Compute(c, ps, counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range rep.Models {
+		if len(m.GPass) == 0 || m.GPass[0].K != 1 {
+			t.Fatalf("%s: G-Pass %+v", m.Name, m.GPass)
+		}
+		for _, v := range m.GPass[0].Values {
+			if math.Abs(v-m.Pass1) > 1e-12 {
+				t.Errorf("%s: G-Pass@1 %v, pass@1 %v", m.Name, v, m.Pass1)
+			}
+		}
+		last := m.GPass[len(m.GPass)-1]
+		all := 0
+		for _, x := range m.Counts {
+			if x.C == x.N {
+				all++
+			}
+		}
+		if last.K != 4 || math.Abs(last.Values[len(last.Values)-1]-float64(all)/float64(len(m.Counts))) > 1e-12 {
+			t.Errorf("%s: pass^4 %v, want %d of %d problems", m.Name, last.Values, all, len(m.Counts))
+		}
+	}
+}
