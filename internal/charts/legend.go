@@ -81,6 +81,25 @@ func layoutLegend(id string, overlay map[string]any, height int) (int, string) {
   const lm = inst.getModel().getComponent('legend');
   const view = lm && inst.getViewOfComponentModel(lm);
   if (!view) { return; }
+  /* A name wider than the chart (a collection's "comparison · model") breaks onto more lines
+     instead of leaving the chart; the others keep one line. (go-echarts joins the lines.) */
+  const avail = Math.max(60, inst.getWidth() - 16 - 30 - 12);
+  const ctx_%[1]s = document.createElement('canvas').getContext('2d');
+  ctx_%[1]s.font = '12px sans-serif';
+  let changed = false;
+  const data = ((inst.getOption().legend || [])[0] || {}).data || [];
+  const fitted = data.map(function (d) {
+    const item = d !== null && typeof d === 'object' ? Object.assign({}, d) : {name: String(d)};
+    const long = ctx_%[1]s.measureText(String(item.name)).width > avail;
+    const ts = item.textStyle || {};
+    if (long && (ts.overflow !== 'break' || ts.width !== avail)) {
+      item.textStyle = Object.assign({}, ts, {width: avail, overflow: 'break', lineHeight: 16}); changed = true;
+    } else if (!long && ts.overflow === 'break') {
+      item.textStyle = Object.assign({}, ts, {width: null, overflow: 'none'}); changed = true;
+    }
+    return item;
+  });
+  if (changed) { inst.setOption({legend: [{data: fitted}]}); }
   const lh = Math.ceil(view.group.getBoundingRect().height);
   const bottom = %[3]d + lh;
   const grids = inst.getOption().grid || [];

@@ -158,9 +158,19 @@ func setup(bc *charts.BaseConfiguration, id, title string, o Options, defaultHei
 	// a resize the legend may wrap differently: fit it again in the next frame (changing the
 	// height inside the observer's callback would loop it).
 	inst := render.EchartsInstancePlaceholder
-	refit := ""
+	// A title wider than the chart (a phone's) breaks onto a second line rather than run under
+	// the save-image icon.
+	fitTitle := `const fitTitle_` + id + ` = function () {
+  const inst = ` + inst + `;
+  if (inst.isDisposed()) { return; }
+  const t = (inst.getOption().title || [])[0];
+  const w = Math.max(80, inst.getWidth() - 60);
+  if (t && t.text && (!t.textStyle || t.textStyle.width !== w)) { inst.setOption({title: [{textStyle: {width: w, overflow: 'break', lineHeight: 20}}]}); }
+};
+fitTitle_` + id + `();`
+	refit := "\n  requestAnimationFrame(function () { fitTitle_" + id + "(); });"
 	if fit != "" {
-		refit = "\n  requestAnimationFrame(function () { fit_" + id + "(); });"
+		refit = "\n  requestAnimationFrame(function () { fitTitle_" + id + "(); fit_" + id + "(); });"
 	}
 	bc.AddJSFuncStrs(opts.FuncOpts(`const el_` + id + ` = document.getElementById('` + id + `');
 const ro_` + id + ` = new ResizeObserver(function () {
@@ -168,6 +178,7 @@ const ro_` + id + ` = new ResizeObserver(function () {
   ` + inst + `.resize();` + refit + `
 });
 ro_` + id + `.observe(el_` + id + `);`))
+	bc.AddJSFuncStrs(opts.FuncOpts(fitTitle))
 	if fit != "" {
 		bc.AddJSFuncStrs(opts.FuncOpts(fit))
 	}
@@ -259,6 +270,15 @@ func (f finisher) Visit(obj map[string]any) {
 		obj[k] = plain(v)
 	}
 	deepMerge(obj, plain(f.overlay).(map[string]any))
+	// Data labels that would be drawn over one another (a narrow chart's bar counts) hide
+	// rather than overlap; the tooltip and the tables keep every value.
+	if series, ok := obj["series"].([]any); ok {
+		for _, s := range series {
+			if m, ok := s.(map[string]any); ok && m["labelLayout"] == nil {
+				m["labelLayout"] = map[string]any{"hideOverlap": true}
+			}
+		}
+	}
 	for k, v := range obj {
 		obj[k] = protect(v)
 	}
