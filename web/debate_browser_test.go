@@ -200,6 +200,35 @@ func TestBrowserDebate(t *testing.T) {
 	})()`, time.Minute)
 	b.waitLoaded(t, here)
 	b.waitChart(t, "#entropy-chart")
+	// Readable charts (issue 22.4): no text of the perplexity or entropy chart drawn over
+	// another (model names and counts overlapped), the perplexity axis spans the boxes rather
+	// than a fixed 1 to a round ceiling, and "equal entropy" is drawn whole inside the chart.
+	for _, id := range []string{"#perplexity-chart", "#entropy-chart"} {
+		for _, p := range eval[[]string](t, b, `(`+textOverlapsJS+`)(document.querySelector("`+id+` [_echarts_instance_]"))`) {
+			t.Errorf("%s: %s", id, p)
+		}
+	}
+	span := eval[[]float64](t, b, `(() => {
+		const c = echarts.getInstanceByDom(document.querySelector("#perplexity-chart [_echarts_instance_]"));
+		const ext = c.getModel().getComponent("yAxis", 0).axis.scale.getExtent();
+		const vs = c.getOption().series.flatMap(s => s.data.flatMap(d => (d.value || d) || [])).filter(v => typeof v === "number");
+		return [ext[0], ext[1], Math.min(...vs), Math.max(...vs)];
+	})()`)
+	if len(span) == 4 && span[3] > span[2] && (span[3]-span[2])/(span[1]-span[0]) < 0.3 {
+		t.Errorf("perplexity axis %.3f–%.3f squeezes boxes spanning %.3f–%.3f", span[0], span[1], span[2], span[3])
+	}
+	inside := eval[string](t, b, `(() => {
+		const div = document.querySelector("#entropy-chart [_echarts_instance_]");
+		const c = echarts.getInstanceByDom(div);
+		const el = c.getZr().storage.getDisplayList(true).find(e => e.style && e.style.text === "equal entropy");
+		if (!el) return "no equal-entropy label";
+		const r = el.getBoundingRect(), t = el.getComputedTransform ? el.getComputedTransform() : el.transform;
+		const x = t ? t[0] * (r.x + r.width) + t[2] * r.y + t[4] : r.x + r.width;
+		return x <= div.clientWidth ? "" : "equal-entropy label runs past the chart's edge (" + Math.round(x) + " > " + div.clientWidth + ")";
+	})()`)
+	if inside != "" {
+		t.Error(inside)
+	}
 
 	// Support at ε = 0.5: base {p1}, RL {p1, p2}: 1 preserved, 1 expanded, p3 outside.
 	b.do(t, "set ε", chromedp.SetValue(chromedp.CSS("#eps-form input[name=eps]"), "0.5"))

@@ -47,7 +47,6 @@ func Perplexity(id string, in PerplexityInput) (Snippet, error) {
 	c := charts.NewBoxPlot()
 	var cats []string
 	var correct, incorrect []opts.BoxPlotData
-	top := 1.0
 	for _, g := range in.Groups {
 		if g.Name == "" {
 			return Snippet{}, errors.New("perplexity chart: a model has an empty name")
@@ -68,7 +67,6 @@ func Perplexity(id string, in PerplexityInput) (Snippet, error) {
 			}
 			*x.dst = append(*x.dst, opts.BoxPlotData{Value: []float64{x.b.Min, x.b.Q1, x.b.Median, x.b.Q3, x.b.Max}})
 			label += fmt.Sprintf("\n%s: %d", x.what, x.b.N)
-			top = math.Max(top, x.b.Max)
 		}
 		cats = append(cats, label)
 	}
@@ -80,9 +78,14 @@ func Perplexity(id string, in PerplexityInput) (Snippet, error) {
 		s.ItemStyle = &opts.ItemStyle{Color: "rgba(238,102,102,0.3)", BorderColor: "#c23531"}
 	}))
 	overlay := map[string]any{
-		"xAxis": []any{map[string]any{"type": "category", "axisLabel": map[string]any{"interval": 0, "fontSize": 11}}},
+		// Each category's label (the model and its two counts) breaks
+		// within its own width, so neighbours never run into each other.
+		"xAxis": []any{map[string]any{"type": "category", "axisLabel": map[string]any{"interval": 0, "fontSize": 11,
+			"width": 88, "overflow": "break", "lineHeight": 14}}},
+		// The axis follows the boxes (scale: true), not a fixed 1 to a round
+		// ceiling that squeezed boxes near 1 into a line.
 		"yAxis": []any{map[string]any{"type": "value", "name": in.YName, "nameLocation": "middle", "nameGap": 42,
-			"min": 1, "max": niceCeil(top)}},
+			"scale": true}},
 		"grid":    map[string]any{"left": 64, "right": 28, "top": 48, "bottom": 72},
 		"legend":  bottomLegend([]any{"correct", "incorrect"}),
 		"tooltip": map[string]any{"trigger": "item"},
@@ -107,20 +110,6 @@ func (b *Box) check() error {
 		}
 	}
 	return nil
-}
-
-// niceCeil rounds an axis maximum up to 1, 2 or 5 times a power of ten, at least 1.
-func niceCeil(x float64) float64 {
-	if x <= 1 {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(x)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= x {
-			return m * p
-		}
-	}
-	return 10 * p
 }
 
 // EntropyPoint is one problem: the base model's answer entropy (X) and the other model's (Y),
@@ -185,7 +174,8 @@ func Entropy(id string, in EntropyInput) (Snippet, error) {
 	}
 	series[0].(map[string]any)["markLine"] = map[string]any{"silent": true, "symbol": []string{"none", "none"},
 		"lineStyle": map[string]any{"color": "#444", "type": "dashed", "width": 1},
-		"label":     map[string]any{"show": true, "formatter": "equal entropy", "position": "end"},
+		// Inside the plot's corner: at "end" the label ran past the grid and was cut to "equa".
+		"label":     map[string]any{"show": true, "formatter": "equal entropy", "position": "insideEndTop"},
 		"data":      []any{[]any{map[string]any{"coord": []float64{0, 0}}, map[string]any{"coord": []float64{lim, lim}}}}}
 	overlay := map[string]any{
 		"series": series,
