@@ -175,8 +175,8 @@ func Entropy(id string, in EntropyInput) (Snippet, error) {
 	series[0].(map[string]any)["markLine"] = map[string]any{"silent": true, "symbol": []string{"none", "none"},
 		"lineStyle": map[string]any{"color": "#444", "type": "dashed", "width": 1},
 		// Inside the plot's corner: at "end" the label ran past the grid and was cut to "equa".
-		"label":     map[string]any{"show": true, "formatter": "equal entropy", "position": "insideEndTop"},
-		"data":      []any{[]any{map[string]any{"coord": []float64{0, 0}}, map[string]any{"coord": []float64{lim, lim}}}}}
+		"label": map[string]any{"show": true, "formatter": "equal entropy", "position": "insideEndTop"},
+		"data":  []any{[]any{map[string]any{"coord": []float64{0, 0}}, map[string]any{"coord": []float64{lim, lim}}}}}
 	overlay := map[string]any{
 		"series": series,
 		"xAxis": []any{map[string]any{"type": "value", "name": in.XName, "nameLocation": "middle", "nameGap": 28,
