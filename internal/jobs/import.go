@@ -190,21 +190,20 @@ func failImport(ctx context.Context, st *store.Store, comparisonID, runID int64,
 		return
 	}
 	slog.Warn("import failed", "comparison", comparisonID, "run", runID, "err", msg)
-	dropFailedDataset(ctx, st, comparisonID, false)
+	dropFailedDataset(ctx, st, comparisonID)
 }
 
 // dropFailedDataset deletes the dataset of a failed comparison when no
 // import of it is in flight any more; otherwise the last import to stop
-// does (see store.DropFailedDataset). An import that stopped calls it with
-// stopping set: its own transaction, ended by cancelling its connection,
-// may take a moment to let go of its locks on the server, so it tries
-// again for a few seconds.
-func dropFailedDataset(ctx context.Context, st *store.Store, comparisonID int64, stopping bool) {
+// does (see store.DropFailedDataset). It tries again for a few seconds:
+// the lock it cannot take may belong to a job that is not an import (a
+// verification or statistics job holding the comparison's row for a
+// moment) and will not drop the dataset when it ends, and a stopped
+// import's own transaction, ended by cancelling its connection, may take
+// a moment to let go of its locks on the server.
+func dropFailedDataset(ctx context.Context, st *store.Store, comparisonID int64) {
 	ctx = context.WithoutCancel(ctx)
-	tries := 1
-	if stopping {
-		tries = 50
-	}
+	const tries = 50
 	for i := range tries {
 		done, err := st.DropFailedDataset(ctx, comparisonID)
 		if err != nil {
@@ -473,14 +472,14 @@ func importJob(ctx context.Context, st *store.Store, v verify.Verifier, lastAtte
 	if errors.Is(err, errImportAborted) {
 		// This import's transaction is gone: the comparison's dataset can
 		// go unless another file's import is still stopping.
-		dropFailedDataset(ctx, st, c.ID, true)
+		dropFailedDataset(ctx, st, c.ID)
 		return nil
 	}
 	if err != nil {
 		// Another file of the comparison failed first (and its failure may
 		// have deleted this file): that error is the one to show.
 		if now, gerr := st.GetComparison(context.WithoutCancel(ctx), c.ID); gerr == nil && now.Status == store.StatusFailed {
-			dropFailedDataset(ctx, st, c.ID, true)
+			dropFailedDataset(ctx, st, c.ID)
 			return river.JobCancel(fmt.Errorf("stopped: %w", errImportAborted))
 		} else if errors.Is(gerr, store.ErrNotFound) {
 			// Deleted during its import: nothing is left to fail.
