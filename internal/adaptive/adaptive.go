@@ -224,4 +224,3 @@ func Summarize(counts [][]passk.Count, opt Options) (Status, error) {
 	st.Done = !slices.ContainsFunc(more, func(r []int) bool { return slices.ContainsFunc(r, func(v int) bool { return v > 0 }) })
 	return st, nil
 }
-
