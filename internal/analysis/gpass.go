@@ -22,10 +22,10 @@ type GPass struct {
 // gPassFigures fills each model's G-Pass@k at the ks of the breakdowns'
 // curves (powers of two and KMax) from its counts on the kept problems.
 func (rep *Report) gPassFigures(models [][]passk.Count) error {
-	if rep.KMax < 1 {
+	if rep.KSampled < 1 {
 		return nil
 	}
-	ks := GroupKs(rep.KMax)
+	ks := GroupKs(rep.KSampled)
 	for m := range rep.Models {
 		g, mg, err := passk.GPassCurve(models[m], ks, GPassTaus)
 		if err != nil {

@@ -44,7 +44,7 @@ func GroupKs(kmax int) []int {
 // with at least one problem; levels in numeric order when they are numbers).
 func breakdowns(rep *Report, models [][]passk.Count, kept []store.Problem) ([]Breakdown, error) {
 	out := []Breakdown{}
-	ks := GroupKs(rep.KMax)
+	ks := GroupKs(rep.KSampled)
 	for _, by := range []string{"subject", "level"} {
 		groups := map[string][]int{}
 		for j, p := range kept {
@@ -94,7 +94,7 @@ func breakdowns(rep *Report, models [][]passk.Count, kept []store.Problem) ([]Br
 			for i := range ks {
 				bv[i], ov[i] = b.Models[0].PassAtK[i].Value, b.Models[1].PassAtK[i].Value
 			}
-			if b.Crossover, err = crossoverOf(ks, bv, ov, rep.KMax, RoleNoun(rep.Models[1].Role)); err != nil {
+			if b.Crossover, err = crossoverOf(ks, bv, ov, rep.KSampled, RoleNoun(rep.Models[1].Role)); err != nil {
 				return nil, err
 			}
 			out = append(out, b)

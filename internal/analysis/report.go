@@ -70,8 +70,16 @@ type Report struct {
 	// samples from every model. Dropped counts dataset problems left out.
 	Problems int `json:"problems"`
 	Dropped  int `json:"dropped_problems"`
-	// KMax is the largest k every model was sampled at (min n).
+	// KMax is the curves' largest k: the largest k every model was sampled
+	// at (min n), or an adaptive design's target n (see KSampled).
 	KMax int `json:"k_max"`
+	// KSampled is the largest k every model was sampled at (min n). Above
+	// it, up to KMax, pass@k is extrapolated on the problems with fewer
+	// samples (ModelReport.Beyond; Point.Extrapolated); figures read from
+	// counts alone (breakdowns, G-Pass@k, sharpening tax) stop at KSampled.
+	KSampled int `json:"k_sampled"`
+	// Design describes an adaptive sampling design (nil otherwise).
+	Design *Design `json:"design,omitempty"`
 	// Budget describes how many samples the models have per problem.
 	Budget Budget `json:"budget"`
 	// MinN is Options.MinN when it left problems out: ShortLeftOut of
@@ -312,6 +320,8 @@ type ModelReport struct {
 	Cover []CoverPoint `json:"cover"`
 	// PassAtKBiased is the biased estimator's curve (Options.Biased only).
 	PassAtKBiased []Point `json:"pass_at_k_biased,omitempty"`
+	// Beyond is set when the curve goes past the model's smallest n.
+	Beyond *Beyond `json:"beyond,omitempty"`
 
 	// Filled from the statistics job's cache (see Report.Stats):
 	Pass1CI    *Interval `json:"pass_at_1_ci,omitempty"`
@@ -373,6 +383,9 @@ type DuplicatedProblem struct {
 type Point struct {
 	K     int     `json:"k"`
 	Value float64 `json:"value"`
+	// Extrapolated: some problem's n is below K, so the value rests on the
+	// fitted prior there (ModelReport.Beyond).
+	Extrapolated bool `json:"extrapolated,omitempty"`
 }
 
 // HistogramBin is one bar of the per-problem accuracy histogram.
@@ -711,7 +724,17 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 		budgets[j] = budgetOf(p)
 	}
 	rep.Budget = budgetSummary(budgets, byRun, kept)
+	if on, _, _ := samplingDesign(c.Sampling); on {
+		// Unequal n is the design's, and the curves go past it: no problem
+		// needs leaving out to raise k max.
+		rep.Budget.SuggestMinN, rep.Budget.ShortProblems = 0, 0
+	}
 
+	// An adaptive design's curves go to its target n (issue 24).
+	extendTo := 0
+	if on, target, _ := samplingDesign(c.Sampling); on {
+		extendTo = target
+	}
 	models := make([][]passk.Count, len(c.Runs))
 	for i, r := range c.Runs {
 		cs := make([]passk.Count, len(kept))
@@ -725,6 +748,15 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 		m, err := modelReport(r, cs, opt)
 		if err != nil {
 			return nil, fmt.Errorf("model %q: %w", r.ModelName, err)
+		}
+		if i == 0 || m.N < rep.KSampled {
+			rep.KSampled = m.N
+		}
+		if m.N < extendTo {
+			if err := beyondCurve(&m, cs, m.N, extendTo); err != nil {
+				return nil, fmt.Errorf("model %q: %w", r.ModelName, err)
+			}
+			m.Pass1, m.PassN = m.PassAtK[0].Value, m.PassAtK[len(m.PassAtK)-1].Value
 		}
 		m.Counts = pcs
 		rep.Models = append(rep.Models, m)
@@ -795,6 +827,9 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 		return nil, err
 	}
 	rep.Trajectory = trajectory(c.Runs, rep.Models, rep.KMax)
+	if rep.Design, err = design(c.Sampling, models); err != nil {
+		return nil, err
+	}
 	if err := rep.trainingFigures(models, kept); err != nil {
 		return nil, err
 	}

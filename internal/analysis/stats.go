@@ -23,7 +23,7 @@ const (
 
 // statsVersion changes whenever Stats or the way it is computed changes, so
 // older caches count as stale.
-const statsVersion = 6 // 2: crossover = ahead and staying ahead through k_max; 3: intervals at ChartKs; 4: answer diversity; 5: diversity counts program samples; 6: one answer grouping for every model (answerclass.Partition)
+const statsVersion = 7 // 2: crossover = ahead and staying ahead through k_max; 3: intervals at ChartKs; 4: answer diversity; 5: diversity counts program samples; 6: one answer grouping for every model (answerclass.Partition); 7: bootstrap rows past a problem's n from the fitted prior
 
 // DefaultSeed seeds the bootstrap when StatsOptions.Seed is 0, so every
 // Reach instance gives the same intervals for the same counts.
@@ -127,7 +127,8 @@ func ComputeStats(rep *Report, answers map[int64]map[int64][]store.Answer, opt S
 	}
 	// Intervals at the ks the charts draw (every k up to 64, then 8 per
 	// doubling): the same figure at a tenth of the cost for n = 1,024.
-	b, err := passk.Bootstrap(models, passk.BootstrapOptions{Draws: opt.Draws, Seed: opt.Seed, GapK: gapK, Ks: ChartKs(rep.KMax)})
+	b, err := passk.Bootstrap(models, passk.BootstrapOptions{Draws: opt.Draws, Seed: opt.Seed, GapK: gapK, Ks: ChartKs(rep.KMax),
+		Priors: rep.extendedPriors(), MaxK: rep.KMax})
 	if err != nil {
 		return Stats{}, fmt.Errorf("comparison %d: %w", rep.ComparisonID, err)
 	}

@@ -20,16 +20,16 @@ const (
 // problems between the trajectory's points. models[m] are model m's counts
 // on the kept problems.
 func (rep *Report) trainingFigures(models [][]passk.Count, kept []store.Problem) error {
-	if rep.KMax >= 2 {
+	if rep.KSampled >= 2 {
 		for m := range rep.Models {
-			t, err := training.SharpeningTax(models[m], rep.KMax)
+			t, err := training.SharpeningTax(models[m], rep.KSampled)
 			if err != nil {
 				return fmt.Errorf("sharpening tax of %q: %w", rep.Models[m].Name, err)
 			}
 			rep.Models[m].Tax = &t
 		}
 		for i := range rep.Pairs {
-			d, err := training.SharpeningTaxDiff(models[0], models[i+1], rep.KMax, taxDraws, taxSeed)
+			d, err := training.SharpeningTaxDiff(models[0], models[i+1], rep.KSampled, taxDraws, taxSeed)
 			if err != nil {
 				return fmt.Errorf("sharpening tax of %q vs %q: %w", rep.Pairs[i].Base, rep.Pairs[i].Other, err)
 			}

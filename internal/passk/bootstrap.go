@@ -28,6 +28,12 @@ type BootstrapOptions struct {
 	Level float64 // central interval mass in (0, 1); 0 means 0.95
 	Ks    []int   // strictly increasing ks in 1..smallest n for the curves, differences and k*; nil means all
 	GapK  int     // k of pass@k(base) in ΔSE; 0 means the smallest n (the largest k sampled)
+	// Priors (one per model) let Ks, GapK and the PassN k go up to MaxK, past a problem's n:
+	// there its row is PassAtKBeyond's posterior mean under its model's prior, the prior held
+	// fixed across draws (so the intervals leave out the fit's own uncertainty; Beyond's
+	// posterior intervals are the ones for this problem set). nil: every k within the smallest n.
+	Priors []Prior
+	MaxK   int // with Priors: the largest k, which takes the smallest n's place (NMin)
 }
 
 // Estimate is a point estimate (from the full data) with its bootstrap percentile interval.
@@ -140,6 +146,12 @@ func newBootstrapper(models [][]Count, opt BootstrapOptions) (*bootstrapper, err
 		}
 		b.nmin = min(b.nmin, nmin)
 	}
+	if opt.Priors != nil {
+		if len(opt.Priors) != len(models) || opt.MaxK < 1 {
+			return nil, fmt.Errorf("%w: %d priors for %d models, max k %d", ErrInput, len(opt.Priors), len(models), opt.MaxK)
+		}
+		b.nmin = opt.MaxK
+	}
 	if opt.Ks == nil {
 		opt.Ks = AllKs(b.nmin)
 	}
@@ -170,7 +182,7 @@ func newBootstrapper(models [][]Count, opt BootstrapOptions) (*bootstrapper, err
 
 	kmax := b.cols[len(b.cols)-1]
 	full := make([]float64, kmax)
-	for _, counts := range models {
+	for m, counts := range models {
 		classes := map[Count]int{}
 		classOf := make([]int, len(counts))
 		var rows []float64
@@ -179,6 +191,15 @@ func newBootstrapper(models [][]Count, opt BootstrapOptions) (*bootstrapper, err
 			if !ok {
 				c = len(classes)
 				classes[x] = c
+				if opt.Priors != nil {
+					r, err := BeyondRows([]Count{x}, b.cols, opt.Priors[m])
+					if err != nil {
+						return nil, err
+					}
+					rows = append(rows, r[0]...)
+					classOf[i] = c
+					continue
+				}
 				problemCurve(x, full)
 				for _, k := range b.cols {
 					rows = append(rows, full[k-1])
