@@ -91,7 +91,11 @@ func reportCharts(id int64, rep *analysis.Report, opt analysis.Options, pair int
 		case opt.Biased && m.PassAtKBiased != nil:
 			in.Series = append(in.Series, curveSeries(m.Name, m.PassAtKBiased, nil))
 		default:
-			in.Series = append(in.Series, curveSeries(m.Name, m.PassAtK, m.PassAtKCI))
+			s := curveSeries(m.Name, m.PassAtK, m.PassAtKCI)
+			if m.Beyond != nil {
+				s.DashedFrom = m.Beyond.FromK - 1 // extrapolated past the model's smallest n
+			}
+			in.Series = append(in.Series, s)
 		}
 	}
 	if opt.Biased && rep.Pairs[0].CrossoverBiased != nil {
@@ -201,6 +205,7 @@ func statsCharts(prefix string, rep *analysis.Report) (views.StatsCharts, error)
 		if len(s.Lo) != len(s.Ks) {
 			s.Lo, s.Hi = nil, nil
 		}
+		s.DashedFrom = extrapolatedFrom(rep, p.Base, p.Other) - 1
 		din.Series = append(din.Series, s)
 	}
 	diff, err := charts.DiffCurve(prefix, din)
@@ -321,4 +326,18 @@ func statsCharts(prefix string, rep *analysis.Report) (views.StatsCharts, error)
 		}
 	}
 	return sc, nil
+}
+
+// extrapolatedFrom is the first k at which either named model's curve is
+// extrapolated (analysis.Beyond), or 0 when neither is.
+func extrapolatedFrom(rep *analysis.Report, names ...string) int {
+	from := 0
+	for _, name := range names {
+		if i := modelIndex(rep, name); i >= 0 && rep.Models[i].Beyond != nil {
+			if k := rep.Models[i].Beyond.FromK; from == 0 || k < from {
+				from = k
+			}
+		}
+	}
+	return from
 }

@@ -137,3 +137,32 @@ func (rep *Report) extendedPriors() []passk.Prior {
 	}
 	return out
 }
+
+// checkExtrapolated says, for every model whose curve goes past its
+// smallest n, from which k its values rest on the fitted prior and on how
+// many problems at k max; a poor fit (passk.GoodnessOfFit.Poor) is a
+// warning that those values may be off.
+func checkExtrapolated(rep *Report) []Warning {
+	var out []Warning
+	for _, m := range rep.Models {
+		b := m.Beyond
+		if b == nil || len(b.Share) == 0 {
+			continue
+		}
+		share := b.Share[len(b.Share)-1].Share
+		w := Warning{Code: "extrapolated", Severity: SeverityInfo, Models: []string{m.Name},
+			Figures: []string{FigurePassK, FigureCrossover, FigureDeltaSE},
+			Text: fmt.Sprintf("%s's pass@k from k = %d to %d is extrapolated (dashed on the charts) on the problems sampled fewer than k times: %.0f%% of them at k = %d. "+
+				"There each problem's pass@k is its posterior mean under a prior of success rates fitted to the model's counts "+
+				"(%.1f%% never solved, %.1f%% always, Beta(%.2f, %.2f) otherwise); the prior's curve departs from the sampled one by %.2f points at k = %v.",
+				m.Name, b.FromK, rep.KMax, 100*share, rep.KMax, 100*b.Prior.Zero, 100*b.Prior.One, b.Prior.Alpha, b.Prior.Beta,
+				100*b.Prior.Departure, b.Prior.CheckKs)}
+		if b.Prior.Poor {
+			w.Code, w.Severity = "extrapolation-poor-fit", SeverityWarning
+			w.Text += fmt.Sprintf(" That is more than %.1f points: the fitted shape misses how this model's pass@k grows where its samples end, so the extrapolated values may be off; sample more (Extend) rather than trust them.",
+				100*passk.PoorDeparture)
+		}
+		out = append(out, w)
+	}
+	return out
+}

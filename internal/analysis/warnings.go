@@ -80,6 +80,7 @@ type Check func(rep *Report) []Warning
 // then in this order.
 var checks = []Check{
 	checkKMaxCut,
+	checkExtrapolated,
 	checkShortLeftOut,
 	checkUnequalBudgets,
 	checkDuplicatedSamples,

@@ -584,3 +584,31 @@ func TestCrossoverLinePerPair(t *testing.T) {
 		t.Error("a k* line on series 3 of 3 was accepted")
 	}
 }
+
+// An extrapolated part is a second, dashed series of the same name that shares the last
+// sampled point, so one legend entry shows and hides both.
+func TestCrossoverDashedFrom(t *testing.T) {
+	s, err := Crossover("p", CrossoverInput{Series: []CurveSeries{{Name: "m", Ks: []int{1, 2, 4, 8, 16},
+		Values: []float64{.2, .3, .35, .4, .45}, DashedFrom: 4}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := option(t, s)
+	solid := dig(t, o, "series", 0).(map[string]any)
+	dashed := dig(t, o, "series", 1).(map[string]any)
+	if dashed["id"] != "curvex0" || dashed["name"] != "m" || solid["name"] != "m" {
+		t.Fatalf("series %v and %v", solid["id"], dashed["id"])
+	}
+	if n := len(solid["data"].([]any)); n != 3 {
+		t.Errorf("solid part has %d points, want 3 (k = 1, 2, 4)", n)
+	}
+	if d := dashed["data"].([]any); len(d) != 3 || d[0].([]any)[0] != 4.0 {
+		t.Errorf("dashed part %v, want k = 4, 8, 16", d)
+	}
+	if dig(t, dashed, "lineStyle", "type") != "dashed" {
+		t.Errorf("extrapolated part not dashed: %v", dashed["lineStyle"])
+	}
+	if legend := dig(t, o, "legend", "data").([]any); len(legend) != 1 {
+		t.Errorf("legend %v, want one entry", legend)
+	}
+}

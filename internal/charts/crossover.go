@@ -19,6 +19,10 @@ type CurveSeries struct {
 	Dashed bool
 	// Dotted draws the line dotted (when not Dashed).
 	Dotted bool
+	// DashedFrom, when > 0, draws the line dashed from the last k <= DashedFrom on: the
+	// extrapolated part of a curve (the tooltip marks its values "extrapolated"). The
+	// dashed part is a second series of the same name, so the legend entry hides both.
+	DashedFrom int
 	// Symbol is the marker at each point, an ECharts symbol name ("circle", "triangle",
 	// "rect", "diamond", "roundRect", "pin", "arrow"); "" is a circle. With line styles it
 	// tells apart curves that share a colour (one model in several comparisons).
@@ -146,7 +150,7 @@ func passkCurves(in []CurveSeries, vmin, vmax float64) ([]curve, float64, error)
 		if !validSymbol(s.Symbol) {
 			return nil, 0, fmt.Errorf("series %q: symbol %q is not an ECharts symbol", s.Name, s.Symbol)
 		}
-		cv.dashed, cv.dotted, cv.color, cv.symbol = s.Dashed, s.Dotted, s.Color, s.Symbol
+		cv.dashed, cv.dotted, cv.color, cv.symbol, cv.dashedFrom = s.Dashed, s.Dotted, s.Color, s.Symbol, float64(s.DashedFrom)
 		cs = append(cs, cv)
 	}
 	return cs, kmax, nil

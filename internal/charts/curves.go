@@ -19,6 +19,9 @@ type curve struct {
 	dotted bool
 	symbol string // "" = circle
 	color  int    // 1-based palette index; 0 = by position
+	// dashedFrom > 0: from the last x <= dashedFrom on the line is a
+	// second, dashed series of the same name (extrapolated values).
+	dashedFrom float64
 }
 
 // curveSpec describes a line chart of curves with optional 95% bands: what Crossover,
@@ -78,8 +81,11 @@ var rows = [];
 for (var i = 0; i < ps.length; i++) {
   var p = ps[i]; var v = p.value;
   if (String(p.seriesId).indexOf('band') === 0 || !Array.isArray(v)) { continue; }
+  var ext = String(p.seriesId).indexOf('curvex') === 0;
+  if (!ext && i + 1 < ps.length && String(ps[i + 1].seriesId) === 'curvex' + String(p.seriesId).slice(5)) { continue; }
   var row = p.marker + esc(p.seriesName) + ': <b>' + v[1].toFixed(1) + '%[2]s</b>';
   if (v.length > 3) { row += ' (95%% CI ' + v[2].toFixed(1) + '–' + v[3].toFixed(1) + ')'; }
+  if (ext) { row += ' <i>extrapolated</i>'; }
   rows.push(row);
 }
 if (rows.length === 0) { return ''; }
@@ -116,6 +122,18 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 				data[j] = append(data[j], cv.lo[j], cv.hi[j])
 			}
 		}
+		var dashedData [][]float64
+		if cv.dashedFrom > 0 {
+			cut := 0 // the last point at or below dashedFrom: both parts share it
+			for j, x := range cv.xs {
+				if x <= cv.dashedFrom {
+					cut = j
+				}
+			}
+			if cut < len(data)-1 {
+				data, dashedData = data[:cut+1], data[cut:]
+			}
+		}
 		main := charts.SingleSeries{
 			Name: cv.name, Type: "line", Id: fmt.Sprintf("curve%d", i), Data: data,
 			Symbol: symbol, SymbolSize: symbolSize(symbol), ShowSymbol: opts.Bool(len(cv.xs) <= 40), Color: col,
@@ -141,6 +159,14 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 		}
 		bc.MultiSeries = append(bc.MultiSeries, main)
 		seriesExtra = append(seriesExtra, extra)
+		if dashedData != nil {
+			bc.MultiSeries = append(bc.MultiSeries, charts.SingleSeries{
+				Name: cv.name, Type: "line", Id: fmt.Sprintf("curvex%d", i), Data: dashedData,
+				Symbol: symbol, SymbolSize: symbolSize(symbol), ShowSymbol: opts.Bool(false), Color: col,
+				LineStyle: &opts.LineStyle{Width: 2, Color: col, Type: "dashed"},
+			})
+			seriesExtra = append(seriesExtra, map[string]any{"z": 3})
+		}
 		if cv.lo == nil {
 			continue
 		}
