@@ -45,6 +45,13 @@ type Options struct {
 	// completion: FinishReasons[statement][i] is that of samples[statement][i]
 	// (as LoadRecordings builds it); "" or a missing entry is "stop".
 	FinishReasons map[string][]string
+	// IgnoreSeed hands out the recorded completions in order also to
+	// requests with a seed (a seeded request normally gets SeededPick's
+	// picks, drawn with replacement). With a recording in random order, any
+	// number of samples drawn is then a sample without replacement of it,
+	// and drawing all of them gives the recording back: what a test of a
+	// sampling design against the full recording needs.
+	IgnoreSeed bool
 }
 
 // maxN bounds `n` per request, as a real server bounds its batch.
@@ -80,7 +87,8 @@ type server struct {
 // client during the latency take nothing. A request with a "seed" takes no
 // turn: its choice j is the recorded completion SeededPick(seed, j, count)
 // picks, so the same seed gets the same texts and chunks asked with one seed
-// repeat each other, as they do on vLLM. Every choice has the recorded
+// repeat each other, as they do on vLLM (with Options.IgnoreSeed it takes
+// its turn like any other). Every choice has the recorded
 // finish_reason (Options.FinishReasons; "stop" when none was recorded), so a
 // completion cut by the length limit replays as "length"; max_tokens,
 // temperature and the like are ignored. Usage counts
@@ -251,7 +259,7 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request, req request, pro
 		n = *req.N
 	}
 	var picked []int
-	if req.Seed != nil {
+	if req.Seed != nil && !s.opts.IgnoreSeed {
 		picked = p.takeSeeded(*req.Seed, n)
 	} else {
 		picked = p.take(n)
