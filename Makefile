@@ -8,7 +8,7 @@ BIN     ?= bin/reach
 ADDR    ?= $(or $(REACH_ADDR),:8080)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: run build test test-unlicensed check generate postgres sandbox browser bench bench-import bench-pages bench-scale clean
+.PHONY: run build test test-unlicensed check generate postgres sandbox browser bench bench-import bench-pages bench-scale adaptive-check clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/reach
@@ -94,6 +94,12 @@ bench-pages: postgres
 
 ## bench-scale: issue "fast at paper scale" in one command: the import next to raw COPY, then the pages.
 bench-scale: bench-import bench-pages
+
+## adaptive-check: issue 24's end-to-end run: two replay endpoints serve the MATH500 counts of Qwen2.5-7B base and
+## SimpleRL-Zoo (n = 128) as completions, sampled with --n 128 --adaptive --budget 64000 --seed 7; it checks the samples
+## drawn, every pass@k against the full data's and the crossover k*, and prints them. About a minute on 2 cores.
+adaptive-check: postgres
+	$(GO) test -count=1 -v -timeout 20m -run '^TestAdaptiveMATH500$$' ./internal/jobs/
 
 clean:
 	rm -rf bin

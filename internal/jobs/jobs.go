@@ -84,6 +84,7 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	river.AddWorker(workers, &ReverifyWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &StatsWorker{st: st, draws: cfg.StatsDraws, hook: cfg.statsHook})
 	river.AddWorker(workers, &SampleWorker{st: st, v: cfg.Verifier, box: cfg.Secret, clients: map[int64]*runClient{}})
+	river.AddWorker(workers, &AdaptiveRoundWorker{st: st})
 	river.AddWorker(workers, &JudgeWorker{st: st, clients: endpointClients{box: cfg.Secret}})
 	river.AddWorker(workers, &ScoreWorker{st: st, clients: endpointClients{box: cfg.Secret}})
 	lease := cfg.Lease.withDefaults()

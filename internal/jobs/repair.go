@@ -42,6 +42,12 @@ func repairComparison(ctx context.Context, st *store.Store, id int64) error {
 			return enqueue(ctx, tx, ImportArgs{ComparisonID: id})
 		})
 	}
+	if c.Status == store.StatusSampling && isAdaptive(c.Sampling) {
+		// Between two rounds of an adaptive design no chunk is open, yet the
+		// design may go on: StartSampling enqueues the open chunks, plans the
+		// next round, or finishes the runs when the design is done.
+		return st.WithTx(ctx, func(tx *store.Store) error { return StartSampling(ctx, nil, tx, c) })
+	}
 	var follow []river.JobArgs
 	for _, r := range c.Runs {
 		if r.Status == store.StatusReady || r.Status == store.StatusFailed {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -48,6 +50,60 @@ type SamplingConfig struct {
 	// PerRequest is the `n` of one request, i.e. the samples of one
 	// SampleJob (0 = DefaultPerRequest; 1 for servers that ignore n).
 	PerRequest int `json:"per_request,omitempty"`
+	// Adaptive draws in rounds (internal/adaptive): a pilot round for every
+	// model and problem, then rounds that give the rest of Budget to the
+	// models and problems where more samples most narrow the pass@k curves.
+	// N is then the target n, which no problem goes past.
+	Adaptive bool `json:"adaptive,omitempty"`
+	// Budget is an adaptive design's total samples over all models and
+	// problems, those drawn already included (CheckBudget: at least 2 per
+	// model and problem, at most the uniform design's N per model and problem).
+	Budget int `json:"budget,omitempty"`
+}
+
+// BudgetError is an adaptive config whose budget does not fit the
+// comparison; its message says why in words.
+type BudgetError struct{ msg string }
+
+func (e *BudgetError) Error() string { return e.msg }
+
+// CheckBudget checks an adaptive config's budget against the design's size:
+// models endpoint models and problems dataset problems (Limit applied here).
+// A non-adaptive config passes.
+func (c SamplingConfig) CheckBudget(models, problems int) error {
+	if !c.Adaptive {
+		return nil
+	}
+	if c.Limit > 0 && c.Limit < problems {
+		problems = c.Limit
+	}
+	cells := models * problems
+	if cells == 0 {
+		return &BudgetError{"adaptive sampling needs at least one model and one problem"}
+	}
+	if lo := 2 * cells; c.Budget < lo {
+		return &BudgetError{fmt.Sprintf("a budget of %s samples is too small: adaptive sampling draws at least 2 samples per model and problem, %s for %d models × %s problems",
+			Grouped(c.Budget), Grouped(lo), models, Grouped(problems))}
+	}
+	if hi := c.N * cells; c.Budget > hi {
+		return &BudgetError{fmt.Sprintf("a budget of %s samples is more than the uniform design draws (n = %d × %d models × %s problems = %s): lower the budget or raise n",
+			Grouped(c.Budget), c.N, models, Grouped(problems), Grouped(hi))}
+	}
+	return nil
+}
+
+// Grouped writes n with a comma between thousands (64,000).
+func Grouped(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
 }
 
 // chunkSize is the samples per SampleJob; it is fixed per comparison so
@@ -126,6 +182,17 @@ func (c SamplingConfig) Validate() error {
 	}
 	if c.PerRequest < 0 || c.PerRequest > 1024 {
 		return fmt.Errorf("samples per request = %d: want 1 to 1,024 (0 = %d)", c.PerRequest, DefaultPerRequest)
+	}
+	if c.Budget != 0 && !c.Adaptive {
+		return fmt.Errorf("a budget (%s samples) applies only to adaptive sampling: turn adaptive on, or leave the budget out", Grouped(c.Budget))
+	}
+	if c.Adaptive {
+		if c.N < 2 {
+			return fmt.Errorf("adaptive sampling: n = %d; the target n must be at least 2", c.N)
+		}
+		if c.Budget < 1 {
+			return errors.New("adaptive sampling needs a budget: the total samples over all models and problems")
+		}
 	}
 	if _, err := c.TemplateFor(); err != nil {
 		return err
@@ -250,12 +317,13 @@ func (w *SampleWorker) Work(ctx context.Context, job *river.Job[SampleArgs]) err
 		}
 	}
 	chunk := store.Chunk{RunID: a.RunID, ProblemID: a.ProblemID, First: a.First, Count: a.Count}
+	adaptiveOn := isAdaptive(c.Sampling)
 	fail := func(err error) error {
 		slog.Warn("sample chunk failed for good", "run", a.RunID, "problem", a.ProblemID, "err", err)
 		if ferr := w.st.FinishChunk(ctx, chunk, "failed", err.Error(), sampling.ErrorKind(err)); ferr != nil {
 			return ferr
 		}
-		return w.afterChunk(ctx, a)
+		return w.afterChunk(ctx, a, adaptiveOn)
 	}
 	cfg, err := ParseSamplingConfig(c.Sampling)
 	if err != nil {
@@ -357,51 +425,73 @@ func (w *SampleWorker) Work(ctx context.Context, job *river.Job[SampleArgs]) err
 	if err := w.st.FinishChunk(ctx, chunk, "done", "", ""); err != nil {
 		return err
 	}
-	return w.afterChunk(ctx, a)
+	return w.afterChunk(ctx, a, adaptiveOn)
 }
 
-// afterChunk enqueues the run's aggregation when its last chunk is done.
-// It runs after this chunk's status is committed, so the last chunk to
-// finish always sees the others done.
-func (w *SampleWorker) afterChunk(ctx context.Context, a SampleArgs) error {
+// afterChunk enqueues the run's aggregation when its last chunk is done,
+// or, on an adaptive comparison, the planning of the next round when the
+// last chunk of all its runs is (afterAdaptiveChunk). It runs after this
+// chunk's status is committed, so the last chunk to finish always sees the
+// others done.
+func (w *SampleWorker) afterChunk(ctx context.Context, a SampleArgs, adaptiveOn bool) error {
 	open, err := w.st.OpenChunks(ctx, a.RunID)
 	if err != nil || open > 0 {
 		return err
+	}
+	if adaptiveOn {
+		return afterAdaptiveChunk(ctx, w.st, a.ComparisonID)
 	}
 	return finishSampling(ctx, w.st, a.ComparisonID, a.RunID)
 }
 
 func finishSampling(ctx context.Context, st *store.Store, comparisonID, runID int64) error {
-	_, pending, err := st.CountSamples(ctx, runID)
+	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		return fmt.Errorf("river client: %w", err)
+	}
+	return st.WithTx(ctx, func(tx *store.Store) error { return finishRun(ctx, client, tx, comparisonID, runID) })
+}
+
+// finishRun ends a run's sampling inside tx: its samples go to
+// verification when some are still pending, else to aggregation.
+func finishRun(ctx context.Context, client *Client, tx *store.Store, comparisonID, runID int64) error {
+	_, pending, err := tx.CountSamples(ctx, runID)
 	if err != nil {
 		return err
 	}
-	return st.WithTx(ctx, func(tx *store.Store) error {
-		if pending > 0 {
-			// Samples that could not be graded inline (code without a
-			// sandbox here): the VerifyJob grades them, or fails the run
-			// saying why, before anything is counted.
-			if err := tx.SetRunStatus(ctx, runID, store.StatusVerifying, ""); err != nil {
-				return err
-			}
-			if err := tx.SetProgress(ctx, store.Progress{RunID: runID, Stage: "verify", Total: pending, Unit: "samples", Status: "queued"}); err != nil {
-				return err
-			}
-			return enqueue(ctx, tx, VerifyArgs{RunID: runID, ComparisonID: comparisonID})
+	var next river.JobArgs
+	if pending > 0 {
+		// Samples that could not be graded inline (code without a
+		// sandbox here): the VerifyJob grades them, or fails the run
+		// saying why, before anything is counted.
+		if err := tx.SetRunStatus(ctx, runID, store.StatusVerifying, ""); err != nil {
+			return err
 		}
+		if err := tx.SetProgress(ctx, store.Progress{RunID: runID, Stage: "verify", Total: pending, Unit: "samples", Status: "queued"}); err != nil {
+			return err
+		}
+		next = VerifyArgs{RunID: runID, ComparisonID: comparisonID}
+	} else {
 		if err := tx.SetRunStatus(ctx, runID, "aggregating", ""); err != nil {
 			return err
 		}
 		if err := tx.SetProgress(ctx, store.Progress{RunID: runID, Stage: "aggregate", Status: "queued"}); err != nil {
 			return err
 		}
-		return enqueue(ctx, tx, AggregateArgs{RunID: runID, ComparisonID: comparisonID})
-	})
+		next = AggregateArgs{RunID: runID, ComparisonID: comparisonID}
+	}
+	if _, err := client.InsertTx(ctx, tx.Tx(), next, nil); err != nil {
+		return fmt.Errorf("enqueue jobs: %w", err)
+	}
+	return nil
 }
 
 // StartSampling creates the chunks of every endpoint run of a comparison
 // (only the missing ones when n was raised) and enqueues their SampleJobs,
-// inside tx. The dataset must be loaded.
+// inside tx. The dataset must be loaded. On an adaptive comparison it
+// enqueues the chunks still open, or when none is, plans the next round
+// (the pilot on a new comparison; see startAdaptive). A budget that does not
+// fit the comparison is a *BudgetError.
 func StartSampling(ctx context.Context, client *Client, tx *store.Store, c store.Comparison) error {
 	cfg, err := ParseSamplingConfig(c.Sampling)
 	if err != nil {
@@ -424,6 +514,9 @@ func StartSampling(ctx context.Context, client *Client, tx *store.Store, c store
 	pids := make([]int64, len(problems))
 	for i, p := range problems {
 		pids[i] = p.ID
+	}
+	if cfg.Adaptive {
+		return startAdaptive(ctx, client, tx, c, cfg, pids)
 	}
 	var params []river.InsertManyParams
 	for _, r := range c.Runs {
