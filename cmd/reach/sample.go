@@ -7,10 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/reach-lab/reach/internal/ingest"
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/replay"
@@ -59,6 +61,9 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 	conc := fs.Int("concurrency", 16, "requests in flight per endpoint")
 	perReq := fs.Int("per-request", jobs.DefaultPerRequest, "completions asked for in one request (n); 1 for servers that ignore n")
 	wait := fs.Bool("wait", false, "work the jobs in this process and wait until the comparison is ready")
+	adaptiveOn := fs.Bool("adaptive", false, "adaptive sampling: a pilot round for every model and problem, then rounds that give the rest of --budget "+
+		"where more samples most narrow the pass@k curves; --n is then the target n, which no problem goes past")
+	budget := fs.Int("budget", 0, "with --adaptive: total samples over all models and problems, between 2 per model and problem and the uniform n × models × problems")
 	var seed *int64
 	fs.Func("seed", "sampling seed (optional): each sample is requested with its own seed derived from this one, "+
 		"the problem and the sample index, so re-sampling gives the same texts", func(v string) error {
@@ -81,13 +86,33 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := missingFlags("reach sample", "URL#MODEL", *dataset, *name, roles); err != nil {
 		return err
 	}
+	if *budget != 0 && !*adaptiveOn {
+		return errors.New("--budget applies only to adaptive sampling: add --adaptive, or leave --budget out")
+	}
+	if *adaptiveOn && *budget == 0 {
+		return errors.New("--adaptive needs --budget: the total samples over all models and problems (e.g. half of n × models × problems)")
+	}
 	for i := range ef.models {
 		ef.models[i].Style, ef.models[i].APIKey, ef.models[i].MaxConcurrency = *style, *apiKey, *conc
 	}
 	cfg := jobs.SamplingConfig{N: *n, Temperature: *temp, TopP: *topP, TopK: *topK, MinP: *minP, MaxTokens: *maxTokens,
-		Template: *tmpl, Limit: *limit, PerRequest: *perReq, Seed: seed}
+		Template: *tmpl, Limit: *limit, PerRequest: *perReq, Seed: seed, Adaptive: *adaptiveOn, Budget: *budget}
 	if t, err := cfg.TemplateFor(); err == nil {
 		cfg.Stop = t.Stop
+	}
+	if cfg.Adaptive {
+		// Checked before anything is stored: the comparison would otherwise
+		// fail only once its dataset is loaded.
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("sampling config: %w", err)
+		}
+		problems, err := countProblems(ctx, *dataset)
+		if err != nil {
+			return err
+		}
+		if err := cfg.CheckBudget(len(ef.models), problems); err != nil {
+			return err
+		}
 	}
 	st, err := openStore(ctx, *dbURL, false)
 	if err != nil {
@@ -119,6 +144,24 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 	return nil
 }
 
+// countProblems reads a dataset file and returns how many problems it holds.
+func countProblems(ctx context.Context, path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n := 0
+	err = ingest.ReadDataset(f, filepath.Base(path), func(ingest.Problem) error {
+		n++
+		return ctx.Err()
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
 func runReplayServer(ctx context.Context, args []string) error {
 	fs, _ := newFlags("replay-server", os.Stderr)
 	samples := fs.String("samples", "", "samples file whose recorded completions are replayed (optional for a judge or scoring server)")
@@ -131,6 +174,8 @@ func runReplayServer(ctx context.Context, args []string) error {
 	judge := fs.String("judge", "", "judge labels file (JSONL of {completion, verdict, reason}): answer every request as a judge model")
 	judgeDefault := fs.String("judge-default", "unsure", "verdict for a completion without a label (valid, flawed, unsure, or none: a reply without a VERDICT line)")
 	logprobs := fs.String("logprobs", "both", "prompt log-probabilities offered: both, echo, prompt_logprobs or none")
+	ignoreSeed := fs.Bool("ignore-seed", false, "hand out the recorded completions in order also to requests with a seed "+
+		"(a recording in random order then replays as draws without replacement)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -138,7 +183,8 @@ func runReplayServer(ctx context.Context, args []string) error {
 		fs.Usage()
 		return errors.New("--samples and --dataset go together")
 	}
-	opts := replay.Options{Latency: *latency, ErrorRate: *errRate, Seed: *seed, ModelName: *model, JudgeDefault: *judgeDefault}
+	opts := replay.Options{Latency: *latency, ErrorRate: *errRate, Seed: *seed, ModelName: *model, JudgeDefault: *judgeDefault,
+		IgnoreSeed: *ignoreSeed}
 	switch *logprobs {
 	case "both":
 	case replay.LogprobsEcho, replay.LogprobsPrompt, replay.LogprobsNone:
