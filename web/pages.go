@@ -130,6 +130,13 @@ func (s *Server) progressView(r *http.Request, c store.Comparison) (views.Progre
 			return v, err
 		}
 		v.Sampling = samplingRows(c, sp)
+		var drawn int64
+		for _, p := range sp {
+			drawn += p.Samples
+		}
+		if v.Adaptive, err = jobs.AdaptiveProgress(r.Context(), s.st, c, drawn); err != nil {
+			return v, err
+		}
 	}
 	return v, nil
 }

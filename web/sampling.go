@@ -102,6 +102,14 @@ func parseSampling(r *http.Request) (intake.SampleSpec, error) {
 		return spec, err
 	}
 	cfg.PerRequest = int(x)
+	cfg.Adaptive = get("adaptive") != ""
+	if v := get("budget"); v != "" {
+		b, err := strconv.Atoi(v)
+		if err != nil || b < 1 {
+			return spec, badForm("Budget (samples) %q is not a positive whole number", v)
+		}
+		cfg.Budget = b
+	}
 	if v := get("seed"); v != "" {
 		seed, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
@@ -211,6 +219,9 @@ func (s *Server) createSampling(w http.ResponseWriter, r *http.Request) {
 		if err == nil {
 			err = s.checkFirstPrompt(r.Context(), spec.DatasetID, spec.Config)
 		}
+		if err == nil {
+			err = s.checkBudget(r.Context(), spec)
+		}
 		if errors.As(err, &fe) {
 			s.renderSampleForm(w, r, http.StatusBadRequest, fe.msg)
 			return
@@ -259,6 +270,23 @@ func (s *Server) checkFirstPrompt(ctx context.Context, datasetID int64, cfg jobs
 	return nil
 }
 
+// checkBudget checks an adaptive config's budget against a loaded dataset:
+// a form error when it does not fit. (An uploaded dataset's is checked once
+// it is loaded, when sampling starts.)
+func (s *Server) checkBudget(ctx context.Context, spec intake.SampleSpec) error {
+	if !spec.Config.Adaptive {
+		return nil
+	}
+	d, err := s.st.GetDataset(ctx, spec.DatasetID)
+	if err != nil {
+		return err
+	}
+	if err := spec.Config.CheckBudget(len(spec.Models), d.ProblemCount); err != nil {
+		return badForm("%v", err)
+	}
+	return nil
+}
+
 // setupView renders the config and the first problem's prompt.
 func (s *Server) setupView(ctx context.Context, c store.Comparison) (views.SetupView, error) {
 	v := views.SetupView{C: c}
@@ -289,6 +317,15 @@ func (s *Server) setupView(ctx context.Context, c store.Comparison) (views.Setup
 	ps, err := s.st.Problems(ctx, *c.DatasetID, true)
 	if err != nil || len(ps) == 0 {
 		return v, err
+	}
+	if cfg.Adaptive {
+		models := 0
+		for _, r := range c.Runs {
+			if r.Endpoint.BaseURL != "" {
+				models++
+			}
+		}
+		v.Adaptive, v.BudgetError = adaptiveLine(cfg, models, len(ps))
 	}
 	for _, run := range c.Runs {
 		rc, err := cfg.ForRun(run)
@@ -454,6 +491,11 @@ func (s *Server) samplingAction(action string) http.HandlerFunc {
 			s.render(w, r, http.StatusBadRequest, views.ErrorPage(400, "Cannot "+action, fe.msg))
 			return
 		}
+		var be *jobs.BudgetError
+		if errors.As(err, &be) {
+			s.render(w, r, http.StatusBadRequest, views.ErrorPage(400, "Cannot "+action, be.Error()))
+			return
+		}
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -462,22 +504,60 @@ func (s *Server) samplingAction(action string) http.HandlerFunc {
 	}
 }
 
+// adaptiveLine describes an adaptive config's budget against the uniform
+// design for the setup page, and says when the budget does not fit.
+func adaptiveLine(cfg jobs.SamplingConfig, models, problems int) (line, problem string) {
+	if cfg.Limit > 0 && cfg.Limit < problems {
+		problems = cfg.Limit
+	}
+	line = fmt.Sprintf("Adaptive: a pilot round, then rounds where more samples most narrow the pass@k curves, up to n = %d per problem; budget %s samples of the uniform design's %s (n × %d models × %s problems)",
+		cfg.N, jobs.Grouped(cfg.Budget), jobs.Grouped(cfg.N*models*problems), models, jobs.Grouped(problems))
+	if err := cfg.CheckBudget(models, problems); err != nil {
+		problem = err.Error()
+	}
+	return line, problem
+}
+
 // extend raises n: only the missing samples are drawn, and the curves grow
-// to the new k.
+// to the new k. On an adaptive comparison it raises the budget instead (and
+// n when a higher one is given), and the design plans more rounds.
 func (s *Server) extend(ctx context.Context, r *http.Request, c store.Comparison) error {
 	cfg, err := jobs.ParseSamplingConfig(c.Sampling)
 	if err != nil {
 		return err
+	}
+	if cfg.Adaptive {
+		b, err := strconv.Atoi(strings.TrimSpace(r.FormValue("budget")))
+		if err != nil || b <= cfg.Budget {
+			return badForm("the new budget must be a whole number of samples above the current %s", jobs.Grouped(cfg.Budget))
+		}
+		if v := strings.TrimSpace(r.FormValue("n")); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < cfg.N || n > 65536 {
+				return badForm("the target n must be a whole number from the current n = %d to 65,536", cfg.N)
+			}
+			cfg.N = n
+		}
+		cfg.Budget = b
+		return s.restartSampling(ctx, c, cfg)
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(r.FormValue("n")))
 	if err != nil || n <= cfg.N || n > 65536 {
 		return badForm("the new n must be a whole number above the current n = %d (at most 65,536)", cfg.N)
 	}
 	cfg.N = n
+	return s.restartSampling(ctx, c, cfg)
+}
+
+// restartSampling stores a comparison's new sampling config and starts
+// sampling on it, in one transaction (a config StartSampling refuses is not
+// kept).
+func (s *Server) restartSampling(ctx context.Context, c store.Comparison, cfg jobs.SamplingConfig) error {
 	return s.st.WithTx(ctx, func(tx *store.Store) error {
 		if err := tx.SetSamplingConfig(ctx, c.ID, cfg); err != nil {
 			return err
 		}
+		var err error
 		if c.Sampling, err = json.Marshal(cfg); err != nil {
 			return err
 		}
