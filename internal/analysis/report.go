@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reach-lab/reach/internal/comparability"
 	"github.com/reach-lab/reach/internal/ingest"
 	"github.com/reach-lab/reach/internal/passk"
 	"github.com/reach-lab/reach/internal/store"
@@ -80,6 +81,10 @@ type Report struct {
 	KSampled int `json:"k_sampled"`
 	// Design describes an adaptive sampling design (nil otherwise).
 	Design *Design `json:"design,omitempty"`
+	// Comparability says whether the models were sampled and graded alike
+	// (nil with one model): every setting that changes pass@k that their
+	// sources recorded, compared.
+	Comparability *comparability.Result `json:"comparability,omitempty"`
 	// Budget describes how many samples the models have per problem.
 	Budget Budget `json:"budget"`
 	// MinN is Options.MinN when it left problems out: ShortLeftOut of
@@ -830,6 +835,7 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 	if rep.Design, err = design(c.Sampling, models); err != nil {
 		return nil, err
 	}
+	rep.Comparability = comparabilityOf(c, rep)
 	if err := rep.trainingFigures(models, kept); err != nil {
 		return nil, err
 	}

@@ -79,6 +79,7 @@ type Check func(rep *Report) []Warning
 // checks are run in this order; the page lists their warnings by severity,
 // then in this order.
 var checks = []Check{
+	checkComparability,
 	checkKMaxCut,
 	checkExtrapolated,
 	checkShortLeftOut,

@@ -170,6 +170,17 @@ func inspectMeta(m *RunMeta, key, raw string) {
 			m.set(k.String(), compactJSON(val))
 			return true
 		})
+		// Inspect's prompt_template and system_message solvers log their
+		// template as a step parameter: the prompt a model was asked with.
+		v.Get("steps").ForEach(func(_, step gjson.Result) bool {
+			switch step.Get("solver").String() {
+			case "prompt_template":
+				m.set("prompt_template", step.Get("params.template").String())
+			case "system_message":
+				m.set("system_message", step.Get("params.template").String())
+			}
+			return true
+		})
 	}
 }
 
