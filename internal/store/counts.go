@@ -76,12 +76,13 @@ func (s *Store) AggregateRun(ctx context.Context, runID int64) error {
 	}
 	// One scan of the run's samples: grouped by problem and answer into
 	// run_answers, and those groups summed per problem into run_counts
-	// (solves are the correct verdicts less the uncounted ones).
+	// (solves are the correct verdicts less the uncounted ones; the token
+	// sums ride along so the report need not read the samples again).
 	_, err := s.db.Exec(ctx, `WITH g AS (`+answerGroupsSQL+`WHERE s.run_id = $1`+answerGroupsBy+`),
 		a AS (INSERT INTO run_answers (run_id, problem_id, answer, n, correct, fallback, truncated, first_correct, first_wrong)
 			SELECT run_id, problem_id, answer, n, correct, fallback, truncated, first_correct, first_wrong FROM g)
-		INSERT INTO run_counts (run_id, problem_id, n, c)
-		SELECT run_id, problem_id, sum(n), sum(correct - fallback - truncated) FROM g
+		INSERT INTO run_counts (run_id, problem_id, n, c, token_samples, tokens)
+		SELECT run_id, problem_id, sum(n), sum(correct - fallback - truncated), sum(token_samples), sum(tokens) FROM g
 		WHERE problem_id NOT IN (SELECT problem_id FROM sample_chunks WHERE run_id = $1 AND status = 'failed')
 		GROUP BY run_id, problem_id`, runID, verify.FallbackRules)
 	if err != nil {
@@ -93,14 +94,16 @@ func (s *Store) AggregateRun(ctx context.Context, runID int64) error {
 // answerGroupsSQL and answerGroupsBy, with a WHERE clause on samples s
 // between them, group samples by run, problem and answer (AnswerSQL):
 // how many, how many graded correct, how many of those the grading
-// policy does not count, by why (uncountedSQL), and the first sample index
-// graded correct and not. $2 is verify.FallbackRules.
+// policy does not count, by why (uncountedSQL), the first sample index
+// graded correct and not, and how many carry a token count with their sum
+// (TokenSum). $2 is verify.FallbackRules.
 const (
 	answerGroupsSQL = `SELECT run_id, problem_id, answer, count(*) AS n, count(*) FILTER (WHERE status = 'correct') AS correct,
 			count(*) FILTER (WHERE why = '` + UncountedFallback + `') AS fallback, count(*) FILTER (WHERE why = '` + UncountedLength + `') AS truncated,
-			min(sample_index) FILTER (WHERE status = 'correct') AS first_correct, min(sample_index) FILTER (WHERE status <> 'correct') AS first_wrong
+			min(sample_index) FILTER (WHERE status = 'correct') AS first_correct, min(sample_index) FILTER (WHERE status <> 'correct') AS first_wrong,
+			count(*) FILTER (WHERE completion_tokens > 0) AS token_samples, COALESCE(sum(completion_tokens) FILTER (WHERE completion_tokens > 0), 0) AS tokens
 		FROM (SELECT s.run_id, s.problem_id, s.sample_index, ` + AnswerSQL + ` AS answer,
-				s.status, ` + uncountedSQL + ` AS why
+				s.status, ` + uncountedSQL + ` AS why, s.completion_tokens
 			FROM samples s JOIN problems p ON p.id = s.problem_id
 				JOIN runs r ON r.id = s.run_id JOIN comparisons cmp ON cmp.id = r.comparison_id
 			`
