@@ -327,6 +327,9 @@ type ModelReport struct {
 	PassAtKBiased []Point `json:"pass_at_k_biased,omitempty"`
 	// Beyond is set when the curve goes past the model's smallest n.
 	Beyond *Beyond `json:"beyond,omitempty"`
+	// Cost is what the model's samples cost in completion tokens (cost.go;
+	// set by Build, nil from Compute).
+	Cost *Cost `json:"cost,omitempty"`
 
 	// Filled from the statistics job's cache (see Report.Stats):
 	Pass1CI    *Interval `json:"pass_at_1_ci,omitempty"`
@@ -567,6 +570,9 @@ func BuildWith(ctx context.Context, st *store.Store, id int64, opt Options) (*Re
 		keyOf[p.ID] = p.Key
 	}
 	rep.AttachQuality(c.Runs, qs, func(pid int64) string { return keyOf[pid] })
+	if err := rep.AttachCost(ctx, st, c); err != nil {
+		return nil, err
+	}
 	if err := rep.AttachUngradedExamples(ctx, st); err != nil {
 		return nil, err
 	}
