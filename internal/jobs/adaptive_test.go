@@ -417,3 +417,61 @@ func TestAdaptiveMATH500(t *testing.T) {
 		t.Errorf("crossover %+v; want k* in [8.2, 30.5]", cr)
 	}
 }
+
+// A round job lost between two rounds (its worker killed after the round's
+// last chunk, before the job was stored) leaves an adaptive comparison
+// sampling with no chunk open and no job on it. The reaper's repair plans
+// the next round, rather than counting what is there, and the design goes
+// on to its budget.
+func TestAdaptiveRoundRepaired(t *testing.T) {
+	e := startWith(t, func(c *jobs.Config) {
+		c.SamplingWorkers = 16
+		c.Lease = jobs.LeaseConfig{ReapEvery: 300 * time.Millisecond, StuckAfter: time.Second}
+	})
+	ctx := context.Background()
+	baseURL, _ := countsServer(t, "qwen2.5-7b-base.csv", replay.Options{})
+	rlURL, _ := countsServer(t, "qwen2.5-7b-simplerl-zoo.csv", replay.Options{})
+	spec := adaptiveSpec(t, baseURL, rlURL, 32, 600, 4)
+	spec.Config.Limit = 40
+	id, err := intake.CreateSampling(ctx, e.st, e.client, nil, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(t, id, time.Minute)
+	before := drawnSamples(t, e.st, id)
+	roundsBefore, _, _ := e.st.AdaptiveProgress(ctx, id)
+
+	// The state between two rounds of a design with budget left (900 now),
+	// whose round job never ran.
+	cfg := spec.Config
+	cfg.Budget = 900
+	if err := e.st.SetSamplingConfig(ctx, id, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.Pool().Exec(ctx, `DELETE FROM adaptive_rounds WHERE comparison_id = $1 AND planned = 0`, id); err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.st.GetComparison(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range c.Runs {
+		if err := e.st.SetRunStatus(ctx, r.ID, store.StatusSampling, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.st.SetComparisonStatus(ctx, id, store.StatusSampling, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(t, id, time.Minute)
+	after := drawnSamples(t, e.st, id)
+	rounds, last, err := e.st.AdaptiveProgress(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after <= before || after > 900 || rounds <= roundsBefore || last == nil || last.Planned != 0 {
+		t.Errorf("repaired design: %d samples (had %d, budget 900), %d rounds (had %d), last plan %+v; want more rounds up to the budget",
+			after, before, rounds, roundsBefore, last)
+	}
+	t.Logf("%d samples in %d rounds, then %d in %d after the repair", before, roundsBefore, after, rounds)
+}
