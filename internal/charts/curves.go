@@ -22,6 +22,9 @@ type curve struct {
 	// dashedFrom > 0: from the last x <= dashedFrom on the line is a
 	// second, dashed series of the same name (extrapolated values).
 	dashedFrom float64
+	// ks, when set (only without a band), is each point's k, carried as
+	// its third value for a tooltip that names it (an x that is not k).
+	ks []int
 }
 
 // curveSpec describes a line chart of curves with optional 95% bands: what Crossover,
@@ -39,6 +42,8 @@ type curveSpec struct {
 	curves      []curve // in legend order
 	vLines      []mark  // vertical lines at x, each on its series
 	zeroLine    bool    // horizontal line at y = 0
+	tooltip     string  // JavaScript formatter (js); "" = tooltipJS(tipHeader, unit)
+	xLabel      string  // JavaScript x-axis label formatter (js); "" = ECharts' numbers
 }
 
 type mark struct {
@@ -120,6 +125,8 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 			data[j] = []float64{cv.xs[j], cv.ys[j]}
 			if cv.lo != nil {
 				data[j] = append(data[j], cv.lo[j], cv.hi[j])
+			} else if cv.ks != nil {
+				data[j] = append(data[j], float64(cv.ks[j]))
 			}
 		}
 		var dashedData [][]float64
@@ -208,6 +215,14 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 	}
 	setIf(xAxis, "min", sp.xMin)
 	setIf(xAxis, "max", sp.xMax)
+	if sp.xLabel != "" {
+		label, _ := xAxis["axisLabel"].(map[string]any)
+		if label == nil {
+			label = map[string]any{}
+			xAxis["axisLabel"] = label
+		}
+		label["formatter"] = sp.xLabel
+	}
 	yAxis := map[string]any{"type": "value", "name": sp.yName, "nameLocation": "middle", "nameGap": 42}
 	setIf(yAxis, "min", sp.yMin)
 	setIf(yAxis, "max", sp.yMax)
@@ -228,6 +243,9 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 		"legend": lg,
 		"tooltip": map[string]any{"trigger": "axis", "formatter": tooltipJS(sp.tipHeader, sp.unit),
 			"axisPointer": map[string]any{"type": "line"}},
+	}
+	if sp.tooltip != "" {
+		overlay["tooltip"].(map[string]any)["formatter"] = sp.tooltip
 	}
 	if bands > 0 {
 		bc.AddJSFuncStrs(opts.FuncOpts(bandsJS))
