@@ -26,12 +26,15 @@ type chartTable struct {
 }
 
 // chartNames lists the downloadable charts of a report: crossover,
-// histogram, diff, cover and one venn-N per pair (N from 1); the debate
-// charts (cot, perplexity, entropy, support) once they have data.
+// histogram, diff, cover and one venn-N per pair (N from 1); cost and the
+// debate charts (cot, perplexity, entropy, support) once they have data.
 func chartNames(rep *analysis.Report) []string {
 	out := []string{"crossover", "histogram", "diff", "cover"}
 	for i := range rep.Pairs {
 		out = append(out, fmt.Sprintf("venn-%d", i+1))
+	}
+	if _, err := costTable(rep); err == nil {
+		out = append(out, "cost")
 	}
 	for _, name := range []string{"cot", "perplexity", "entropy", "support"} {
 		if _, err := debateTable(rep, name, 0); err == nil {
@@ -137,10 +140,33 @@ func chartData(rep *analysis.Report, name string) (chartTable, error) {
 			{"other-only", p.Solved.OtherOnly, strings.Join(p.OtherOnly, " ")},
 			{"neither", p.Solved.Neither, ""},
 		}
+	case name == "cost":
+		return costTable(rep)
 	case isDebateChart(name):
 		return debateTable(rep, name, 0)
 	default:
 		return t, fmt.Errorf("chart %q: %w", name, store.ErrNotFound)
+	}
+	return t, nil
+}
+
+// costTable is the cost chart's data: per model with token counts and k,
+// the completion tokens per problem k samples take and pass@k (a fraction),
+// one row each (models' ks may differ). ErrNotFound when no model has
+// token counts.
+func costTable(rep *analysis.Report) (chartTable, error) {
+	t := chartTable{Chart: "cost", Title: "pass@k against completion tokens per problem (k × mean completion tokens per sample; pass@k as a fraction)",
+		Columns: []string{"model", "k", "tokens_per_problem", "pass_at_k"}}
+	for _, m := range rep.Models {
+		if m.Cost == nil {
+			continue
+		}
+		for _, p := range m.Cost.PassAtTokens {
+			t.Rows = append(t.Rows, []any{m.Name, p.K, p.Tokens, p.Value})
+		}
+	}
+	if len(t.Rows) == 0 {
+		return t, fmt.Errorf("chart \"cost\": no model has token counts: %w", store.ErrNotFound)
 	}
 	return t, nil
 }

@@ -188,7 +188,7 @@ func variantQuery(opt analysis.Options) string {
 }
 
 // statsCharts builds the difference curve, Cover@τ, maj@k, trajectory,
-// UpSet and breakdown charts.
+// UpSet, cost and breakdown charts.
 func statsCharts(prefix string, rep *analysis.Report) (views.StatsCharts, error) {
 	var sc views.StatsCharts
 	din := charts.DiffInput{Title: "pass@k(model) − pass@k(base)"}
@@ -304,6 +304,10 @@ func statsCharts(prefix string, rep *analysis.Report) (views.StatsCharts, error)
 		sc.UpSet = chart(up)
 	}
 
+	if sc.Cost, err = costChart(prefix, rep); err != nil {
+		return sc, fmt.Errorf("cost: %w", err)
+	}
+
 	for i, b := range rep.Breakdowns {
 		gin := charts.CrossoverInput{Title: b.Group, Options: charts.Options{Height: 250}}
 		for _, m := range b.Models {
@@ -340,4 +344,32 @@ func extrapolatedFrom(rep *analysis.Report, names ...string) int {
 		}
 	}
 	return from
+}
+
+// costChart draws pass@k against the completion tokens k samples per
+// problem cost (analysis.Cost), one line per model with token counts in its
+// colour of the other charts; none (an empty Chart) when no model has them.
+func costChart(prefix string, rep *analysis.Report) (views.Chart, error) {
+	in := charts.CostInput{Title: "pass@k against completion tokens per problem"}
+	for i, m := range rep.Models {
+		if m.Cost == nil || len(m.Cost.PassAtTokens) == 0 {
+			continue
+		}
+		s := charts.CostSeries{Name: m.Name, Color: i + 1}
+		for _, p := range m.Cost.PassAtTokens {
+			s.Ks, s.Tokens, s.Values = append(s.Ks, p.K), append(s.Tokens, p.Tokens), append(s.Values, p.Value)
+		}
+		if m.Beyond != nil {
+			s.DashedFrom = m.Beyond.FromK - 1 // extrapolated past the model's smallest n
+		}
+		in.Series = append(in.Series, s)
+	}
+	if len(in.Series) == 0 {
+		return views.Chart{}, nil
+	}
+	c, err := charts.Cost(prefix, in)
+	if err != nil {
+		return views.Chart{}, err
+	}
+	return chart(c), nil
 }
