@@ -176,5 +176,9 @@ func (b *browser) checkChartTexts(t *testing.T, what string) {
 		for _, p := range c.Layout.Problems(names) {
 			t.Errorf("%s: %s: %s (%s)", what, c.ID, p, c.Layout.Describe())
 		}
+		// No two texts drawn over each other: titles, labels, axis names, mark labels.
+		for _, p := range eval[[]string](t, b, fmt.Sprintf(`(%s)(document.getElementById(%q))`, textOverlapsJS, c.ID)) {
+			t.Errorf("%s: %s: %s", what, c.ID, p)
+		}
 	}
 }

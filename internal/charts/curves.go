@@ -208,6 +208,7 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 	}
 
 	xAxis := map[string]any{"type": "value", "name": sp.xName, "nameLocation": "middle", "nameGap": 28,
+		"axisLabel": map[string]any{"hideOverlap": true},
 		"splitLine": map[string]any{"show": true, "lineStyle": map[string]any{"opacity": 0.5}}}
 	if sp.xLog2 {
 		xAxis["type"] = "log"

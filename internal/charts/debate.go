@@ -246,7 +246,9 @@ func Support(id string, in SupportInput) (Snippet, error) {
 	}
 	overlay := map[string]any{
 		// Horizontal bars: the category axis is y.
-		"xAxis":   []any{map[string]any{"type": "value", "name": "problems", "nameLocation": "middle", "nameGap": 28, "minInterval": 1}},
+		// hideOverlap: at a phone's width the counts' ticks (90, 120, 150) ran into each other.
+		"xAxis": []any{map[string]any{"type": "value", "name": "problems", "nameLocation": "middle", "nameGap": 28, "minInterval": 1,
+			"axisLabel": map[string]any{"hideOverlap": true}}},
 		"yAxis":   []any{map[string]any{"type": "category", "data": names}},
 		"grid":    map[string]any{"left": 140, "right": 28, "top": 48, "bottom": 46},
 		"legend":  bottomLegend(legendData(order)),

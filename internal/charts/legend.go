@@ -105,7 +105,7 @@ func layoutLegend(id string, overlay map[string]any, height int) (int, string) {
   const grids = inst.getOption().grid || [];
   if (grids.length && grids[0].bottom !== bottom) { inst.setOption({grid: [{bottom: bottom}]}); }
   if (!el_%[1]s.closest('[data-chart-fill]')) {
-    const h = (%[4]d + Math.max(0, lh - %[5]d)) + 'px';
+    const h = (%[4]d + Math.max(0, lh - %[5]d) + (Number(el_%[1]s.dataset.titleExtra) || 0)) + 'px';
     if (el_%[1]s.style.height !== h) { el_%[1]s.style.height = h; }
   }
 };

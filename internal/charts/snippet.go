@@ -158,14 +158,42 @@ func setup(bc *charts.BaseConfiguration, id, title string, o Options, defaultHei
 	// a resize the legend may wrap differently: fit it again in the next frame (changing the
 	// height inside the observer's callback would loop it).
 	inst := render.EchartsInstancePlaceholder
-	// A title wider than the chart (a phone's) breaks onto a second line rather than run under
-	// the save-image icon.
+	// A title wider than the chart (a phone's) breaks onto more lines rather than run under
+	// the save-image icon, and pushes the plot (and what is drawn above it: k*, bar counts,
+	// axis names) down by its extra lines, the chart growing by as much: without that the
+	// second line sat on the plot's top labels. The title view's group is the laid-out title
+	// (getModel and getViewOfComponentModel, as the legend's fit uses them).
+	setHeight := "if (!el_" + id + ".closest('[data-chart-fill]')) { const h = (" + fmt.Sprint(h) + " + extra) + 'px'; if (el_" + id + ".style.height !== h) { el_" + id + ".style.height = h; } }"
+	if fit != "" {
+		setHeight = "" // fit_ID sets the height, adding the title's extra lines
+	}
 	fitTitle := `const fitTitle_` + id + ` = function () {
   const inst = ` + inst + `;
   if (inst.isDisposed()) { return; }
-  const t = (inst.getOption().title || [])[0];
+  const o = inst.getOption();
+  const t = (o.title || [])[0];
   const w = Math.max(80, inst.getWidth() - 60);
-  if (t && t.text && (!t.textStyle || t.textStyle.width !== w)) { inst.setOption({title: [{textStyle: {width: w, overflow: 'break', lineHeight: 20}}]}); }
+  if (!t || !t.text) { return; }
+  if (!t.textStyle || t.textStyle.width !== w) { inst.setOption({title: [{textStyle: {width: w, overflow: 'break', lineHeight: 20}}]}); }
+  if (!inst.getModel || !inst.getViewOfComponentModel) { return; }
+  const tm = inst.getModel().getComponent('title');
+  const tv = tm && inst.getViewOfComponentModel(tm);
+  const grids = o.grid || [];
+  if (!tv || !grids.length || typeof grids[0].top !== 'number') { return; }
+  const el = el_` + id + `;
+  if (el.dataset.gridTops === undefined) { el.dataset.gridTops = JSON.stringify(grids.map(function (g) { return g.top; })); }
+  /* One line is 30 px high with its padding (5, a 20 px line, 5): every grid moves down by
+     what the title's further lines take, and 16 px more, since what is drawn above the plot
+     (k*, the tallest bar's count) sits beside a one-line title but would run under a title
+     as wide as the chart. */
+  const more = Math.ceil(tv.group.getBoundingRect().height) - 30;
+  const extra = more > 0 ? more + 16 : 0;
+  el.dataset.titleExtra = extra;
+  const tops = JSON.parse(el.dataset.gridTops);
+  if (tops.some(function (t, i) { return typeof t === 'number' && grids[i].top !== t + extra; })) {
+    inst.setOption({grid: tops.map(function (t) { return typeof t === 'number' ? {top: t + extra} : {}; })});
+  }
+  ` + setHeight + `
 };
 fitTitle_` + id + `();`
 	refit := "\n  requestAnimationFrame(function () { fitTitle_" + id + "(); });"
