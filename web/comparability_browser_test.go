@@ -86,5 +86,12 @@ func TestBrowserComparabilityPanel(t *testing.T) {
 	if w := eval[string](t, b, `document.body.innerText`); !strings.Contains(w, "temperature: base 0.6, rl 1.2") {
 		t.Error("no warning naming the temperatures")
 	}
+	// "Would more samples help?": folded, and every value past n marked extrapolated.
+	if got := eval[string](t, b, `document.querySelector("#past-n summary").innerText`); !strings.Contains(got, "past n = 4, extrapolated") {
+		t.Errorf("past-n summary %q", got)
+	}
+	if heads := eval[string](t, b, `document.querySelector("#past-n thead").textContent`); !strings.Contains(heads, "pass@8 (extrapolated)") || !strings.Contains(heads, "pass@16 (extrapolated)") {
+		t.Errorf("past-n columns %q", heads)
+	}
 	b.checkConsole(t)
 }

@@ -85,9 +85,7 @@ func beyondCurve(m *ModelReport, cs []passk.Count, nmin, extendTo int) error {
 	for j, k := range ks {
 		m.PassAtK[j] = Point{K: k, Value: b.PassAtK[j], Extrapolated: k > nmin}
 	}
-	bx := &Beyond{FromK: nmin + 1, Prior: PriorFit{Zero: prior.Zero, One: prior.One, Alpha: prior.Alpha, Beta: prior.Beta,
-		Chi2: prior.Fit.Chi2, Chi2DF: prior.Fit.DF, Chi2P: prior.Fit.P, Departure: prior.Fit.Departure,
-		CheckKs: prior.Fit.CheckKs, Poor: prior.Fit.Poor()}}
+	bx := &Beyond{FromK: nmin + 1, Prior: priorFit(prior)}
 	for _, k := range ChartKs(extendTo) {
 		bx.Bands = append(bx.Bands, Band{K: k, Lo: b.Lo[k-1], Hi: b.Hi[k-1]})
 		if k > nmin {

@@ -327,6 +327,9 @@ type ModelReport struct {
 	PassAtKBiased []Point `json:"pass_at_k_biased,omitempty"`
 	// Beyond is set when the curve goes past the model's smallest n.
 	Beyond *Beyond `json:"beyond,omitempty"`
+	// PastN continues the curve past the sampled n to 4n, extrapolated
+	// (nil for adaptive designs and n < 2).
+	PastN *PastN `json:"past_n,omitempty"`
 	// Cost is what the model's samples cost in completion tokens (cost.go;
 	// set by Build, nil from Compute).
 	Cost *Cost `json:"cost,omitempty"`
@@ -478,6 +481,9 @@ type PairReport struct {
 	Base      string    `json:"base"`
 	Other     string    `json:"other"`
 	Crossover Crossover `json:"crossover"`
+	// PastN is the crossover of the curves continued to 4n (extrapolated;
+	// see ModelReport.PastN), nil when they are not continued.
+	PastN *PastNCrossover `json:"past_n,omitempty"`
 	// DeltaSE = pass@k(base) − pass@1(other) at k = DeltaSEK.
 	DeltaSE   float64  `json:"delta_se"`
 	DeltaSEK  int      `json:"delta_se_k"`
@@ -842,6 +848,9 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 		return nil, err
 	}
 	rep.Comparability = comparabilityOf(c, rep)
+	if err := rep.pastNFigures(models); err != nil {
+		return nil, err
+	}
 	if err := rep.trainingFigures(models, kept); err != nil {
 		return nil, err
 	}
