@@ -268,7 +268,24 @@ func statsCharts(prefix string, rep *analysis.Report) (views.StatsCharts, error)
 				l.Lo, l.Hi = nil, nil
 			}
 		}
-		tin.Lines = []charts.TrajectoryLine{p1, pn}
+		tin.Lines = []charts.TrajectoryLine{p1}
+		// pass@k at the ks between, off at first: a legend click reads the
+		// trajectory at another k.
+		for j, x := range rep.Trajectory[0].AtK {
+			if x.K == 1 || x.K == rep.KMax {
+				continue
+			}
+			l := charts.TrajectoryLine{Name: fmt.Sprintf("pass@%d", x.K), Hidden: true}
+			for _, tp := range rep.Trajectory {
+				if j < len(tp.AtK) {
+					l.Values = append(l.Values, tp.AtK[j].Value)
+				}
+			}
+			if len(l.Values) == len(tin.Steps) {
+				tin.Lines = append(tin.Lines, l)
+			}
+		}
+		tin.Lines = append(tin.Lines, pn)
 		traj, err := charts.Trajectory(prefix, tin)
 		if err != nil {
 			return sc, fmt.Errorf("trajectory: %w", err)

@@ -78,6 +78,26 @@ func testBrowserTrainingFlows(t *testing.T) {
 	if got := eval[string](t, b, `(document.querySelector("#dynamics") || {dataset: {}}).dataset.label || ""`); rep.Dynamics == nil || got == "" {
 		t.Errorf("two-stage view %q (report %+v)", got, rep.Dynamics)
 	}
+	// The trajectory at a chosen k: a reading per k of the report, and pass@k between 1 and
+	// k max drawn off at first, on in one legend click.
+	// (The labels may have moved from "pending" since rep was built: the statistics job.)
+	labels := eval[[]string](t, b, `Array.from(document.querySelectorAll("#dynamics-at-k tbody tr")).map(r => r.dataset.k + (r.dataset.label ? "" : " unlabelled"))`)
+	var readings []string
+	for _, d := range rep.DynamicsAtK {
+		readings = append(readings, fmt.Sprint(d.K))
+	}
+	if strings.Join(labels, ", ") != strings.Join(readings, ", ") || len(readings) < 2 {
+		t.Errorf("two-stage readings per k on the page %v; the report's ks %v", labels, readings)
+	}
+	shown := eval[bool](t, b, `(() => {
+		const inst = echarts.getInstanceByDom(document.querySelector("#trajectory [id^=trajectory_]"));
+		const off = inst.getOption().legend[0].selected["pass@2"] === false;
+		inst.dispatchAction({type: "legendSelect", name: "pass@2"});
+		return off && inst.getOption().legend[0].selected["pass@2"] === true;
+	})()`)
+	if !shown {
+		t.Error("pass@2 is not drawn off at first and on after a legend click")
+	}
 	// Click the middle of the bar.
 	b.do(t, "scroll to the flows chart", chromedp.ScrollIntoView(chromedp.CSS("#flows")))
 	xy := eval[[]float64](t, b, fmt.Sprintf(`(() => {

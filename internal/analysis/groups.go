@@ -153,7 +153,11 @@ func trajectory(runs []store.Run, ms []ModelReport, kmax int) []TrajectoryPoint 
 			continue
 		}
 		seen[step] = true
-		out = append(out, TrajectoryPoint{Model: ms[i].Name, Step: step, Pass1: ms[i].Pass1, PassN: ms[i].PassAtK[kmax-1].Value, model: i})
+		tp := TrajectoryPoint{Model: ms[i].Name, Step: step, Pass1: ms[i].Pass1, PassN: ms[i].PassAtK[kmax-1].Value, model: i}
+		for _, k := range GroupKs(kmax) {
+			tp.AtK = append(tp.AtK, TrajectoryK{K: k, Value: ms[i].PassAtK[k-1].Value})
+		}
+		out = append(out, tp)
 	}
 	slices.SortStableFunc(out, func(a, b TrajectoryPoint) int { return cmp.Compare(a.Step, b.Step) })
 	return out

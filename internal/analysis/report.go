@@ -127,6 +127,9 @@ type Report struct {
 	// (training.TwoStage): claimed only where the bootstrap bands are
 	// apart; nil without a trajectory.
 	Dynamics *training.Dynamics `json:"dynamics,omitempty"`
+	// DynamicsAtK is the same reading at every k of GroupKs(KMax): the
+	// boundary may shrink at one k and not at another.
+	DynamicsAtK []training.Dynamics `json:"dynamics_at_k,omitempty"`
 	// Stats says whether the bootstrap intervals and maj@k (computed by a
 	// background job) are attached.
 	Stats StatsInfo `json:"stats"`
@@ -260,6 +263,13 @@ type GroupModel struct {
 	Solved  int     `json:"solved"`
 }
 
+// TrajectoryK is one point's pass@K, in [0, 1], with its bootstrap band.
+type TrajectoryK struct {
+	K     int       `json:"k"`
+	Value float64   `json:"value"`
+	CI    *Interval `json:"ci,omitempty"`
+}
+
 // TrajectoryPoint is one model of a checkpoint series.
 type TrajectoryPoint struct {
 	Model   string    `json:"model"`
@@ -268,6 +278,10 @@ type TrajectoryPoint struct {
 	PassN   float64   `json:"pass_at_kmax"` // pass@KMax of the report
 	Pass1CI *Interval `json:"pass_at_1_ci,omitempty"`
 	PassNCI *Interval `json:"pass_at_kmax_ci,omitempty"`
+	// AtK is pass@k at every k of GroupKs(KMax) (powers of two and KMax),
+	// with bands once the statistics are attached: the trajectory at a
+	// chosen k.
+	AtK []TrajectoryK `json:"at_k"`
 	// Flows against the point before (none at the first) and against the
 	// base model, as problem ids (training.Flows: solved = c ≥ 1).
 	Gained       []string `json:"gained"`

@@ -72,10 +72,14 @@ func TestComputeFiguresAndTests(t *testing.T) {
 	// Trajectory: base at step 0, then 100, 200; pass@4 = share solved.
 	// Flows by hand: base solves a, b; ck100 and ck200 a, c.
 	e := []string{}
-	want := []TrajectoryPoint{{Model: "base", Step: 0, Pass1: 0.5, PassN: 0.5, Gained: e, Lost: e, Regained: e, GainedVsBase: e, LostVsBase: e},
-		{Model: "ck100", Step: 100, Pass1: 3.0 / 16, PassN: 0.5, Gained: []string{"c"}, Lost: []string{"b"}, Regained: e,
+	// pass@k at k = 1, 2, 4 (GroupKs(4)) as each model's curve has it.
+	atK := func(v1, v2, v4 float64) []TrajectoryK {
+		return []TrajectoryK{{K: 1, Value: v1}, {K: 2, Value: v2}, {K: 4, Value: v4}}
+	}
+	want := []TrajectoryPoint{{Model: "base", Step: 0, Pass1: 0.5, PassN: 0.5, AtK: atK(0.5, 0.5, 0.5), Gained: e, Lost: e, Regained: e, GainedVsBase: e, LostVsBase: e},
+		{Model: "ck100", Step: 100, Pass1: 3.0 / 16, PassN: 0.5, AtK: atK(3.0/16, rep.Models[1].PassAtK[1].Value, 0.5), Gained: []string{"c"}, Lost: []string{"b"}, Regained: e,
 			GainedVsBase: []string{"c"}, LostVsBase: []string{"b"}, model: 1},
-		{Model: "ck200", Step: 200, Pass1: 7.0 / 16, PassN: 0.5, Gained: e, Lost: e, Regained: e,
+		{Model: "ck200", Step: 200, Pass1: 7.0 / 16, PassN: 0.5, AtK: atK(7.0/16, rep.Models[2].PassAtK[1].Value, 0.5), Gained: e, Lost: e, Regained: e,
 			GainedVsBase: []string{"c"}, LostVsBase: []string{"b"}, model: 2}}
 	if !reflect.DeepEqual(rep.Trajectory, want) {
 		t.Errorf("trajectory %+v\nwant %+v", rep.Trajectory, want)

@@ -231,6 +231,15 @@ func (rep *Report) AttachStats(row store.Stats) {
 	for i, tp := range rep.Trajectory {
 		m := byName[tp.Model]
 		rep.Trajectory[i].Pass1CI, rep.Trajectory[i].PassNCI = rep.Models[m].Pass1CI, rep.Models[m].PassKMaxCI
+		band := map[int]Band{}
+		for _, b := range rep.Models[m].PassAtKCI {
+			band[b.K] = b
+		}
+		for j, x := range tp.AtK {
+			if b, ok := band[x.K]; ok {
+				rep.Trajectory[i].AtK[j].CI = &Interval{Lo: b.Lo, Hi: b.Hi}
+			}
+		}
 	}
 	rep.readDynamics()
 }

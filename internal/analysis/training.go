@@ -101,4 +101,26 @@ func (rep *Report) readDynamics() {
 		return
 	}
 	rep.Dynamics = &d
+	rep.DynamicsAtK = nil
+	for j, k := range GroupKs(rep.KMax) {
+		var vals, lo, hi []float64
+		bands := true
+		for _, tp := range rep.Trajectory {
+			if j >= len(tp.AtK) || tp.AtK[j].K != k {
+				return // a report stored before AtK: nothing to read
+			}
+			vals = append(vals, tp.AtK[j].Value)
+			if ci := tp.AtK[j].CI; ci != nil {
+				lo, hi = append(lo, ci.Lo), append(hi, ci.Hi)
+			} else {
+				bands = false
+			}
+		}
+		if !bands {
+			lo, hi = nil, nil
+		}
+		if d, err := training.TwoStage(k, steps, vals, lo, hi); err == nil {
+			rep.DynamicsAtK = append(rep.DynamicsAtK, d)
+		}
+	}
 }

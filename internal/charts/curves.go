@@ -24,7 +24,8 @@ type curve struct {
 	dashedFrom float64
 	// ks, when set (only without a band), is each point's k, carried as
 	// its third value for a tooltip that names it (an x that is not k).
-	ks []int
+	ks     []int
+	hidden bool // off in the legend at first
 }
 
 // curveSpec describes a line chart of curves with optional 95% bands: what Crossover,
@@ -229,11 +230,20 @@ func buildCurves(id string, sp curveSpec) (Snippet, error) {
 	setIf(yAxis, "max", sp.yMax)
 
 	lg := bottomLegend(legend)
+	selected := map[string]any{}
 	if bands > 0 {
 		// Bands of more than two curves overlap into one grey mass: off until asked for.
 		lg["data"] = append(legend, map[string]any{"name": BandsLegend, "icon": "rect",
 			"itemStyle": map[string]any{"color": "#8c959f", "opacity": 0.45}})
-		lg["selected"] = map[string]any{BandsLegend: bands <= 2}
+		selected[BandsLegend] = bands <= 2
+	}
+	for _, cv := range sp.curves {
+		if cv.hidden {
+			selected[cv.name] = false
+		}
+	}
+	if len(selected) > 0 {
+		lg["selected"] = selected
 	}
 	overlay := map[string]any{
 		"series": seriesExtra,

@@ -12,6 +12,9 @@ type TrajectoryLine struct {
 	Values []float64
 	// Lo and Hi are an optional 95% band: both empty, or both len(Steps).
 	Lo, Hi []float64
+	// Hidden draws the line off at first: its legend entry shows it (pass@k at ks between 1 and
+	// k max, for reading the trajectory at a chosen k).
+	Hidden bool
 }
 
 // TrajectoryInput is one RL run's checkpoints: how pass@1 and pass@k_max move with training.
@@ -47,6 +50,7 @@ func Trajectory(id string, in TrajectoryInput) (Snippet, error) {
 		if err != nil {
 			return Snippet{}, fmt.Errorf("trajectory chart: %w", err)
 		}
+		cv.hidden = l.Hidden
 		cs = append(cs, cv)
 	}
 	return buildCurves(fullID, curveSpec{
