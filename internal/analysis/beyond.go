@@ -37,7 +37,9 @@ type PriorFit struct {
 	Chi2P     float64 `json:"chi2_p"`
 	Departure float64 `json:"departure"` // the prior's curve vs the data's at CheckKs, in [0, 1]
 	CheckKs   []int   `json:"check_ks"`
-	Poor      bool    `json:"poor"`
+	// Degenerate: every count was 0 correct (or all correct), so no rate could be fitted.
+	Degenerate bool `json:"degenerate,omitempty"`
+	Poor       bool `json:"poor"`
 }
 
 func (f PriorFit) prior() passk.Prior {
@@ -155,7 +157,10 @@ func checkExtrapolated(rep *Report) []Warning {
 				"(%.1f%% never solved, %.1f%% always, Beta(%.2f, %.2f) otherwise); the prior's curve departs from the sampled one by %.2f points at k = %v.",
 				m.Name, b.FromK, rep.KMax, 100*share, rep.KMax, 100*b.Prior.Zero, 100*b.Prior.One, b.Prior.Alpha, b.Prior.Beta,
 				100*b.Prior.Departure, b.Prior.CheckKs)}
-		if b.Prior.Poor {
+		if b.Prior.Degenerate {
+			w.Code, w.Severity = "extrapolation-poor-fit", SeverityWarning
+			w.Text += fmt.Sprintf(" Every sample of %s was graded alike (all wrong or all right) on every problem, so no success rate can be fitted: the extrapolated values and their intervals are not estimates. Check the grading (a code harness, an answer format) before sampling more.", m.Name)
+		} else if b.Prior.Poor {
 			w.Code, w.Severity = "extrapolation-poor-fit", SeverityWarning
 			w.Text += fmt.Sprintf(" That is more than %.1f points: the fitted shape misses how this model's pass@k grows where its samples end, so the extrapolated values may be off; sample more (Extend) rather than trust them.",
 				100*passk.PoorDeparture)

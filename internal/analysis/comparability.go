@@ -89,13 +89,15 @@ func comparabilityOf(c store.Comparison, rep *Report) *comparability.Result {
 }
 
 // checkComparability warns when the models were sampled or graded
-// differently in a setting that changes pass@k, naming each difference.
+// differently in a setting that changes pass@k, naming each difference, and
+// says which settings only some models recorded (those could not be
+// compared: "unknown" for the others).
 func checkComparability(rep *Report) []Warning {
 	cp := rep.Comparability
-	if cp == nil || cp.Alike {
+	if cp == nil {
 		return nil
 	}
-	var parts []string
+	var parts, partial []string
 	for _, d := range cp.Differences {
 		// A different n has warnings of its own (unequal budgets, k max cut)
 		// that say what it does to each figure.
@@ -103,12 +105,23 @@ func checkComparability(rep *Report) []Warning {
 			parts = append(parts, d.Text())
 		}
 	}
-	if len(parts) == 0 {
-		return nil
+	for _, d := range cp.Partial {
+		if d.Key != "n" {
+			partial = append(partial, d.Text())
+		}
 	}
-	return []Warning{{
-		Code: "settings-differ", Severity: SeverityWarning, Figures: []string{FigurePassK, FigureCrossover, FigureSolved},
-		Text: fmt.Sprintf("The models were not sampled or graded alike: %s. A difference in pass@k or k* may be the settings', not the training's.",
-			strings.Join(parts, "; ")),
-	}}
+	switch {
+	case len(parts) > 0:
+		text := fmt.Sprintf("The models were not sampled or graded alike: %s. A difference in pass@k or k* may be the settings', not the training's.",
+			strings.Join(parts, "; "))
+		if len(partial) > 0 {
+			text += fmt.Sprintf(" Not compared (recorded for some models only): %s.", strings.Join(partial, "; "))
+		}
+		return []Warning{{Code: "settings-differ", Severity: SeverityWarning, Figures: []string{FigurePassK, FigureCrossover, FigureSolved}, Text: text}}
+	case len(partial) > 0:
+		return []Warning{{Code: "settings-unknown", Severity: SeverityInfo, Figures: []string{FigurePassK, FigureCrossover, FigureSolved},
+			Text: fmt.Sprintf("Some settings were recorded for some models only, so Reach cannot tell whether the models were sampled alike in them: %s.",
+				strings.Join(partial, "; "))}}
+	}
+	return nil
 }

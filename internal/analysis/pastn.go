@@ -86,14 +86,26 @@ func (rep *Report) pastNFigures(models [][]passk.Count) error {
 		if err != nil {
 			return err
 		}
+		// The sampled pass@n plus what each prior adds past it: a curve that never falls
+		// below pass@n (passk.GainBeyond), with each prior's posterior half-width around it.
+		ga, err := passk.GainBeyond(cs, n, ks, inflated)
+		if err != nil {
+			return err
+		}
+		gb, err := passk.GainBeyond(cs, n, ks, plain)
+		if err != nil {
+			return err
+		}
 		pn := rep.Models[m].PassAtK[n-1].Value
 		p := &PastN{Prior: priorFit(inflated), PlainPrior: priorFit(plain)}
 		curves[m] = make([]float64, len(ks))
 		for j, k := range ks {
-			v := (a.PassAtK[j] + b.PassAtK[j]) / 2
+			va, vb := min(1, pn+ga[j]), min(1, pn+gb[j])
+			ha, hb := (a.Hi[j]-a.Lo[j])/2, (b.Hi[j]-b.Lo[j])/2
+			v := (va + vb) / 2
 			curves[m][j] = v
 			if k == 2*n || k == PastNFactor*n {
-				p.Points = append(p.Points, PastNPoint{K: k, Value: v, Lo: min(a.Lo[j], b.Lo[j]), Hi: max(a.Hi[j], b.Hi[j]), Gain: v - pn})
+				p.Points = append(p.Points, PastNPoint{K: k, Value: v, Lo: max(0, min(va-ha, vb-hb)), Hi: min(1, max(va+ha, vb+hb)), Gain: v - pn})
 			}
 		}
 		rep.Models[m].PastN = p
@@ -118,5 +130,5 @@ func (rep *Report) pastNFigures(models [][]passk.Count) error {
 func priorFit(prior passk.Prior) PriorFit {
 	return PriorFit{Zero: prior.Zero, One: prior.One, Alpha: prior.Alpha, Beta: prior.Beta,
 		Chi2: prior.Fit.Chi2, Chi2DF: prior.Fit.DF, Chi2P: prior.Fit.P, Departure: prior.Fit.Departure,
-		CheckKs: prior.Fit.CheckKs, Poor: prior.Fit.Poor()}
+		CheckKs: prior.Fit.CheckKs, Degenerate: prior.Fit.Degenerate, Poor: prior.Fit.Poor()}
 }

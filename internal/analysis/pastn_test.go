@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -63,5 +64,33 @@ func TestPastNPredictsMATH500(t *testing.T) {
 	// The full data's own continuation goes to 512; an adaptive design's report has none.
 	if ref.Models[0].PastN == nil || ref.Models[0].PastN.Points[1].K != 512 || ref.Pairs[0].PastN.KMax != 512 {
 		t.Errorf("full data past n %+v", ref.Models[0].PastN)
+	}
+}
+
+// Past n the curve never falls below the sampled pass@n (every problem solved at n = 4 here:
+// the posterior mean alone gave pass@8 = 99.6% under pass@4 = 100%), and a model whose every
+// sample failed is flagged, not reported with a zero-width certainty.
+func TestPastNNeverFallsAndDegenerateFlagged(t *testing.T) {
+	c := store.Comparison{ID: 1, Runs: []store.Run{{ID: 1, ModelName: "base", Role: "base"}, {ID: 2, ModelName: "rl", Role: "rl"}}}
+	var ps []store.Problem
+	counts := map[int64][]store.Count{}
+	for i, cs := range [][2]int{{1, 0}, {2, 0}, {4, 0}} {
+		pid := int64(10 + i)
+		ps = append(ps, store.Problem{ID: pid, Key: fmt.Sprint("p", i), Idx: i, Reference: "1"})
+		counts[1] = append(counts[1], store.Count{RunID: 1, ProblemID: pid, N: 4, C: cs[0]})
+		counts[2] = append(counts[2], store.Count{RunID: 2, ProblemID: pid, N: 4, C: cs[1]})
+	}
+	rep, err := Compute(c, ps, counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := rep.Models[0]
+	for _, p := range b.PastN.Points {
+		if p.Value < b.PassAtK[3].Value || p.Gain < 0 || p.Value > 1 {
+			t.Errorf("base pass@%d = %v (gain %v) under pass@4 = %v", p.K, p.Value, p.Gain, b.PassAtK[3].Value)
+		}
+	}
+	if !rep.Models[1].PastN.Prior.Degenerate || !rep.Models[1].PastN.Prior.Poor {
+		t.Errorf("a model with every sample wrong: prior %+v; want degenerate and poor", rep.Models[1].PastN.Prior)
 	}
 }

@@ -24,21 +24,22 @@ type Setting struct {
 	Label string // words for the page
 	// aliases are the names tools write it under (lower case; a dotted path matches on its
 	// last part too: generation_kwargs.temperature is temperature).
-	aliases []string
-	numeric bool
+	aliases  []string
+	numeric  bool
+	sampling bool // a setting of how samples are drawn (not the grader, the dataset or n)
 }
 
 // Settings are the settings checked, in the order the page lists them.
 var Settings = []Setting{
-	{Key: "temperature", Label: "temperature", aliases: []string{"temperature", "temp"}, numeric: true},
-	{Key: "top_p", Label: "top-p", aliases: []string{"top_p", "top-p", "topp"}, numeric: true},
-	{Key: "top_k", Label: "top-k", aliases: []string{"top_k", "top-k", "topk"}, numeric: true},
-	{Key: "min_p", Label: "min-p", aliases: []string{"min_p", "min-p"}, numeric: true},
-	{Key: "max_tokens", Label: "token budget (max new tokens)",
+	{Key: "temperature", sampling: true, Label: "temperature", aliases: []string{"temperature", "temp"}, numeric: true},
+	{Key: "top_p", sampling: true, Label: "top-p", aliases: []string{"top_p", "top-p", "topp"}, numeric: true},
+	{Key: "top_k", sampling: true, Label: "top-k", aliases: []string{"top_k", "top-k", "topk"}, numeric: true},
+	{Key: "min_p", sampling: true, Label: "min-p", aliases: []string{"min_p", "min-p"}, numeric: true},
+	{Key: "max_tokens", sampling: true, Label: "token budget (max new tokens)",
 		aliases: []string{"max_tokens", "max_new_tokens", "max_gen_toks", "max_completion_tokens", "max_output_tokens", "max_generation_tokens"}, numeric: true},
-	{Key: "template", Label: "prompt template", aliases: []string{"template", "prompt_template", "prompt_type", "chat_template", "template_text"}},
-	{Key: "system_prompt", Label: "system prompt", aliases: []string{"system_prompt", "system_message", "system"}},
-	{Key: "stop", Label: "stop sequences", aliases: []string{"stop", "until", "stop_sequences"}},
+	{Key: "template", sampling: true, Label: "prompt template", aliases: []string{"template", "prompt_template", "prompt_type", "chat_template", "template_text"}},
+	{Key: "system_prompt", sampling: true, Label: "system prompt", aliases: []string{"system_prompt", "system_message", "system"}},
+	{Key: "stop", sampling: true, Label: "stop sequences", aliases: []string{"stop", "until", "stop_sequences"}},
 	{Key: "api_style", Label: "API style", aliases: []string{"api_style"}},
 	{Key: "dataset", Label: "dataset", aliases: []string{"dataset hash", "dataset_hash"}},
 	{Key: "grader", Label: "grader", aliases: []string{"grader"}},
@@ -79,6 +80,10 @@ type Result struct {
 	Partial []Difference `json:"partial"`
 	// Unknown lists the settings no model recorded (labels).
 	Unknown []string `json:"unknown"`
+	// SamplingKnown: some setting of how the samples were drawn (temperature, top-p, top-k,
+	// min-p, token budget, template, system prompt, stop) was recorded for every model. Without
+	// it "alike" rests on the grader and n alone and the page says it cannot tell.
+	SamplingKnown bool `json:"sampling_known"`
 }
 
 // lookup finds setting s in a model's recorded settings: aliases in their order, keys in sorted
@@ -155,6 +160,9 @@ func Check(models []Model) Result {
 			r.Partial = append(r.Partial, d)
 		default:
 			r.Same = append(r.Same, s.Label)
+			if s.sampling {
+				r.SamplingKnown = true
+			}
 		}
 	}
 	return r

@@ -47,6 +47,9 @@ type GoodnessOfFit struct {
 	// Departure is the largest |prior curve − unbiased curve| at CheckKs, in [0, 1].
 	Departure float64
 	CheckKs   []int
+	// Degenerate: every problem's count is 0 correct, or every one all correct. The fit then
+	// says every rate is 0 (or 1) with certainty, which the counts cannot support.
+	Degenerate bool
 }
 
 // PoorDeparture is the curve departure (in pass@k, 0.015 = 1.5 points) above which a fitted
@@ -54,7 +57,7 @@ type GoodnessOfFit struct {
 const PoorDeparture = 0.015
 
 // Poor reports whether the prior's curve departs from the data's by more than PoorDeparture.
-func (g GoodnessOfFit) Poor() bool { return g.Departure > PoorDeparture }
+func (g GoodnessOfFit) Poor() bool { return g.Degenerate || g.Departure > PoorDeparture }
 
 // z95 is the standard normal 0.975 quantile.
 const z95 = 1.959963984540054
@@ -218,6 +221,7 @@ func fitPrior(counts []Count, inflated bool) (Prior, error) {
 	}
 	best.Problems = len(counts)
 	best.Fit = best.goodness(counts)
+	best.Fit.Degenerate = zeros == len(counts) || ones == len(counts)
 	nmin, _ := MinN(counts)
 	for _, k := range []int{nmin / 4, nmin / 2, nmin} {
 		if k >= 1 && !slices.Contains(best.Fit.CheckKs, k) {
@@ -497,4 +501,52 @@ func VarianceReduction(x Count, add int, ks []int, prior Prior) float64 {
 		}
 	}
 	return max(0, now-later)
+}
+
+// GainBeyond returns, for each k in ks (each > n >= 1), the mean over problems of what pass@k
+// adds to pass@n: the unbiased pass@k − pass@n where a problem's own n reaches k, else the
+// posterior mean of (1 − p)^n − (1 − p)^k under prior. Each term is >= 0, so pass@n plus the
+// gain is a curve that never falls below the sampled pass@n (the posterior mean of pass@k alone
+// can: a problem solved in 1 of 4 samples has unbiased pass@4 = 1 but a posterior pass@8 below
+// it). Errors (wrapping ErrInput) for no counts, an invalid count, a count with N < n, or a
+// k <= n.
+func GainBeyond(counts []Count, n int, ks []int, prior Prior) ([]float64, error) {
+	if len(counts) == 0 || n < 1 {
+		return nil, fmt.Errorf("pass@k gain: %w: %d problems, n = %d", ErrInput, len(counts), n)
+	}
+	for _, k := range ks {
+		if k <= n {
+			return nil, fmt.Errorf("pass@k gain: %w: k = %d, need k > n = %d", ErrInput, k, n)
+		}
+	}
+	out := make([]float64, len(ks))
+	rows := map[Count][]float64{}
+	for i, x := range counts {
+		if err := x.validate(); err != nil || x.N < n {
+			return nil, fmt.Errorf("pass@k gain: %w: problem %d has n = %d, c = %d (need n >= %d)", ErrInput, i, x.N, x.C, n)
+		}
+		r, ok := rows[x]
+		if !ok {
+			r = make([]float64, len(ks))
+			base, _ := PassAtK(x.N, x.C, n)
+			q := prior.posterior(x)
+			gn := q.failMoment(n)
+			for j, k := range ks {
+				if k <= x.N {
+					v, _ := PassAtK(x.N, x.C, k)
+					r[j] = v - base
+				} else {
+					r[j] = max(0, gn-q.failMoment(k))
+				}
+			}
+			rows[x] = r
+		}
+		for j := range ks {
+			out[j] += r[j]
+		}
+	}
+	for j := range out {
+		out[j] /= float64(len(counts))
+	}
+	return out, nil
 }

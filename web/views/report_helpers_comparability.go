@@ -14,3 +14,11 @@ func comparabilityLabels(ds []comparability.Difference) string {
 	}
 	return strings.Join(labels, ", ")
 }
+
+// designSep ends the i-th of n models' widths: ", " between, "." after the last.
+func designSep(i, n int) string {
+	if i == n-1 {
+		return "."
+	}
+	return ", "
+}
