@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -86,7 +87,12 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := missingFlags("reach sample", "URL#MODEL", *dataset, *name, roles); err != nil {
 		return err
 	}
-	if *budget != 0 && !*adaptiveOn {
+	budgetSet := false
+	fs.Visit(func(f *flag.Flag) { budgetSet = budgetSet || f.Name == "budget" })
+	if *budget < 0 {
+		return fmt.Errorf("--budget %d is negative: give the total samples over all models and problems", *budget)
+	}
+	if budgetSet && !*adaptiveOn {
 		return errors.New("--budget applies only to adaptive sampling: add --adaptive, or leave --budget out")
 	}
 	if *adaptiveOn && *budget == 0 {

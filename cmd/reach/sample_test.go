@@ -30,6 +30,8 @@ func TestRunSampleAdaptiveFlags(t *testing.T) {
 	}{
 		{[]string{"--budget", "100"}, "--budget applies only to adaptive sampling: add --adaptive, or leave --budget out"},
 		{[]string{"--adaptive"}, "--adaptive needs --budget"},
+		{[]string{"--budget", "0"}, "--budget applies only to adaptive sampling"},
+		{[]string{"--adaptive", "--budget", "-5"}, "--budget -5 is negative"},
 		{[]string{"--adaptive", "--budget", "161"}, "a budget of 161 samples is more than the uniform design draws (n = 8 × 2 models × 10 problems = 160): lower the budget or raise n"},
 		{[]string{"--adaptive", "--budget", "39"}, "a budget of 39 samples is too small: adaptive sampling draws at least 2 samples per model and problem, 40 for 2 models × 10 problems"},
 		{[]string{"--adaptive", "--budget", "100", "--limit", "4"}, "more than the uniform design draws (n = 8 × 2 models × 4 problems = 64)"},

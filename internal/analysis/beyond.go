@@ -71,6 +71,18 @@ func samplingDesign(raw []byte) (adaptiveOn bool, target, budget int) {
 	return cfg.Adaptive, cfg.N, cfg.Budget
 }
 
+// samplingLimit is a sampled comparison's problem limit (jobs.SamplingConfig's
+// "limit": only the dataset's first Limit problems were sampled), 0 when none.
+func samplingLimit(raw []byte) int {
+	var cfg struct {
+		Limit int `json:"limit"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &cfg) != nil {
+		return 0
+	}
+	return cfg.Limit
+}
+
 // beyondCurve fills m's curve to k = extendTo from counts whose smallest n is below it.
 func beyondCurve(m *ModelReport, cs []passk.Count, nmin, extendTo int) error {
 	prior, err := passk.FitPrior(cs)

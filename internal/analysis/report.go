@@ -81,6 +81,9 @@ type Report struct {
 	KSampled int `json:"k_sampled"`
 	// Design describes an adaptive sampling design (nil otherwise).
 	Design *Design `json:"design,omitempty"`
+	// SampledLimit is the problem limit a sampled comparison was started
+	// with (only the dataset's first SampledLimit problems), 0 when none.
+	SampledLimit int `json:"sampled_limit,omitempty"`
 	// Comparability says whether the models were sampled and graded alike
 	// (nil with one model): every setting that changes pass@k that their
 	// sources recorded, compared.
@@ -862,6 +865,7 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 		return nil, err
 	}
 	rep.Comparability = comparabilityOf(c, rep)
+	rep.SampledLimit = samplingLimit(c.Sampling)
 	if err := rep.pastNFigures(models); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,9 @@ func checkFewProblems(rep *Report) []Warning {
 	if rep.Dropped == 0 || total == 0 || float64(rep.Problems) >= fewProblemsShare*float64(total) {
 		return nil
 	}
+	if rep.SampledLimit > 0 && rep.Problems <= rep.SampledLimit {
+		return nil // sampled with a limit: the subset was chosen
+	}
 	return []Warning{{
 		Code: "few-problems", Severity: SeverityWarning, Figures: []string{FigureAll},
 		Text: fmt.Sprintf("Only %d of the dataset's %d problems have samples from every model; the other %d are left out, so every figure describes %.1f %% of the dataset. Unless you chose that subset (sampling with a limit, say), check that the samples files are complete and for this dataset.",

@@ -29,6 +29,13 @@ func TestFewProblemsWarning(t *testing.T) {
 	if rep, _ := Compute(c, ps, counts); slices.Contains(codes(rep.Warnings), "few-problems") {
 		t.Errorf("2 of 4 problems flagged: %v", codes(rep.Warnings))
 	}
+	// Sampled with --limit 1: the subset was chosen, nothing to warn of.
+	c, ps, counts = budgetFixture([]int{8, 8, 8, 8}, []int{1, 2, 3, 4}, []int{8, 8, 8, 8}, []int{2, 2, 2, 2})
+	counts[1], counts[2] = counts[1][:1], counts[2][:1]
+	c.Sampling = []byte(`{"n": 8, "limit": 1}`)
+	if rep, _ := Compute(c, ps, counts); rep.SampledLimit != 1 || slices.Contains(codes(rep.Warnings), "few-problems") {
+		t.Errorf("sampled with a limit of 1: limit %d, warnings %v", rep.SampledLimit, codes(rep.Warnings))
+	}
 }
 
 // n = 1: no curve, no crossover.

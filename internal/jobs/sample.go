@@ -190,7 +190,10 @@ func (c SamplingConfig) Validate() error {
 		if c.N < 2 {
 			return fmt.Errorf("adaptive sampling: n = %d; the target n must be at least 2", c.N)
 		}
-		if c.Budget < 1 {
+		if c.Budget < 0 {
+			return fmt.Errorf("adaptive sampling: a budget of %d samples is negative; give the total samples over all models and problems", c.Budget)
+		}
+		if c.Budget == 0 {
 			return errors.New("adaptive sampling needs a budget: the total samples over all models and problems")
 		}
 	}
