@@ -486,14 +486,22 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		return enc.Encode(rep)
 	}
 	fmt.Fprintf(stdout, "%s — %s, %d problems, k up to %d\n", rep.Name, rep.Dataset, rep.Problems, rep.KMax)
+	if d := rep.Design; d != nil && d.Uniform > 0 {
+		fmt.Fprintf(stdout, "  adaptive sampling: %d samples drawn of a %d budget, %.0f%% of a uniform design's %d at n = %d; every problem sampled to k = %d, extrapolated past it (ext.)\n",
+			d.Drawn, d.Budget, 100*float64(d.Drawn)/float64(d.Uniform), d.Uniform, d.Target, rep.KSampled)
+	}
 	for _, w := range rep.Warnings {
 		// The same warnings the page shows at its top, before any figure.
 		fmt.Fprintf(stdout, "  %s: %s\n", strings.ToUpper(w.Severity), w.Text)
 	}
 	for _, m := range rep.Models {
 		if rep.KMax > 1 {
-			fmt.Fprintf(stdout, "  %-30s pass@1 %6.2f%%  pass@%d %6.2f%%  solved %d\n", m.Name, 100*m.Pass1, rep.KMax,
-				100*m.PassAtK[rep.KMax-1].Value, m.Solved)
+			ext := ""
+			if m.PassAtK[rep.KMax-1].Extrapolated {
+				ext = " ext."
+			}
+			fmt.Fprintf(stdout, "  %-30s pass@1 %6.2f%%  pass@%d %6.2f%%%s  solved %d\n", m.Name, 100*m.Pass1, rep.KMax,
+				100*m.PassAtK[rep.KMax-1].Value, ext, m.Solved)
 		} else {
 			fmt.Fprintf(stdout, "  %-30s pass@1 %6.2f%%  solved %d\n", m.Name, 100*m.Pass1, m.Solved)
 		}
