@@ -42,20 +42,21 @@ func TestHiddenCharactersShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	pages := map[string]string{
-		"home":           "/",
-		"comparison":     fmt.Sprintf("/comparisons/%d", cid),
-		"problem":        fmt.Sprintf("/comparisons/%d/problems/%d", cid, pid),
-		"shares":         fmt.Sprintf("/comparisons/%d/shares", cid),
-		"share":          "/s/" + token,
-		"shared problem": fmt.Sprintf("/s/%s/problems/%d", token, pid),
-		"shared embed":   "/s/" + token + "/embed",
-		"debate":         fmt.Sprintf("/comparisons/%d/debate", cid),
-		"audit":          fmt.Sprintf("/comparisons/%d/audit", cid),
-		"delete":         fmt.Sprintf("/comparisons/%d/delete", cid),
-		"notes":          fmt.Sprintf("/comparisons/%d/notes", cid),
-		"reverify":       fmt.Sprintf("/comparisons/%d/reverify", cid),
-		"collection":     fmt.Sprintf("/collections/%d", coll),
-		"collections":    "/collections",
+		"home":              "/",
+		"comparison":        fmt.Sprintf("/comparisons/%d", cid),
+		"problem":           fmt.Sprintf("/comparisons/%d/problems/%d", cid, pid),
+		"shares":            fmt.Sprintf("/comparisons/%d/shares", cid),
+		"share":             "/s/" + token,
+		"shared problem":    fmt.Sprintf("/s/%s/problems/%d", token, pid),
+		"shared embed":      "/s/" + token + "/embed",
+		"debate":            fmt.Sprintf("/comparisons/%d/debate", cid),
+		"audit":             fmt.Sprintf("/comparisons/%d/audit", cid),
+		"delete":            fmt.Sprintf("/comparisons/%d/delete", cid),
+		"notes":             fmt.Sprintf("/comparisons/%d/notes", cid),
+		"reverify":          fmt.Sprintf("/comparisons/%d/reverify", cid),
+		"collection":        fmt.Sprintf("/collections/%d", coll),
+		"collections":       "/collections",
+		"delete collection": fmt.Sprintf("/collections/%d/delete", coll),
 	}
 	for name, path := range pages {
 		var c = admin.Cookie
@@ -75,6 +76,12 @@ func TestHiddenCharactersShown(t *testing.T) {
 				i := strings.IndexRune(page, r)
 				t.Errorf("%s page: %d raw U+%04X, first in …%s…", name, n, r, page[max(0, i-120):min(len(page), i+60)])
 			}
+		}
+		// A templ component call written where templ reads text (after a quotation mark) is
+		// printed as its source: the delete pages said Delete “@Name(v.C.Name)”?
+		if strings.Contains(page, "@Name(") {
+			i := strings.Index(page, "@Name(")
+			t.Errorf("%s page prints a component call as text: …%s…", name, page[max(0, i-60):min(len(page), i+40)])
 		}
 		if name != "debate" && !strings.Contains(page, "⟨U+202E⟩") { // debate: a fragment without names
 			t.Errorf("%s page: no ⟨U+202E⟩ marker", name)
