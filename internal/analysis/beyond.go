@@ -56,31 +56,22 @@ type Design struct {
 	Widest []float64 `json:"widest_interval_points"`
 }
 
-// samplingDesign reads the two settings of a comparison's sampling config
-// (jobs.SamplingConfig, whose JSON names these are) that decide the curve's
-// reach: an adaptive design's target n.
-func samplingDesign(raw []byte) (adaptiveOn bool, target, budget int) {
-	var cfg struct {
-		N        int  `json:"n"`
-		Adaptive bool `json:"adaptive"`
-		Budget   int  `json:"budget"`
-	}
-	if len(raw) == 0 || json.Unmarshal(raw, &cfg) != nil {
-		return false, 0, 0
-	}
-	return cfg.Adaptive, cfg.N, cfg.Budget
+// sampledConfig is what the report reads of a comparison's sampling config
+// (jobs.SamplingConfig, whose JSON names these are): an adaptive design's
+// target n and budget, and the problem limit. Zero for an imported comparison.
+type sampledConfig struct {
+	N        int  `json:"n"`
+	Adaptive bool `json:"adaptive"`
+	Budget   int  `json:"budget"`
+	Limit    int  `json:"limit"` // only the dataset's first Limit problems were sampled
 }
 
-// samplingLimit is a sampled comparison's problem limit (jobs.SamplingConfig's
-// "limit": only the dataset's first Limit problems were sampled), 0 when none.
-func samplingLimit(raw []byte) int {
-	var cfg struct {
-		Limit int `json:"limit"`
-	}
+func readSampledConfig(raw []byte) sampledConfig {
+	var cfg sampledConfig
 	if len(raw) == 0 || json.Unmarshal(raw, &cfg) != nil {
-		return 0
+		return sampledConfig{}
 	}
-	return cfg.Limit
+	return cfg
 }
 
 // beyondCurve fills m's curve to k = extendTo from counts whose smallest n is below it.
@@ -111,12 +102,12 @@ func beyondCurve(m *ModelReport, cs []passk.Count, nmin, extendTo int) error {
 }
 
 // design summarises an adaptive comparison's sampling (nil otherwise).
-func design(raw []byte, models [][]passk.Count) (*Design, error) {
-	on, target, budget := samplingDesign(raw)
-	if !on || target < 2 || len(models) == 0 {
+func design(cfg sampledConfig, models [][]passk.Count) (*Design, error) {
+	target := cfg.N
+	if !cfg.Adaptive || target < 2 || len(models) == 0 {
 		return nil, nil
 	}
-	st, err := adaptive.Summarize(models, adaptive.Options{Target: target, Budget: budget})
+	st, err := adaptive.Summarize(models, adaptive.Options{Target: target, Budget: cfg.Budget})
 	if err != nil {
 		return nil, fmt.Errorf("adaptive design: %w", err)
 	}

@@ -72,11 +72,11 @@ func runSettings(c store.Comparison, r store.Run, m ModelReport, adaptive bool) 
 }
 
 // comparabilityOf checks the report's models against each other (comparability.Check).
-func comparabilityOf(c store.Comparison, rep *Report) *comparability.Result {
+func comparabilityOf(c store.Comparison, rep *Report, cfg sampledConfig) *comparability.Result {
 	if len(rep.Models) < 2 {
 		return nil
 	}
-	on, _, _ := samplingDesign(c.Sampling)
+	on := cfg.Adaptive
 	ms := make([]comparability.Model, len(rep.Models))
 	for i, r := range c.Runs {
 		if i >= len(rep.Models) {

@@ -758,7 +758,8 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 		budgets[j] = budgetOf(p)
 	}
 	rep.Budget = budgetSummary(budgets, byRun, kept)
-	if on, _, _ := samplingDesign(c.Sampling); on {
+	sampled := readSampledConfig(c.Sampling)
+	if sampled.Adaptive {
 		// Unequal n is the design's, and the curves go past it: no problem
 		// needs leaving out to raise k max.
 		rep.Budget.SuggestMinN, rep.Budget.ShortProblems = 0, 0
@@ -766,8 +767,8 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 
 	// An adaptive design's curves go to its target n (issue 24).
 	extendTo := 0
-	if on, target, _ := samplingDesign(c.Sampling); on {
-		extendTo = target
+	if sampled.Adaptive {
+		extendTo = sampled.N
 	}
 	models := make([][]passk.Count, len(c.Runs))
 	for i, r := range c.Runs {
@@ -861,11 +862,11 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 		return nil, err
 	}
 	rep.Trajectory = trajectory(c.Runs, rep.Models, rep.KMax)
-	if rep.Design, err = design(c.Sampling, models); err != nil {
+	if rep.Design, err = design(sampled, models); err != nil {
 		return nil, err
 	}
-	rep.Comparability = comparabilityOf(c, rep)
-	rep.SampledLimit = samplingLimit(c.Sampling)
+	rep.Comparability = comparabilityOf(c, rep, sampled)
+	rep.SampledLimit = sampled.Limit
 	if err := rep.pastNFigures(models); err != nil {
 		return nil, err
 	}
