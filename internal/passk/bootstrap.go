@@ -98,9 +98,11 @@ type BootstrapResult struct {
 // the draws (R's type-7 interpolation). The estimand is the expected pass@k over the population
 // of problems the set was drawn from, so the intervals include between-problem variation.
 //
-// The per-problem pass@k rows are computed once per distinct (n, c), so a draw costs
-// O(problems · models + distinct counts · len(Ks) · models). Errors for no models, ragged or
-// empty problem lists, invalid counts or options.
+// The per-problem pass@k rows are computed once per distinct (n, c), and a draw resamples
+// problem types (a problem's counts under every model; see Resampler), so a draw costs
+// O(min(problems, 4·types) + types · models + distinct counts · len(Ks) · models): a million
+// problems with few distinct counts cost about what a few hundred do. Errors for no models,
+// ragged or empty problem lists, invalid counts or options.
 func Bootstrap(models [][]Count, opt BootstrapOptions) (BootstrapResult, error) {
 	b, err := newBootstrapper(models, opt)
 	if err != nil {
@@ -120,6 +122,9 @@ type bootstrapper struct {
 	colGap  int         // column of k = GapK
 	classOf [][]int     // [model][problem] -> distinct-count class
 	rows    [][]float64 // [model] flat [class*len(cols) + col] per-problem pass@k
+	// A problem's type is its tuple of classes over the models; draws resample types.
+	types     *Resampler
+	typeClass [][]int // [type][model] -> class
 }
 
 func newBootstrapper(models [][]Count, opt BootstrapOptions) (*bootstrapper, error) {
@@ -210,6 +215,31 @@ func newBootstrapper(models [][]Count, opt BootstrapOptions) (*bootstrapper, err
 		b.classOf = append(b.classOf, classOf)
 		b.rows = append(b.rows, rows)
 	}
+	typeOf := make([]int, b.nprob)
+	ids := map[string]int{}
+	key := make([]byte, 0, 8*len(models))
+	for i := range b.nprob {
+		key = key[:0]
+		for m := range models {
+			c := b.classOf[m][i]
+			key = append(key, byte(c), byte(c>>8), byte(c>>16), byte(c>>24), byte(c>>32), byte(c>>40), byte(c>>48), byte(c>>56))
+		}
+		t, ok := ids[string(key)]
+		if !ok {
+			t = len(ids)
+			ids[string(key)] = t
+			tc := make([]int, len(models))
+			for m := range models {
+				tc[m] = b.classOf[m][i]
+			}
+			b.typeClass = append(b.typeClass, tc)
+		}
+		typeOf[i] = t
+	}
+	var err error
+	if b.types, err = NewResampler(typeOf, len(ids)); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -294,6 +324,7 @@ func (b *bootstrapper) run() BootstrapResult {
 				cur[m] = make([]float64, nc)
 			}
 			baseKs, otherKs := make([]float64, nks), make([]float64, nks)
+			wt := make([]float64, len(b.typeClass))
 			for {
 				c := int(next.Add(1)) - 1
 				if c >= chunks {
@@ -301,13 +332,16 @@ func (b *bootstrapper) run() BootstrapResult {
 				}
 				r := rand.New(rand.NewPCG(b.opt.Seed, pcgStream+uint64(c)))
 				for d := c * drawChunk; d < min(nd, (c+1)*drawChunk); d++ {
+					b.types.Draw(r, wt)
 					for m := range nm {
 						clear(w[m])
 					}
-					for range b.nprob {
-						i := r.IntN(b.nprob)
-						for m := range nm {
-							w[m][b.classOf[m][i]]++
+					for t, x := range wt {
+						if x == 0 {
+							continue
+						}
+						for m, c := range b.typeClass[t] {
+							w[m][c] += x
 						}
 					}
 					b.curves(w, cur)

@@ -33,17 +33,39 @@ type Tax struct {
 	Never  int     `json:"never_solved"`
 }
 
-// perProblemTax returns each problem's a_i = Σ_{k<K} [p_i(K) − p_i(k)] and
-// p_i(1) (the unbiased estimator, Chen et al. 2021): A(K) is the mean of
-// a_i, since pass@k is the mean of p_i(k).
-func perProblemTax(counts []passk.Count, K int) (a, p1 []float64, err error) {
+// taxRows returns, per distinct count of counts (classes in first-seen
+// order), a = Σ_{k<K} [p(K) − p(k)] and p(1) of a problem with that count
+// (the unbiased estimator, Chen et al. 2021), and each problem's class: A(K)
+// is the mean of a over problems, since pass@k is the mean of p(k). Rows are
+// computed once per distinct count, so a million problems with few counts
+// cost what a few do.
+func taxRows(counts []passk.Count, K int) (a, p1 []float64, classOf []int, err error) {
 	ks := make([]int, K)
 	for i := range ks {
 		ks[i] = i + 1
 	}
-	m, err := passk.PerProblemMatrix(counts, ks)
+	ids := map[passk.Count]int{}
+	var distinct []passk.Count
+	classOf = make([]int, len(counts))
+	for i, x := range counts {
+		c, ok := ids[x]
+		if !ok {
+			c = len(distinct)
+			ids[x] = c
+			distinct = append(distinct, x)
+		}
+		classOf[i] = c
+	}
+	if len(distinct) == 0 {
+		_, err = passk.PerProblemMatrix(counts, ks) // says what is wrong with no counts
+		if err == nil {
+			err = fmt.Errorf("%w: no problems", passk.ErrInput)
+		}
+		return nil, nil, nil, err
+	}
+	m, err := passk.PerProblemMatrix(distinct, ks)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	a, p1 = make([]float64, len(m)), make([]float64, len(m))
 	for i, row := range m {
@@ -52,19 +74,25 @@ func perProblemTax(counts []passk.Count, K int) (a, p1 []float64, err error) {
 		}
 		p1[i] = row[0]
 	}
-	return a, p1, nil
+	return a, p1, classOf, nil
 }
 
 // SharpeningTax computes Tax at K (1 ≤ K ≤ every problem's n) from one
 // model's counts. Errors: no counts, K out of range.
 func SharpeningTax(counts []passk.Count, K int) (Tax, error) {
-	a, p1, err := perProblemTax(counts, K)
+	a, p1, classOf, err := taxRows(counts, K)
 	if err != nil {
 		return Tax{}, fmt.Errorf("sharpening tax: %w", err)
 	}
+	var sa, sp float64
+	for _, c := range classOf {
+		sa += a[c]
+		sp += p1[c]
+	}
+	n := float64(len(classOf))
 	t := Tax{K: K}
-	t.A = mean(a)
-	if d := float64(K-1) * (1 - mean(p1)); d > 1e-12 {
+	t.A = sa / n
+	if d := float64(K-1) * (1 - sp/n); d > 1e-12 {
 		t.S, t.HasS = t.A/d, true
 	}
 	for _, x := range counts {
@@ -95,60 +123,82 @@ type TaxDiff struct {
 // SharpeningTaxDiff is the base model's tax minus the other model's at K,
 // with paired bootstrap intervals from draws resamples (seeded: the same
 // seed gives the same interval). base and other hold the same problems in
-// the same order. Errors as SharpeningTax's, or different lengths.
+// the same order. A problem enters only through its pair of counts, so the
+// resamples are drawn over the distinct pairs (passk.Resampler). Errors as
+// SharpeningTax's, or different lengths.
 func SharpeningTaxDiff(base, other []passk.Count, K, draws int, seed uint64) (TaxDiff, error) {
 	if len(base) != len(other) {
 		return TaxDiff{}, fmt.Errorf("sharpening tax difference: %d and %d problems", len(base), len(other))
 	}
-	ab, pb, err := perProblemTax(base, K)
+	ab, pb, cb, err := taxRows(base, K)
 	if err != nil {
 		return TaxDiff{}, fmt.Errorf("sharpening tax difference: base model: %w", err)
 	}
-	ao, po, err := perProblemTax(other, K)
+	ao, po, co, err := taxRows(other, K)
 	if err != nil {
 		return TaxDiff{}, fmt.Errorf("sharpening tax difference: %w", err)
 	}
-	s := func(a, p []float64, idx []int) (float64, bool) {
-		var sa, sp float64
-		for _, i := range idx {
-			sa += a[i]
-			sp += p[i]
+	// A type is a problem's (base class, other class).
+	type pair struct{ b, o int }
+	ids := map[pair]int{}
+	var types []pair
+	typeOf := make([]int, len(cb))
+	for i := range cb {
+		x := pair{cb[i], co[i]}
+		t, ok := ids[x]
+		if !ok {
+			t = len(types)
+			ids[x] = t
+			types = append(types, x)
 		}
-		n := float64(len(idx))
-		d := float64(K-1) * (1 - sp/n)
-		if d <= 1e-12 {
-			return 0, false
+		typeOf[i] = t
+	}
+	rs, err := passk.NewResampler(typeOf, len(types))
+	if err != nil {
+		return TaxDiff{}, fmt.Errorf("sharpening tax difference: %w", err)
+	}
+	// stat is A_base − A_other and S_base − S_other for type multiplicities w.
+	stat := func(w []float64) (da, ds float64, okS bool) {
+		var sab, spb, sao, spo, n float64
+		for t, x := range w {
+			if x == 0 {
+				continue
+			}
+			p := types[t]
+			sab += x * ab[p.b]
+			spb += x * pb[p.b]
+			sao += x * ao[p.o]
+			spo += x * po[p.o]
+			n += x
 		}
-		return sa / n / d, true
+		da = (sab - sao) / n
+		db, dob := float64(K-1)*(1-spb/n), float64(K-1)*(1-spo/n)
+		if db <= 1e-12 || dob <= 1e-12 {
+			return da, 0, false
+		}
+		return da, sab/n/db - sao/n/dob, true
 	}
-	all := make([]int, len(ab))
-	for i := range all {
-		all[i] = i
+	w := make([]float64, len(types))
+	for t, f := range rs.Freq() {
+		w[t] = float64(f)
 	}
-	d := TaxDiff{K: K, Draws: draws, Seed: seed, A: mean(ab) - mean(ao)}
-	sb, okb := s(ab, pb, all)
-	so, oko := s(ao, po, all)
-	d.S, d.HasS = sb-so, okb && oko
-	if draws < 2 || len(all) == 0 {
+	d := TaxDiff{K: K, Draws: draws, Seed: seed}
+	d.A, d.S, d.HasS = stat(w)
+	if !d.HasS {
+		d.S = 0
+	}
+	if draws < 2 {
 		d.ALo, d.AHi, d.SLo, d.SHi = d.A, d.A, d.S, d.S
 		return d, nil
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x7a78))
 	as, ss := make([]float64, 0, draws), make([]float64, 0, draws)
-	idx := make([]int, len(all))
 	for range draws {
-		var sum float64
-		for j := range idx {
-			idx[j] = rng.IntN(len(all))
-			sum += ab[idx[j]] - ao[idx[j]]
-		}
-		as = append(as, sum/float64(len(idx)))
-		if d.HasS {
-			x, ok1 := s(ab, pb, idx)
-			y, ok2 := s(ao, po, idx)
-			if ok1 && ok2 {
-				ss = append(ss, x-y)
-			}
+		rs.Draw(rng, w)
+		x, y, ok := stat(w)
+		as = append(as, x)
+		if d.HasS && ok {
+			ss = append(ss, y)
 		}
 	}
 	d.ALo, d.AHi = percentile(as, 0.025), percentile(as, 0.975)
@@ -156,17 +206,6 @@ func SharpeningTaxDiff(base, other []passk.Count, K, draws int, seed uint64) (Ta
 		d.SLo, d.SHi = percentile(ss, 0.025), percentile(ss, 0.975)
 	}
 	return d, nil
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }
 
 // percentile is the q-quantile of xs by linear interpolation (sorts xs).

@@ -48,3 +48,38 @@ func TestSharpeningTax(t *testing.T) {
 		t.Error("same seed, different interval")
 	}
 }
+
+// TestSharpeningTaxDiffManyProblems: 20,000 problems take the multinomial
+// resamples; the A interval matches the normal one from the per-problem
+// differences' standard error (±15 %), as a paired bootstrap of a mean must.
+func TestSharpeningTaxDiffManyProblems(t *testing.T) {
+	const probs, n = 20000, 4
+	base, rl := make([]passk.Count, probs), make([]passk.Count, probs)
+	for i := range probs {
+		base[i] = passk.Count{N: n, C: (i * 7) % (n + 1)}
+		rl[i] = passk.Count{N: n, C: (i*3 + i/5) % (n + 1)}
+	}
+	d, err := SharpeningTaxDiff(base, rl, n, 2000, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab, _, cb, _ := taxRows(base, n)
+	ao, _, co, _ := taxRows(rl, n)
+	var s, sq float64
+	for i := range cb {
+		x := ab[cb[i]] - ao[co[i]]
+		s += x
+		sq += x * x
+	}
+	mu := s / probs
+	se := math.Sqrt((sq/probs - mu*mu) / probs)
+	if math.Abs(d.A-mu) > 1e-12 {
+		t.Fatalf("A diff %v, want %v", d.A, mu)
+	}
+	if w, want := d.AHi-d.ALo, 2*1.96*se; math.Abs(w-want) > 0.15*want {
+		t.Errorf("interval width %.5f, want %.5f (normal)", w, want)
+	}
+	if !(d.ALo < mu && mu < d.AHi) {
+		t.Errorf("interval [%v, %v] misses %v", d.ALo, d.AHi, mu)
+	}
+}
