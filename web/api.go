@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/reach-lab/reach/internal/analysis"
@@ -131,16 +132,22 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(&rep)
+		if err := rep.WriteJSON(w); err != nil {
+			slog.WarnContext(r.Context(), "report JSON not sent whole", "comparison", id, "err", err)
+		}
+		return
+	}
+	if e.Report.Problems > memoReportProblems {
+		// Streamed, not kept: its size grows with the problems.
+		w.Header().Set("Content-Type", "application/json")
+		if err := streamGzip(w, r, e.Report.WriteJSON); err != nil {
+			slog.WarnContext(r.Context(), "report JSON not sent whole", "comparison", id, "err", err)
+		}
 		return
 	}
 	b, err := memoBody(e, "report.json", func() ([]byte, error) {
 		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		err := enc.Encode(e.Report)
+		err := e.Report.WriteJSON(&buf)
 		return buf.Bytes(), err
 	})
 	if err != nil {

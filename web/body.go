@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"io"
 	"net/http"
 	"strings"
 
@@ -55,6 +56,27 @@ func (b body) write(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = w.Write(b.raw)
+}
+
+// memoReportProblems: a report JSON of at most this many problems (a few
+// MB) is encoded once and kept with the report; a larger one is streamed
+// to each request (a million problems make about 440 MB).
+const memoReportProblems = 20_000
+
+// streamGzip sends what write writes, gzip-compressed as it goes when the
+// client accepts gzip. An error after the first bytes cannot change the
+// status: the client sees a cut response (and the caller logs it).
+func streamGzip(w http.ResponseWriter, r *http.Request, write func(io.Writer) error) error {
+	w.Header().Add("Vary", "Accept-Encoding")
+	if !acceptsGzip(r) {
+		return write(w)
+	}
+	w.Header().Set("Content-Encoding", "gzip")
+	zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	if err := write(zw); err != nil {
+		return err
+	}
+	return zw.Close()
 }
 
 func acceptsGzip(r *http.Request) bool {

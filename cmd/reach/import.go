@@ -481,9 +481,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return rep.WriteJSON(stdout)
 	}
 	fmt.Fprintf(stdout, "%s — %s, %d problems, k up to %d\n", rep.Name, rep.Dataset, rep.Problems, rep.KMax)
 	if d := rep.Design; d != nil && d.Uniform > 0 {
