@@ -99,7 +99,7 @@ var (
 	}, []string{"result"}))
 	reportCompute = register(prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "reach_report_compute_seconds",
-		Help:    "Time to compute one comparison report on a cache miss.",
+		Help:    "Time to compute one comparison report on a cache miss (once per computation, however many requests waited for it).",
 		Buckets: prometheus.ExponentialBuckets(0.01, 3, 10), // 10 ms to about 3 minutes
 	}))
 )
@@ -174,13 +174,13 @@ func EndpointRequest(call, errKind string, d time.Duration) {
 }
 
 // ReportLookup counts one request for a report that the cache answered
-// from result: "memory", "stored" (Postgres) or "computed" (in seconds).
-func ReportLookup(result string, seconds float64) {
+// from result: "memory", "stored" (Postgres) or "computed".
+func ReportLookup(result string) {
 	reportLookups.WithLabelValues(oneOf(result, []string{"memory", "stored", "computed"})).Inc()
-	if result == "computed" {
-		reportCompute.Observe(seconds)
-	}
 }
+
+// ReportComputed times one computation of a report on a cache miss.
+func ReportComputed(d time.Duration) { reportCompute.Observe(d.Seconds()) }
 
 // oneOf returns v when it is in set, else "other": a label never takes a
 // value outside a fixed set.
