@@ -10,6 +10,8 @@
 package metrics
 
 import (
+	"bytes"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
 )
 
 // registry holds the process-wide collectors; Handler adds the per-server
@@ -202,4 +205,37 @@ func codeLabel(code int) string {
 		return "other"
 	}
 	return strconv.Itoa(code)
+}
+
+// Snapshot returns the current value of every series of the process-wide
+// collectors, keyed as the text format writes them
+// (`reach_http_requests_total{code="200",method="GET",route="/"}`;
+// histograms as their _bucket, _sum and _count series): for tests that
+// check what some work counted.
+func Snapshot() (map[string]float64, error) {
+	mfs, err := registry.Gather()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			return nil, err
+		}
+	}
+	out := map[string]float64{}
+	for line := range strings.Lines(buf.String()) {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			return nil, fmt.Errorf("metrics snapshot: %q: %w", line, err)
+		}
+		out[line[:i]] = v
+	}
+	return out, nil
 }
