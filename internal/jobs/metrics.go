@@ -26,19 +26,23 @@ var kinds = func() []string {
 	return out
 }()
 
-// Kinds returns the kinds of Reach's River jobs.
-func Kinds() []string { return slices.Clone(kinds) }
-
 // metricsMiddleware counts every job attempt this process works, and
 // times it, by kind and by what River does with the job next.
 func metricsMiddleware() rivertype.WorkerMiddleware {
 	return river.WorkerMiddlewareFunc(func(ctx context.Context, job *rivertype.JobRow, doInner func(context.Context) error) error {
 		start := time.Now()
-		err := doInner(ctx)
 		kind := job.Kind
 		if !slices.Contains(kinds, kind) {
 			kind = "other"
 		}
+		panicked := true
+		defer func() {
+			if panicked { // River recovers it and fails the attempt
+				metrics.JobFinished(kind, jobOutcome(job, errors.New("panic")), time.Since(start))
+			}
+		}()
+		err := doInner(ctx)
+		panicked = false
 		metrics.JobFinished(kind, jobOutcome(job, err), time.Since(start))
 		return err
 	})
