@@ -191,23 +191,31 @@ func TestMetricsServeAndWorker(t *testing.T) {
 			t.Fatalf("comparison %s: %s", c.Status, c.Error)
 		}
 	}
+	// The statistics jobs end a moment after the comparison is ready, and
+	// change its report: wait (on the queue gauges) until no job is left
+	// to run, so that the second read of the report finds it in memory.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		m, _ := scrapeMetrics(t, murl)
+		waiting := 0.0
+		for series, v := range m {
+			if strings.HasPrefix(series, "reach_river_jobs{") && !strings.Contains(series, `state="scheduled"`) {
+				waiting += v
+			}
+		}
+		if waiting == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v River jobs still to run after a minute", waiting)
+		}
+	}
 	report := fmt.Sprintf("/api/v1/comparisons/%d/report", created.ID)
 	for range 2 {
 		if code, body := api("GET", report, "", nil); code != http.StatusOK {
 			t.Fatalf("GET %s: HTTP %d: %s", report, code, body)
 		}
 	}
-	// The import, verification and statistics jobs end a moment after the
-	// comparison is ready; the counters are read once they have.
-	var after map[string]float64
-	var page string
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		after, page = scrapeMetrics(t, murl)
-		if after[`reach_river_jobs{kind="stats",state="available"}`]+after[`reach_river_jobs{kind="stats",state="running"}`] == 0 ||
-			time.Now().After(deadline) {
-			break
-		}
-	}
+	after, page := scrapeMetrics(t, murl)
 	delta := func(series string) float64 { return after[series] - before[series] }
 	for series, want := range map[string]float64{
 		`reach_samples_imported_total`: metricsPairSamples,
