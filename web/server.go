@@ -32,6 +32,7 @@ import (
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/auth"
 	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/metrics"
 	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/verify"
@@ -97,6 +98,8 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 	}
 	s := &Server{st: st, jobs: jc, cfg: cfg, log: log, login: ll, reports: analysis.NewCache(st, 0)}
 	r := chi.NewRouter()
+	// First, so its time and status include everything after it.
+	r.Use(metrics.Middleware)
 	r.Use(keepPeer)
 	if cfg.TrustProxyHeaders {
 		r.Use(middleware.RealIP)

@@ -137,6 +137,7 @@ func runServe(ctx context.Context, args []string) error {
 	maxMiB := fs.Int64("max-upload-mib", 2048, "largest accepted file per upload, MiB")
 	baseURL := fs.String("base-url", os.Getenv("REACH_BASE_URL"), "public address for share and invitation links, e.g. https://reach.example.org (env REACH_BASE_URL; default: the request's host)")
 	trustProxy := fs.Bool("trust-proxy", os.Getenv("REACH_TRUST_PROXY") == "1", "take client addresses from X-Forwarded-For/X-Real-IP (only behind a reverse proxy; env REACH_TRUST_PROXY=1)")
+	metricsAddr := metricsAddrFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -153,6 +154,13 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The server also counts every process's unfinished River jobs, from
+	// Postgres; workers serve only their own counters.
+	stopMetrics, err := serveMetrics(*metricsAddr, jobs.QueueMetrics(st, slog.Default()))
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	if *workers > 0 {
 		if err := client.Start(ctx); err != nil {
 			return fmt.Errorf("start workers: %w", err)
@@ -220,6 +228,7 @@ func stopJobs(client *jobs.Client) {
 func runWorker(ctx context.Context, args []string) error {
 	fs, dbURL := newFlags("worker", os.Stderr)
 	workers := fs.Int("workers", defaultWorkers(), "jobs worked at once (env REACH_WORKERS)")
+	metricsAddr := metricsAddrFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -239,6 +248,11 @@ func runWorker(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	stopMetrics, err := serveMetrics(*metricsAddr)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	if err := client.Start(ctx); err != nil {
 		return fmt.Errorf("start workers: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/reach-lab/reach/internal/metrics"
 	"github.com/reach-lab/reach/internal/store"
 )
 
@@ -151,6 +152,7 @@ func (c *Cache) GetAt(ctx context.Context, id int64, opt Options, version string
 	c.mu.Unlock()
 	if e != nil && e.Version == version {
 		e.used.Store(time.Now().UnixNano())
+		metrics.ReportLookup("memory")
 		return e, nil
 	}
 	// One computation per report and version; it outlives a caller that
@@ -163,7 +165,14 @@ func (c *Cache) GetAt(ctx context.Context, id int64, opt Options, version string
 	if err != nil {
 		return nil, err
 	}
-	return v.(*Entry), nil
+	e = v.(*Entry)
+	// Callers that shared one computation each count it: each waited for it.
+	if e.Stored {
+		metrics.ReportLookup("stored")
+	} else {
+		metrics.ReportLookup("computed")
+	}
+	return e, nil
 }
 
 func (c *Cache) load(ctx context.Context, id int64, opt Options, key cacheKey, version string) (*Entry, error) {
@@ -185,6 +194,7 @@ func (c *Cache) load(ctx context.Context, id int64, opt Options, key cacheKey, v
 			return nil, err
 		}
 		e.Report, e.Seconds = rep, time.Since(start).Seconds()
+		metrics.ReportComputed(time.Since(start))
 		data, err := encodeReport(rep)
 		if err != nil {
 			return nil, err

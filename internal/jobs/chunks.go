@@ -321,7 +321,8 @@ func importChunk(ctx context.Context, st, tx *store.Store, v verify.Verifier, c 
 	}
 	// The run's last chunk: the run is imported.
 	// (The first pass refused a file without samples.)
-	sum = pipelineStats{samples: all.Samples, verified: all.Verified, pending: all.Pending, changed: all.Changed, fileLabel: all.FileLabel, runDone: true}
+	sum = pipelineStats{samples: all.Samples, verified: all.Verified, pending: all.Pending, changed: all.Changed, fileLabel: all.FileLabel, runDone: true,
+		stored: sum.stored, graded: sum.graded}
 	return sum, finishRunImport(ctx, tx, v, c, r, up, format, sum)
 }
 

@@ -120,8 +120,13 @@ func testSplitImport(t *testing.T) {
 	// A second worker process on the same database (`reach worker` on
 	// another machine): the chunks are shared between the two.
 	startOn(t, split.st, func(c *jobs.Config) { c.ImportChunkBytes = chunk; c.Workers = 2 })
+	counted := metricsSnapshot(t)
 	got := split.importReady(t, spec("split"))
 	want := whole.importReady(t, spec("whole"))
+	// Each part counts what it stored once it commits: the split file
+	// counts as many samples as the whole one, not its run's total again
+	// with its last part.
+	waitMetric(t, counted, "reach_samples_imported_total", 2*2*30*32)
 
 	var chunks int
 	if err := split.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM import_chunks WHERE run_id = $1 AND done`,

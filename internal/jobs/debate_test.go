@@ -398,6 +398,7 @@ func TestScoreJobsAndPerplexity(t *testing.T) {
 	if _, err := jobs.StartDebate(ctx, e.client, e.st, id, store.PurposeScore); err == nil || !strings.Contains(err.Error(), "test the connection first") {
 		t.Fatalf("scoring before detection: %v", err)
 	}
+	counted := metricsSnapshot(t)
 	msg, err := jobs.TestDebateEndpoint(ctx, e.st, nil, id, store.PurposeScore)
 	if err != nil || !strings.Contains(msg, `vLLM's "prompt_logprobs"`) {
 		t.Fatalf("detection: %q, %v", msg, err)
@@ -406,6 +407,10 @@ func TestScoreJobsAndPerplexity(t *testing.T) {
 		t.Fatalf("start scoring: %d left, %v; want 6", left, err)
 	}
 	e.waitDebate(t, id, store.PurposeScore)
+	// At least one prompt-logprobs request per scored completion, counted as such.
+	if got := metricsSnapshot(t)[`reach_endpoint_requests_total{call="logprobs"}`] - counted[`reach_endpoint_requests_total{call="logprobs"}`]; got < 6 {
+		t.Errorf("logprobs requests went up by %v, want at least 6", got)
+	}
 	rep, err := analysis.Build(ctx, e.st, id)
 	if err != nil {
 		t.Fatal(err)

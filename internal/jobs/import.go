@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/reach-lab/reach/internal/ingest"
+	"github.com/reach-lab/reach/internal/metrics"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/verify"
 	vmath "github.com/reach-lab/reach/internal/verify/math"
@@ -498,6 +499,8 @@ func importJob(ctx context.Context, st *store.Store, v verify.Verifier, lastAtte
 		}
 		return err
 	}
+	metrics.SamplesImported(sum.stored) // committed
+	metrics.SamplesVerified(sum.graded)
 	if !sum.runDone {
 		slog.Info("imported a part of a samples file", "comparison", c.ID, "model", run.ModelName, "chunks", sum.chunks, "samples", sum.samples,
 			"verified", sum.verified, "duration", time.Since(start).Round(time.Millisecond))

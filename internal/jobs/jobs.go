@@ -96,7 +96,8 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 		Logger:               cfg.Logger,
 		JobTimeout:           timeout,
 		RescueStuckJobsAfter: cmp.Or(cfg.RescueAfter, timeout+5*time.Minute),
-		Middleware:           []rivertype.Middleware{leaseMiddleware(st, lease)},
+		// metricsMiddleware outside the lease, to see a job the reaper took away as cancelled.
+		Middleware: []rivertype.Middleware{metricsMiddleware(), leaseMiddleware(st, lease)},
 	}
 	if cfg.Workers > 0 {
 		rc.PeriodicJobs = append(statsPeriodic(), reapPeriodic(lease)...)

@@ -49,6 +49,10 @@ type pipelineStats struct {
 	fileLabel       bool  // some sample carried the file's own verdict
 	chunks          int   // chunks planned, or imported, by a split import's job
 	runDone         bool  // the run's import is complete (its last part, or the whole file)
+	// stored and graded are what this job's own transaction wrote and
+	// graded inline (the counts above become the run's totals after its
+	// last part): what metrics count once it commits.
+	stored, graded int64
 }
 
 // run parses with read (which calls onSample/onCount per record and
@@ -174,6 +178,7 @@ func (p *samplePipeline) run(ctx context.Context,
 	case ctx.Err() != nil:
 		return st, context.Cause(ctx)
 	}
+	st.stored, st.graded = st.samples, st.verified
 	return st, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/reach-lab/reach/internal/metrics"
 	"github.com/reach-lab/reach/internal/sampling"
 	"github.com/reach-lab/reach/internal/secret"
 	"github.com/reach-lab/reach/internal/store"
@@ -391,6 +392,7 @@ func (w *SampleWorker) Work(ctx context.Context, job *river.Job[SampleArgs]) err
 				vp.Fields, vp.Harness = p.Extra, run.CodeHarness
 			}
 			rows := make([]store.Sample, 0, len(comps))
+			var graded int64
 			for i, comp := range comps {
 				if i >= len(missing) {
 					break
@@ -406,12 +408,17 @@ func (w *SampleWorker) Work(ctx context.Context, job *river.Job[SampleArgs]) err
 				if v.Status == verify.NotGraded {
 					// Kept, ungraded: the run's VerifyJob grades it or says why not.
 					row.Status, row.VerdictSource = store.SamplePending, ""
+				} else {
+					graded++
 				}
 				rows = append(rows, row)
 			}
-			if _, aerr := w.st.AddSamples(ctx, rows); aerr != nil {
+			added, aerr := w.st.AddSamples(ctx, rows)
+			if aerr != nil {
 				return aerr
 			}
+			metrics.SamplesSampled(added)
+			metrics.SamplesVerified(min(added, graded))
 			if err == nil && len(rows) < len(missing) {
 				return fmt.Errorf("server returned %d of %d completions", len(rows), len(missing)) // retried
 			}

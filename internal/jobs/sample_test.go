@@ -109,6 +109,7 @@ func testSampledEqualsImportedAndReverified(t *testing.T) {
 	e, box := startSampling(t)
 	ctx := context.Background()
 	sft, ppo := replayPair(t, replay.Options{Latency: 5 * time.Millisecond, ErrorRate: 0.2, Seed: 7})
+	counted := metricsSnapshot(t)
 	id, err := intake.CreateSampling(ctx, e.st, e.client, box, sampleSpec(t, sft, ppo, 8))
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +117,8 @@ func testSampledEqualsImportedAndReverified(t *testing.T) {
 	if c := e.wait(t, id); c.Status != store.StatusReady {
 		t.Fatalf("sampled comparison %s: %s", c.Status, c.Error)
 	}
+	waitMetric(t, counted, "reach_samples_sampled_total", 2*30*8)
+	waitMetric(t, counted, "reach_samples_verified_total", 2*30*8) // graded as they arrive
 	sampled, err := analysis.Build(ctx, e.st, id)
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +144,27 @@ func testSampledEqualsImportedAndReverified(t *testing.T) {
 	}
 	if ppoRun := c.Runs[1]; len(ppoRun.Usage.Errors) == 0 {
 		t.Errorf("20%% injected errors but no errors recorded: %+v", ppoRun.Usage)
+	}
+	// The process's endpoint metrics count the same failed attempts, by
+	// kind, as the runs' usage, and at least one request per recorded one.
+	now := metricsSnapshot(t)
+	var requests int64
+	errs := map[string]int64{}
+	for _, r := range c.Runs {
+		requests += r.Usage.Requests
+		for k, n := range r.Usage.Errors {
+			errs[k] += n
+		}
+	}
+	for k, n := range errs {
+		series := `reach_endpoint_errors_total{call="completion",kind="` + k + `"}`
+		if got := now[series] - counted[series]; got != float64(n) {
+			t.Errorf("%s went up by %v; the runs recorded %d", series, got, n)
+		}
+	}
+	series := `reach_endpoint_requests_total{call="completion"}`
+	if got := now[series] - counted[series]; got < float64(requests) {
+		t.Errorf("%s went up by %v; the runs recorded %d requests", series, got, requests)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/reach-lab/reach/internal/metrics"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/verify"
 )
@@ -140,6 +141,7 @@ func (w *VerifyWorker) Work(ctx context.Context, job *river.Job[VerifyArgs]) err
 			if err != nil {
 				return err
 			}
+			metrics.SamplesVerified(int64(len(verdicts)))
 			changed += ch
 			names[source] = true
 		}

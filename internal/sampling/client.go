@@ -25,6 +25,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+
+	"github.com/reach-lab/reach/internal/metrics"
 )
 
 // Style is the API an endpoint is called through.
@@ -288,8 +290,9 @@ func (c *Client) retrying(ctx context.Context, what string, try func() *Error) e
 // duration only (never during backoff, so waiting retries do not starve other
 // callers), with the endpoint's timeout; send gets the attempt's context and
 // the options that capture an error response. A failure is classified into an
-// *Error and counted by kind.
-func (c *Client) call(ctx context.Context, send func(actx context.Context, opts []option.RequestOption) error) *Error {
+// *Error and counted by kind. api ("completion" or "logprobs") labels the
+// request in the process's metrics.
+func (c *Client) call(ctx context.Context, api string, send func(actx context.Context, opts []option.RequestOption) error) *Error {
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -304,11 +307,14 @@ func (c *Client) call(ctx context.Context, send func(actx context.Context, opts 
 	actx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	var ec errorCapture
+	start := time.Now()
 	if err := send(actx, []option.RequestOption{option.WithMiddleware(ec.middleware)}); err != nil {
 		e := c.classify(ctx, actx, err, &ec)
 		c.errs[slices.Index(kinds[:], e.Kind)].Add(1)
+		metrics.EndpointRequest(api, e.Kind, time.Since(start))
 		return e
 	}
+	metrics.EndpointRequest(api, "", time.Since(start))
 	return nil
 }
 
@@ -318,7 +324,7 @@ func (c *Client) attempt(ctx context.Context, prompt string, p Params) ([]Comple
 	// the SDK's types: the SDK's decoder keeps every field's raw JSON and cost
 	// about half of the client's CPU on n = 8 responses.
 	var res wireResponse
-	e := c.call(ctx, func(actx context.Context, opts []option.RequestOption) error {
+	e := c.call(ctx, "completion", func(actx context.Context, opts []option.RequestOption) error {
 		if p.TopK != 0 {
 			opts = append(opts, option.WithJSONSet("top_k", p.TopK))
 		}

@@ -155,7 +155,7 @@ func (c *Client) logprobRequest(ctx context.Context, method, prompt string) (*lo
 	var res logprobResponse
 	err := c.retrying(ctx, "scoring", func() *Error {
 		res = logprobResponse{}
-		return c.call(ctx, func(actx context.Context, opts []option.RequestOption) error {
+		return c.call(ctx, "logprobs", func(actx context.Context, opts []option.RequestOption) error {
 			q := openai.CompletionNewParams{
 				Model:       openai.CompletionNewParamsModel(c.ep.Model),
 				Prompt:      openai.CompletionNewParamsPromptUnion{OfString: openai.String(prompt)},

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/reach-lab/reach/internal/metrics"
 )
 
 // Limits bound one sandboxed run (one process tree). The zero value of a
@@ -387,7 +389,8 @@ var ErrUnavailable = errors.New("code sandbox unavailable")
 // bubblewrap: on a sandbox that failed its probe it returns SetupErr at
 // once. ctx cancels the run (reported as SetupErr, not as the program's
 // failure).
-func (s *Sandbox) Run(ctx context.Context, job Job) Result {
+func (s *Sandbox) Run(ctx context.Context, job Job) (res Result) {
+	defer func() { metrics.SandboxRun(res.outcome(), res.Wall) }()
 	lim := job.Limits.or(s.limits).withDefaults()
 	if s.bwrap == "" || s.python == "" {
 		return Result{SetupErr: fmt.Errorf("%w: %v", ErrUnavailable, s.err), Limits: lim}
@@ -403,7 +406,7 @@ func (s *Sandbox) Run(ctx context.Context, job Job) Result {
 	// keep this goroutine on one thread until the sandbox is gone.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	res := s.run(ctx, job, lim, slot)
+	res = s.run(ctx, job, lim, slot)
 	if s.uidBase > 0 && res.SetupErr != nil && bytes.Contains(res.Stderr, []byte("Resource temporarily unavailable")) {
 		// The slot's uid is at its process limit: a sandbox killed from
 		// outside (Reach's own restart, a race with bwrap) left processes
@@ -415,6 +418,29 @@ func (s *Sandbox) Run(ctx context.Context, job Job) Result {
 		res = s.run(ctx, job, lim, slot)
 	}
 	return res
+}
+
+// outcome names how a run ended, for metrics (one of a fixed set).
+func (r Result) outcome() string {
+	switch {
+	case errors.Is(r.SetupErr, ErrUnavailable):
+		return "unavailable"
+	case r.SetupErr != nil:
+		return "setup_error"
+	case r.TimedOut == "cpu":
+		return "cpu_timeout"
+	case r.TimedOut != "":
+		return "wall_timeout"
+	case r.OutputLimit != "":
+		return "output_limit"
+	case r.Ended:
+		return "reported"
+	case r.Signal != 0:
+		return "signal"
+	case r.ExitCode == 0:
+		return "exit_ok"
+	}
+	return "exit_error"
 }
 
 func (s *Sandbox) args(job Job, lim Limits, slot int) []string {
