@@ -196,6 +196,20 @@ func BenchmarkBootstrap(b *testing.B) {
 	}
 }
 
+// BenchmarkBootstrapMillionProblems is issue 30.7's shape: 1,000,000 problems, n = 4, two
+// models, 2,000 draws. Draws over problem types (at most 25 here) make it cost about what 500
+// problems do; one index per problem took minutes (2 × 10^9 draws).
+func BenchmarkBootstrapMillionProblems(b *testing.B) {
+	r := rand.New(rand.NewPCG(23, 24))
+	base, rl := randomCounts(r, 1_000_000, 4), randomCounts(r, 1_000_000, 4)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Bootstrap([][]Count{base, rl}, BootstrapOptions{Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func TestSignificantRanges(t *testing.T) {
 	e := func(lo, hi float64) Estimate { return Estimate{Point: (lo + hi) / 2, Lo: lo, Hi: hi} }
 	zero := Estimate{}
