@@ -10,6 +10,7 @@ import (
 
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/web/apispec"
 )
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -149,4 +150,13 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	b.write(w, r)
+}
+
+// openAPIPath is where the API's OpenAPI document is served.
+const openAPIPath = "/api/v1/openapi.json"
+
+// openAPI serves the OpenAPI 3.1 document of /api/v1/ (web/apispec).
+func openAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", apispec.MediaType)
+	_, _ = w.Write(apispec.JSON())
 }
