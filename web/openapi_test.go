@@ -148,6 +148,16 @@ func (c *specClient) do(method, path, ctype string, body []byte, anonymous bool,
 		c.t.Errorf("%s: not in the document: %v", what, err)
 		return b
 	}
+	if want < 400 {
+		// An accepted request is one the document describes: its parameters
+		// and body validate too (refused ones may break the document on purpose).
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		opts := &openapi3filter.Options{MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
+		if err := openapi3filter.ValidateRequest(context.Background(),
+			&openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: opts}); err != nil {
+			c.t.Errorf("%s: the request (answered %d) does not match the document: %v", what, resp.StatusCode, err)
+		}
+	}
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
 		Status:                 resp.StatusCode,
@@ -171,8 +181,9 @@ func (c *specClient) get(path string, want int) []byte {
 // uploaded through the API from the shipped MATH500 counts (three models,
 // one a checkpoint with a step, so the report has a trajectory) once its
 // bootstrap statistics are attached, a stored comparison with completion
-// texts and a review, every GET operation, the actions, refusals (401, 404,
-// 409) and deletion.
+// texts and a review, every GET operation, the actions, refusals (400, 401,
+// 404, 409) and deletion. Accepted requests are validated against the
+// document too.
 func TestOpenAPIResponsesValidate(t *testing.T) {
 	a := startApp(t)
 	admin := newAccount(t, a.st, a.url, "spec@reach.test", true, "")
@@ -238,11 +249,18 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 			Stats struct {
 				Status string `json:"status"`
 			} `json:"stats"`
+			Models []struct {
+				CI *struct{} `json:"pass_at_1_ci"`
+			} `json:"models"`
+			Trajectory []struct{} `json:"trajectory"`
 		}
 		if err := json.Unmarshal(c.get(id+"/report", 200), &rep); err != nil {
 			t.Fatal(err)
 		}
 		if rep.Stats.Status == "ready" {
+			if len(rep.Models) != 3 || rep.Models[0].CI == nil || len(rep.Trajectory) == 0 {
+				t.Fatalf("the report checked lacks models, intervals or a trajectory: %+v", rep)
+			}
 			break
 		}
 		if rep.Stats.Status == "failed" || time.Now().After(deadline) {
@@ -303,6 +321,15 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	c.do("DELETE", fmt.Sprintf("/shares/%d", share.ID), "", nil, false, 204)
 	c.do("DELETE", "/shares/999999999", "", nil, false, 404)
 	c.do("GET", id+"/report", "", nil, true, 401)
+	noName := &bytes.Buffer{}
+	nw := multipart.NewWriter(noName)
+	if err := nw.WriteField("model_role", "base"); err != nil {
+		t.Fatal(err)
+	}
+	if err := nw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.do("POST", "/comparisons", nw.FormDataContentType(), noName.Bytes(), false, 400)
 	c.get("/comparisons/999999999", 404)
 	c.do("DELETE", tid, "", nil, false, 204)
 	c.get(tid, 404)
