@@ -449,8 +449,14 @@ var renderBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // fail renders an error page; not-found errors become 404. Any other
 // error is logged with the request id and the page shows only that id:
-// database errors name the user, database, host and port.
+// database errors name the user, database, host and port. Under /api/ it
+// answers JSON (apiFail), as the API's OpenAPI document says every error
+// there is, also from handlers shared with the pages.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if isAPI(r) {
+		s.apiFail(w, r, err)
+		return
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		s.render(w, r, http.StatusNotFound, views.ErrorPage(404, "Not found", err.Error()))
 		return
