@@ -321,6 +321,7 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	c.do("DELETE", fmt.Sprintf("/shares/%d", share.ID), "", nil, false, 204)
 	c.do("DELETE", "/shares/999999999", "", nil, false, 404)
 	c.do("GET", id+"/report", "", nil, true, 401)
+	newSpecClient(t, a.url, "reach_not-a-token").get(id+"/report", 401)
 	noName := &bytes.Buffer{}
 	nw := multipart.NewWriter(noName)
 	if err := nw.WriteField("model_role", "base"); err != nil {
