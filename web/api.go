@@ -46,6 +46,16 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
+// apiComparisonItem is one comparison in GET /api/v1/comparisons.
+type apiComparisonItem struct {
+	ID      int64    `json:"id"`
+	Name    string   `json:"name"`
+	Dataset string   `json:"dataset"`
+	Status  string   `json:"status"`
+	Models  []string `json:"models"`
+	Project string   `json:"project"`
+}
+
 func (s *Server) apiComparisons(w http.ResponseWriter, r *http.Request) {
 	u := currentUser(r)
 	cs, err := s.st.ListComparisonsFor(r.Context(), u.ID, u.IsAdmin)
@@ -53,17 +63,9 @@ func (s *Server) apiComparisons(w http.ResponseWriter, r *http.Request) {
 		s.apiFail(w, r, err)
 		return
 	}
-	type item struct {
-		ID      int64    `json:"id"`
-		Name    string   `json:"name"`
-		Dataset string   `json:"dataset"`
-		Status  string   `json:"status"`
-		Models  []string `json:"models"`
-		Project string   `json:"project"`
-	}
-	out := make([]item, len(cs))
+	out := make([]apiComparisonItem, len(cs))
 	for i, c := range cs {
-		out[i] = item{c.ID, c.Name, c.DatasetName, c.Status, c.Models, c.ProjectName}
+		out[i] = apiComparisonItem{c.ID, c.Name, c.DatasetName, c.Status, c.Models, c.ProjectName}
 	}
 	writeJSON(w, http.StatusOK, out)
 }

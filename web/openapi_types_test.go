@@ -22,6 +22,8 @@ var schemaNames = map[string]string{
 	"training.TaxDiff": "SharpeningTaxDiff", "ingest.RunMeta": "RunMeta",
 	"web.MappingRunJSON": "MappingRun", "web.APIMapping": "FieldMapping", "web.apiDebateEndpoint": "DebateEndpoint",
 	"web.apiReview": "Review", "web.apiPairReviews": "PairReviews", "web.shareRequest": "ShareRequest",
+	"web.apiComparisonItem": "ComparisonItem", "web.apiShareCreated": "ShareCreated", "web.apiTestResult": "TestResult",
+	"web.apiError": "Error", "web.apiReviewsAnswer": "Reviews",
 }
 
 // The document's schemas have exactly the JSON fields of the Go types the
@@ -107,7 +109,8 @@ func TestOpenAPISchemasMatchGoTypes(t *testing.T) {
 			}
 		}
 	}
-	for _, root := range []any{analysis.Report{}, ComparisonStatus{}, MappingStatus{}, apiDebateEndpoint{}, apiReview{}, apiPairReviews{}} {
+	for _, root := range []any{analysis.Report{}, ComparisonStatus{}, MappingStatus{}, apiDebateEndpoint{}, apiReview{}, apiPairReviews{},
+		apiComparisonItem{}, apiShareCreated{}, apiTestResult{}, apiError{}, apiReviewsAnswer{}} {
 		visit(reflect.TypeOf(root))
 	}
 	request = true
@@ -121,7 +124,8 @@ func TestOpenAPISchemasMatchGoTypes(t *testing.T) {
 
 // neverNil are the slices without omitempty that their handler always
 // fills (empty, not nil): the schema may say they are never null.
-var neverNil = map[string]bool{"MappingStatus.runs": true, "MappingRun.fields": true, "MappingRun.item_fields": true}
+var neverNil = map[string]bool{"MappingStatus.runs": true, "MappingRun.fields": true, "MappingRun.item_fields": true,
+	"Reviews.pairs": true, "Reviews.reviews": true}
 
 func nilable(t reflect.Type) bool {
 	k := t.Kind()
