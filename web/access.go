@@ -103,8 +103,10 @@ func (s *Server) isTLS(r *http.Request) bool {
 // session cookie. It never refuses anonymous requests; the route guards do.
 func (s *Server) identify(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/static/") || r.URL.Path == "/healthz" {
-			next.ServeHTTP(w, r) // public, and asked for many times per page: no session lookup
+		if strings.HasPrefix(r.URL.Path, "/static/") || r.URL.Path == "/healthz" || r.URL.Path == openAPIPath {
+			// Public and the same for everyone: no session or token lookup
+			// (a client holding a bad token still reads the API's description).
+			next.ServeHTTP(w, r)
 			return
 		}
 		p := &principal{}

@@ -466,6 +466,7 @@ var (
 // routes is every route of the app with every id it carries.
 var routes = []route{
 	{name: "health", need: public, method: "GET", path: "/healthz", ok: 200},
+	{name: "API description (OpenAPI)", need: public, method: "GET", path: "/api/v1/openapi.json", ok: 200},
 	{name: "static file", need: public, method: "GET", path: "/static/app.css", ok: 200},
 	{name: "first-run page (accounts exist)", need: public, method: "GET", path: "/setup", ok: 404},
 	{name: "first-run form (accounts exist)", need: public, method: "POST", path: "/setup",

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/web/apispec"
 )
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -46,6 +47,16 @@ func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
+// apiComparisonItem is one comparison in GET /api/v1/comparisons.
+type apiComparisonItem struct {
+	ID      int64    `json:"id"`
+	Name    string   `json:"name"`
+	Dataset string   `json:"dataset"`
+	Status  string   `json:"status"`
+	Models  []string `json:"models"`
+	Project string   `json:"project"`
+}
+
 func (s *Server) apiComparisons(w http.ResponseWriter, r *http.Request) {
 	u := currentUser(r)
 	cs, err := s.st.ListComparisonsFor(r.Context(), u.ID, u.IsAdmin)
@@ -53,17 +64,9 @@ func (s *Server) apiComparisons(w http.ResponseWriter, r *http.Request) {
 		s.apiFail(w, r, err)
 		return
 	}
-	type item struct {
-		ID      int64    `json:"id"`
-		Name    string   `json:"name"`
-		Dataset string   `json:"dataset"`
-		Status  string   `json:"status"`
-		Models  []string `json:"models"`
-		Project string   `json:"project"`
-	}
-	out := make([]item, len(cs))
+	out := make([]apiComparisonItem, len(cs))
 	for i, c := range cs {
-		out[i] = item{c.ID, c.Name, c.DatasetName, c.Status, c.Models, c.ProjectName}
+		out[i] = apiComparisonItem{c.ID, c.Name, c.DatasetName, c.Status, c.Models, c.ProjectName}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -156,4 +159,13 @@ func (s *Server) apiReport(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	b.write(w, r)
+}
+
+// openAPIPath is where the API's OpenAPI document is served.
+const openAPIPath = "/api/v1/openapi.json"
+
+// openAPI serves the OpenAPI 3.1 document of /api/v1/ (web/apispec).
+func openAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", apispec.MediaType)
+	_, _ = w.Write(apispec.JSON())
 }

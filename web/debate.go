@@ -293,13 +293,13 @@ func (s *Server) debateTest(w http.ResponseWriter, r *http.Request) {
 		// {"ok", "message"}: the judge's or the server's answer, or the error.
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "message": "set up the " + purpose + " endpoint (or, for the judge, have an answer-correct sample) first"})
+			writeJSON(w, http.StatusOK, apiTestResult{false, "set up the " + purpose + " endpoint (or, for the judge, have an answer-correct sample) first"})
 		case err != nil && fromDatabase(err):
 			s.apiFail(w, r, err)
 		case err != nil:
-			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "message": err.Error()})
+			writeJSON(w, http.StatusOK, apiTestResult{false, err.Error()})
 		default:
-			writeJSON(w, http.StatusOK, map[string]any{"ok": true, "message": reply})
+			writeJSON(w, http.StatusOK, apiTestResult{true, reply})
 		}
 		return
 	}
@@ -313,6 +313,12 @@ func (s *Server) debateTest(w http.ResponseWriter, r *http.Request) {
 	default:
 		s.render(w, r, http.StatusOK, views.TestResult(reply, ""))
 	}
+}
+
+// apiTestResult answers POST /api/v1/comparisons/{id}/debate/{purpose}/test.
+type apiTestResult struct {
+	OK      bool   `json:"ok"`
+	Message string `json:"message"`
 }
 
 // debateAction starts (or resumes) or pauses judging or scoring.

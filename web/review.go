@@ -304,6 +304,14 @@ type apiPairReviews struct {
 	RLOnlyUnreviewed int            `json:"rl_only_unreviewed"`
 }
 
+// apiReviewsAnswer is GET /api/v1/comparisons/{id}/reviews: the first
+// pair's summary at the top, then every pair's and every review.
+type apiReviewsAnswer struct {
+	apiPairReviews
+	Pairs   []apiPairReviews `json:"pairs"`
+	Reviews []apiReview      `json:"reviews"`
+}
+
 // apiReviews lists a comparison's reviews, each with its pair, and sums
 // them up per pair; the top-level summary is the first pair's.
 func (s *Server) apiReviews(w http.ResponseWriter, r *http.Request) {
@@ -319,11 +327,7 @@ func (s *Server) apiReviews(w http.ResponseWriter, r *http.Request) {
 		s.apiFail(w, r, err)
 		return
 	}
-	out := struct {
-		apiPairReviews
-		Pairs   []apiPairReviews `json:"pairs"`
-		Reviews []apiReview      `json:"reviews"`
-	}{Pairs: []apiPairReviews{}, Reviews: []apiReview{}}
+	out := apiReviewsAnswer{Pairs: []apiPairReviews{}, Reviews: []apiReview{}}
 	for pair := 1; pair < len(rep.Models); pair++ {
 		rows := pairRows(e, pair)
 		reviews := all.Of(rep.Models[pair].RunID)

@@ -78,7 +78,8 @@ type Server struct {
 
 // New returns the HTTP handler of the whole application.
 //
-// Access: /healthz, /static/, sign-in, the first-run page (localhost, no
+// Access: /healthz, /static/, the API's OpenAPI document
+// (/api/v1/openapi.json), sign-in, the first-run page (localhost, no
 // accounts yet), invitations and share links (/s/{token}) are public;
 // everything else needs a signed-in user (session cookie) or, under
 // /api/v1/, an API token (Authorization: Bearer). Comparisons are read by
@@ -107,6 +108,9 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 	r.Use(requestID, limitBodies, s.logRequests, middleware.Recoverer, compress(), securityHeaders, s.csrf, s.identify)
 
 	r.Get("/healthz", s.healthz)
+	// The API's description is public, like the source it is part of: API
+	// clients and code generators read it before they hold a token.
+	r.Get(openAPIPath, openAPI)
 	r.Handle("/static/*", http.StripPrefix("/static/", staticHandler()))
 
 	// Public: signing in, first run, invitations, share links.
@@ -278,7 +282,7 @@ func staticHandler() http.Handler {
 // once per report, see body) pass through.
 func compress() func(http.Handler) http.Handler {
 	c := middleware.NewCompressor(1, "text/html", "text/css", "text/plain", "text/csv", "text/javascript",
-		"application/javascript", "application/json", "image/svg+xml")
+		"application/javascript", "application/json", "application/vnd.oai.openapi+json", "image/svg+xml")
 	c.SetEncoder("gzip", func(w io.Writer, level int) io.Writer {
 		gw, err := gzip.NewWriterLevel(w, level)
 		if err != nil {
@@ -448,8 +452,14 @@ var renderBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // fail renders an error page; not-found errors become 404. Any other
 // error is logged with the request id and the page shows only that id:
-// database errors name the user, database, host and port.
+// database errors name the user, database, host and port. Under /api/ it
+// answers JSON (apiFail), as the API's OpenAPI document says every error
+// there is, also from handlers shared with the pages.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if isAPI(r) {
+		s.apiFail(w, r, err)
+		return
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		s.render(w, r, http.StatusNotFound, views.ErrorPage(404, "Not found", err.Error()))
 		return

@@ -298,10 +298,13 @@ func (s *Server) apiCreateShare(w http.ResponseWriter, r *http.Request) {
 		s.apiFail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, struct {
-		ID  int64  `json:"id"`
-		URL string `json:"url"`
-	}{sid, u})
+	writeJSON(w, http.StatusCreated, apiShareCreated{sid, u})
+}
+
+// apiShareCreated answers POST /api/v1/comparisons/{id}/shares.
+type apiShareCreated struct {
+	ID  int64  `json:"id"`
+	URL string `json:"url"`
 }
 
 // apiRevokeShare: DELETE /api/v1/shares/{id} answers 204.

@@ -81,8 +81,8 @@ func PlanReverify(ctx context.Context, st *store.Store, v verify.Verifier, c sto
 // (reviewer overrides stay), in one transaction that also records who
 // asked for it in the audit log. The files' own verdicts stay stored:
 // RestoreFileVerdicts brings them back. It returns ErrCannotReverify (with
-// the reason) when re-verification does not apply, and an error when the
-// comparison is not ready.
+// the reason) when re-verification does not apply, and ErrWrongState when
+// the comparison is not ready (an answer of 409, not a failure).
 func StartReverify(ctx context.Context, client *Client, st *store.Store, v verify.Verifier, id, userID int64) error {
 	return st.WithTx(ctx, func(tx *store.Store) error {
 		status, err := tx.LockComparisonStatus(ctx, id)
@@ -90,7 +90,7 @@ func StartReverify(ctx context.Context, client *Client, st *store.Store, v verif
 			return err
 		}
 		if status != store.StatusReady {
-			return fmt.Errorf("comparison %d is %s; re-verify it once it is ready", id, status)
+			return fmt.Errorf("%w: comparison %d is %s; re-verify it once it is ready", ErrWrongState, id, status)
 		}
 		c, err := tx.GetComparison(ctx, id)
 		if err != nil {
@@ -147,7 +147,7 @@ func RestoreFileVerdicts(ctx context.Context, client *Client, st *store.Store, i
 			return err
 		}
 		if status != store.StatusReady {
-			return fmt.Errorf("comparison %d is %s; restore the files' verdicts once it is ready", id, status)
+			return fmt.Errorf("%w: comparison %d is %s; restore the files' verdicts once it is ready", ErrWrongState, id, status)
 		}
 		replaced, err := tx.FileVerdictsReplaced(ctx, id)
 		if err != nil {
