@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sync/singleflight"
 
@@ -265,26 +268,44 @@ type storedReport struct {
 // older stored reports are computed again.
 const reportEncoding = 8 // 2: CoT-pass@k, perplexity, answer diversity, support; 3: trajectory flows, sharpening tax; 4: G-Pass@k; 5: k_sampled, curves past it (adaptive designs); 6: models[].cost; 7: past_n (curves continued to 4n); 8: trajectory at_k, dynamics_at_k
 
-var (
-	zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
-	zdec, _ = zstd.NewReader(nil)
-)
-
+// encodeReport streams through zstd with go-json-experiment under v1
+// options (encoding/json's output): the JSON of a million problems (about
+// 200 MB) is never held whole; 2.9 s and 41 MB allocated where
+// encoding/json took 10.8 s and 1.4 GB. decodeReport stays on
+// encoding/json, which allocated less than go-json-experiment here.
 func encodeReport(rep *Report) ([]byte, error) {
-	b, err := json.Marshal(storedReport{Version: reportEncoding, Report: rep, Rows: rep.Rows, StatsHash: rep.statsHash})
+	var buf bytes.Buffer
+	zw, err := zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		return nil, fmt.Errorf("encode report %d: %w", rep.ComparisonID, err)
 	}
-	return zenc.EncodeAll(b, nil), nil
+	sr := storedReport{Version: reportEncoding, Report: rep, Rows: rep.Rows, StatsHash: rep.statsHash}
+	if err := jsonv2.MarshalWrite(zw, &sr, jsonv1.DefaultOptionsV1()); err != nil {
+		zw.Close()
+		return nil, fmt.Errorf("encode report %d: %w", rep.ComparisonID, err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("encode report %d: %w", rep.ComparisonID, err)
+	}
+	return buf.Bytes(), nil
 }
 
 func decodeReport(data []byte) (*Report, error) {
-	b, err := zdec.DecodeAll(data, nil)
+	// A streamed frame does not state its size (DecodeAll then grows its
+	// buffer in small steps: 1.4 GB allocated for 200 MB); a buffer doubling
+	// from a guess of the usual ratio allocates at most twice the JSON.
+	zr, err := zstd.NewReader(bytes.NewReader(data), zstd.WithDecoderConcurrency(1))
 	if err != nil {
 		return nil, fmt.Errorf("decode report: %w", err)
 	}
+	defer zr.Close()
+	var b bytes.Buffer
+	b.Grow(12 * len(data))
+	if _, err := b.ReadFrom(zr); err != nil {
+		return nil, fmt.Errorf("decode report: %w", err)
+	}
 	var sr storedReport
-	if err := json.Unmarshal(b, &sr); err != nil {
+	if err := json.Unmarshal(b.Bytes(), &sr); err != nil {
 		return nil, fmt.Errorf("decode report: %w", err)
 	}
 	if sr.Version != reportEncoding || sr.Report == nil {
