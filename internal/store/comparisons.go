@@ -85,8 +85,8 @@ type Run struct {
 	// SplitOf is the run whose file holds this run's samples among other
 	// training steps' (one file split by its records' step); nil when the
 	// run has its own file or none.
-	SplitOf    *int64
-	SourceFile string
+	SplitOf       *int64
+	SourceFile    string
 	Format        string
 	Mapping       json.RawMessage
 	HasTexts      bool
