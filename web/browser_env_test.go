@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/reach-lab/reach/internal/follow"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/testdb"
@@ -46,7 +47,8 @@ func startApp(t *testing.T) *app {
 	t.Helper()
 	st, _ := testdb.New(t)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	client, err := jobs.NewClient(st, jobs.Config{Workers: 4, Verifier: vmath.New(), Logger: logger})
+	client, err := jobs.NewClient(st, jobs.Config{Workers: 4, Verifier: vmath.New(), Logger: logger,
+		Register: follow.Register(st), Queues: map[string]int{follow.Queue: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -227,6 +227,9 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 	if v.Notes, err = s.noteView(r.Context(), c.ID); err != nil {
 		return v, err
 	}
+	if v.Follow, err = s.followView(r.Context(), c, v.Can.Edit); err != nil {
+		return v, err
+	}
 	if v.Code, err = s.codeInfo(r, c, e); err != nil {
 		return v, err
 	}
