@@ -43,7 +43,10 @@ type app struct {
 	url    string
 }
 
-func startApp(t *testing.T) *app {
+func startApp(t *testing.T) *app { t.Helper(); return startAppWith(t, web.Config{}) }
+
+// startAppWith is startApp with the server configured by cfg.
+func startAppWith(t *testing.T, cfg web.Config) *app {
 	t.Helper()
 	st, _ := testdb.New(t)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -60,7 +63,7 @@ func startApp(t *testing.T) *app {
 		defer cancel()
 		_ = client.Stop(ctx)
 	})
-	srv := httptest.NewServer(web.New(st, client, web.Config{}, logger))
+	srv := httptest.NewServer(web.New(st, client, cfg, logger))
 	t.Cleanup(srv.Close)
 	return &app{st: st, client: client, url: srv.URL}
 }
