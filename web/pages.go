@@ -121,6 +121,9 @@ func (s *Server) progressView(r *http.Request, c store.Comparison) (views.Progre
 			return v, err
 		}
 	}
+	if v.Follow, err = s.followView(r.Context(), c, v.CanEdit); err != nil {
+		return v, err
+	}
 	for _, p := range ps {
 		v.Stages[p.RunID] = append(v.Stages[p.RunID], p)
 	}
