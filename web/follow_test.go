@@ -135,6 +135,19 @@ func TestFollowServerFolder(t *testing.T) {
 		t.Errorf("the page does not say what it follows:\n%.200s", page[strings.Index(page, "follow")-100:])
 	}
 
+	// A step file that is a link leading out of the allowed folder is not read
+	// (only regular files are step files; a link is checked besides).
+	if err := os.WriteFile(filepath.Join(outside, "notes.jsonl"), stepFile(t, 300), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "notes.jsonl"), filepath.Join(run, "250.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // several looks
+	if c, err := a.st.GetComparison(context.Background(), id); err != nil || len(c.Runs) != 4 {
+		t.Errorf("a step file linked from outside was read: %d models (%v)", len(c.Runs), err)
+	}
+
 	// Stop: every checkpoint stays, a later step file is not read.
 	code, _, _ = post(t, followURL+"/stop", editor.Cookie.String(), "application/x-www-form-urlencoded", nil)
 	if code != 303 {

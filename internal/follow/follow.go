@@ -96,6 +96,19 @@ func Resolve(roots []string, path string) (string, error) {
 	return real, nil
 }
 
+// Within refuses a file of a followed folder that is, or whose links
+// lead, outside every root: a step file may be a link too.
+func Within(roots []string, file string) error {
+	real, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(file), errors.Unwrap(err))
+	}
+	if !inside(roots, real) {
+		return fmt.Errorf("%s leads to %s, outside the folders that may be followed (%s): it is not read", file, real, strings.Join(roots, ", "))
+	}
+	return nil
+}
+
 // inside reports whether path (resolved) is one of roots or below one.
 func inside(roots []string, path string) bool {
 	for _, r := range roots {

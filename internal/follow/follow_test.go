@@ -53,6 +53,15 @@ func TestResolve(t *testing.T) {
 			t.Errorf("Resolve(%q) = %q; want %q", tc.path, got, tc.want)
 		}
 	}
+	if err := os.WriteFile(filepath.Join(secret, "100.jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(secret, "100.jsonl"), filepath.Join(root, "ppo", "val", "100.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Within(roots, filepath.Join(root, "ppo", "val", "100.jsonl")); err == nil || !strings.Contains(err.Error(), "outside the folders") {
+		t.Errorf("a step file linked from outside: %v", err)
+	}
 	if _, err := Resolve(nil, root); err == nil || !strings.Contains(err.Error(), "is off") {
 		t.Errorf("no roots: %v", err)
 	}

@@ -133,12 +133,21 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		for _, p := range ck.Files[1:] {
 			m.More = append(m.More, intake.LocalFile(p))
 		}
-		if _, err := intake.AddModels(ctx, w.st, client, f.ComparisonID, []intake.Model{m}, false); err != nil {
+		var addErr error
+		for _, p := range ck.Files {
+			if addErr == nil {
+				addErr = Within(roots, p) // a step file may be a link leading out
+			}
+		}
+		if addErr == nil {
+			_, addErr = intake.AddModels(ctx, w.st, client, f.ComparisonID, []intake.Model{m}, false)
+		}
+		if addErr != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			state.Refuse(ck)
-			lastErr = fmt.Sprintf("step %d not added: %v", step, err)
+			lastErr = fmt.Sprintf("step %d not added: %v", step, addErr)
 		} else {
 			slog.Info("followed folder: step added", "comparison", f.ComparisonID, "step", step, "path", dir)
 		}

@@ -798,7 +798,7 @@ func (s *Store) CanRetryImport(ctx context.Context, id int64) (bool, error) {
 	var ok bool
 	err := s.db.QueryRow(ctx, `SELECT c.status = 'failed' AND (c.dataset_id IS NOT NULL OR c.dataset_upload_id IS NOT NULL)
 			AND EXISTS (SELECT 1 FROM runs r WHERE r.comparison_id = c.id AND r.endpoint_url = '')
-			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.comparison_id = c.id AND r.endpoint_url = '' AND r.upload_id IS NULL)
+			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.comparison_id = c.id AND r.endpoint_url = '' AND r.upload_id IS NULL AND r.split_of IS NULL)
 		FROM comparisons c WHERE c.id = $1`, id).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("can retry import of comparison %d: %w", id, err)
