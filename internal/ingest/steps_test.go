@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // Records carrying a training step, as verl (a number) and TRL (a string
@@ -63,5 +65,36 @@ func TestScanSteps(t *testing.T) {
 	bad := strings.Replace(string(data), `"step": 200`, `"step": "two hundred"`, 1)
 	if _, err := ScanSteps(strings.NewReader(bad), "run.jsonl", FormatVerlValidation, nil); err == nil || !strings.Contains(err.Error(), "run.jsonl:9: step: training step") {
 		t.Errorf("a step that is not a number: %v", err)
+	}
+}
+
+// TRL's completions table of several logging steps as parquet, its step
+// column strings as GRPOTrainer writes them (str(self.state.global_step)).
+func TestScanStepsParquet(t *testing.T) {
+	type row struct {
+		Step           string  `parquet:"step"`
+		Prompt         string  `parquet:"prompt"`
+		Completion     string  `parquet:"completion"`
+		AccuracyReward float64 `parquet:"accuracy_reward"`
+		Advantage      float64 `parquet:"advantage"`
+	}
+	words := readDatasetFile(t, filepath.Join(toolsDir, "dataset_words.jsonl"))
+	var rows []row
+	for _, step := range []string{"40", "80", "120"} {
+		for _, p := range words {
+			rows = append(rows, row{Step: step, Prompt: "<|user|>" + p.Statement + "<|assistant|>", Completion: "The answer is \\boxed{" + p.Reference + "}."})
+		}
+	}
+	var b bytes.Buffer
+	if err := parquet.Write(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	ex, err := Examine(bytes.NewReader(b.Bytes()), "completions.parquet")
+	if err != nil || ex.Format != FormatTRLCompletions {
+		t.Fatalf("Examine: %s %v", ex.Format, err)
+	}
+	got, err := ScanSteps(bytes.NewReader(b.Bytes()), "completions.parquet", ex.Format, nil)
+	if err != nil || !slices.Equal(got.Steps, []int{40, 80, 120}) || got.Samples != 3*len(words) {
+		t.Errorf("steps %+v, %v", got, err)
 	}
 }
