@@ -57,6 +57,7 @@ func (s *Server) followPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	v.Here = true
 	s.render(w, r, http.StatusOK, views.FollowPage(v))
 }
 
@@ -81,7 +82,7 @@ func (s *Server) startFollow(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, verr)
 			return
 		}
-		v.Error, v.Model, v.Path = "Not followed: "+err.Error(), model, path
+		v.Error, v.Model, v.Path, v.Here = "Not followed: "+err.Error(), model, path, true
 		s.render(w, r, http.StatusBadRequest, views.FollowPage(v))
 		return
 	}

@@ -46,6 +46,7 @@ func TestBrowserFollowServerFolder(t *testing.T) {
 	b.waitReport(t)
 	b.do(t, "open the follow form", chromedp.Click(chromedp.CSS(`#follow-link a`)))
 	b.waitFor(t, "the follow form", `document.querySelector("#follow-form") ? "ok" : ""`, 10*time.Second)
+	b.screenshotOf(t, "body", "follow-form")
 	b.do(t, "follow the folder", chromedp.SetValue(chromedp.CSS(`#follow-form input[name=model]`), "ppo"),
 		chromedp.SetValue(chromedp.CSS(`#follow-form input[name=path]`), run), chromedp.Click(chromedp.CSS(`#follow-form button`)))
 	status := b.waitFor(t, "following", `(document.querySelector("#follow-status") || {}).textContent || ""`, 10*time.Second)
@@ -69,6 +70,7 @@ func TestBrowserFollowServerFolder(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 	}
 	b.waitReport(t)
+	b.screenshotOf(t, "#follow-status", "following")
 	b.do(t, "stop", chromedp.Click(chromedp.CSS(`#follow-stop`)))
 	status = b.waitFor(t, "stopped", `document.readyState === "complete" && document.querySelector("#follow-status") && document.querySelector("#follow-status").textContent.includes("Followed") ? document.querySelector("#follow-status").textContent : ""`, 15*time.Second)
 	if !strings.Contains(status, "1 step in") {
