@@ -151,7 +151,8 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 		"; default: chosen per file, the harness under which a few of its completions are valid Python and agree with its labels)")
 	fs.Func("base", "base model samples, NAME=FILE; FILE may be a directory or a quoted pattern ('runs/*.jsonl') of several files, pooled per problem", mf.add("base"))
 	fs.Func("model", "other model samples, NAME=FILE (repeatable; FILE as for --base). A folder of a training run, one file or folder per step "+
-		"(verl {step}.jsonl, TRL completions_{step}.parquet, step-N/, global_step_N/, checkpoint-N/), gives one checkpoint per step", mf.add("rl"))
+		"(verl {step}.jsonl, TRL completions_{step}.parquet, step-N/, global_step_N/, checkpoint-N/), or one file whose records carry a step field "+
+		"(a verl dump or TRL completions table of several steps), gives one checkpoint per step", mf.add("rl"))
 	fs.Func("step", "training step of the --model just before (marks it a checkpoint)", mf.step)
 	fs.Func("map", "field mapping of the model just before, e.g. completion=text,correct=ok,problem_id=qid,list=rollouts; paths at any depth (response.body.choices, a.0.b); keys problem_id id_kind list completion correct threshold extracted sample_index finish_reason tokens question prompt reference", mf.mapping)
 	acceptGuess := fs.Bool("accept-guess", false, "read files in an unrecognised layout with the guessed field mapping (printed) instead of refusing them")

@@ -150,11 +150,21 @@ func TestImportOneFileOfSteps(t *testing.T) {
 	if err := os.WriteFile(mixed, []byte(strings.Join(lines, "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// 64 steps, and the base model: 65 models.
+	var many strings.Builder
+	for step := range 64 {
+		many.WriteString(strings.Replace(lines[0], `"step": 100`, fmt.Sprintf(`"step": %d`, 10*step), 1))
+	}
+	long := filepath.Join(t.TempDir(), "long_run.jsonl")
+	if err := os.WriteFile(long, []byte(many.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--base", "base=" + base, "--model", "ppo=" + mixed}, "run.jsonl:10: step: no training step, while line 1 carries step 100"},
+		{[]string{"--base", "base=" + base, "--model", "ppo=" + long}, "carry 64 training steps (0 to 630), one checkpoint each; a comparison has at most 64 models"},
 		{[]string{"--base", "base=" + verl, "--model", "ppo=" + trl}, `base model "base": the records of verl_val_steps.jsonl carry 3 training steps (100 to 300)`},
 		{[]string{"--base", "base=" + base, "--model", "ppo=" + verl, "--step", "7"}, `model "ppo" is given step 7, but the records of verl_val_steps.jsonl carry 3 training steps`},
 	} {
