@@ -1,8 +1,13 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,5 +41,39 @@ func TestUploadOneFileOfSteps(t *testing.T) {
 	page := getPage(t, a, acct, fmt.Sprintf("/comparisons/%d", id))
 	if !strings.Contains(page, "ppo step 300") {
 		t.Errorf("the page names no checkpoint ppo step 300")
+	}
+	// The base model's file of several steps is refused on the form, and nothing is kept.
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("name", "refused")
+	for _, f := range [][3]string{{"dataset_file", "", "dataset_words.jsonl"}, {"base", "base", "verl_val_steps.jsonl"}, {"rl", "ppo", "trl_completions_00040.jsonl"}} {
+		if f[0] != "dataset_file" {
+			_ = mw.WriteField("model_role", f[0])
+			_ = mw.WriteField("model_name", f[1])
+			f[0] = "model_file"
+		}
+		w, _ := mw.CreateFormFile(f[0], f[2])
+		data, err := os.ReadFile(filepath.Join(tools, f[2]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = w.Write(data)
+	}
+	_ = mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, a.url+"/comparisons", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.AddCookie(acct.Cookie)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ = func() (string, error) { b, err := io.ReadAll(resp.Body); return string(b), err }()
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(page, "the base model is one model") {
+		t.Errorf("a base model's file of several steps: HTTP %d\n%.3000s", resp.StatusCode, page)
+	}
+	var n int
+	if err := a.st.Pool().QueryRow(context.Background(), `SELECT (SELECT count(*) FROM comparisons) + (SELECT count(*) FROM uploads)`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("%d comparisons and uploads stored after the refusal; want the first comparison only (%v)", n, err)
 	}
 }
