@@ -135,6 +135,33 @@ func TestFollowServerFolder(t *testing.T) {
 		t.Errorf("the page does not say what it follows:\n%.200s", page[strings.Index(page, "follow")-100:])
 	}
 
+	// A step file cut short (the trainer died mid-write) is refused as the
+	// follow's last error; the comparison keeps everything.
+	whole := stepFile(t, 300)
+	if err := os.WriteFile(filepath.Join(run, "150.jsonl"), whole[:len(whole)-40], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		f, err := a.st.LatestFollow(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(f.LastError, "step 150 not added: 150.jsonl:8") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a step file cut short: last error %q", f.LastError)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if c, err := a.st.GetComparison(context.Background(), id); err != nil || c.Status != store.StatusReady || len(c.Runs) != 4 {
+		t.Errorf("after a step file cut short: %s, %d models (%v)", c.Status, len(c.Runs), err)
+	}
+	if page := getPage(t, a, editor, fmt.Sprintf("/comparisons/%d", id)); !strings.Contains(page, "step 150 not added") {
+		t.Errorf("the page does not show the refused step")
+	}
+
 	// A step file that is a link leading out of the allowed folder is not read
 	// (only regular files are step files; a link is checked besides).
 	if err := os.WriteFile(filepath.Join(outside, "notes.jsonl"), stepFile(t, 300), 0o644); err != nil {

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/reach-lab/reach/internal/ingest"
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
@@ -138,6 +142,9 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 			if addErr == nil {
 				addErr = Within(roots, p) // a step file may be a link leading out
 			}
+			if addErr == nil {
+				addErr = readable(p)
+			}
 		}
 		if addErr == nil {
 			_, addErr = intake.AddModels(ctx, w.st, client, f.ComparisonID, []intake.Model{m}, false)
@@ -160,6 +167,27 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		return err
 	}
 	return river.JobSnooze(f.Every)
+}
+
+// readable reads a step file through as its import will, storing nothing:
+// a file that is not whole (a trainer that died mid-write, then left it)
+// is refused here, as the follow's last error, rather than failing the
+// comparison's import, which would keep nothing of the comparison.
+func readable(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	ex, err := ingest.Examine(f, filepath.Base(path))
+	if err != nil || ex.Format == ingest.FormatMapped {
+		return err // a guessed layout is refused by AddModels in words
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	return ingest.Read(f, filepath.Base(path), ex.Format, nil, ingest.Options{
+		OnSample: func(ingest.Sample) error { return nil }, OnCount: func(ingest.Count) error { return nil }})
 }
 
 func truncate(s string, n int) string {
