@@ -138,8 +138,9 @@ func TestImportOneFileOfSteps(t *testing.T) {
 	}
 
 	// Refused in words before anything is stored: a record without its
-	// step (named by its line), the base model's file of several steps, a
-	// --step given to such a file.
+	// step (named by its line), the base model's file of several steps,
+	// more steps than a comparison's models; and by its import, a --step
+	// given to such a file.
 	data, err := os.ReadFile(verl)
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +167,7 @@ func TestImportOneFileOfSteps(t *testing.T) {
 		{[]string{"--base", "base=" + base, "--model", "ppo=" + mixed}, "run.jsonl:10: step: no training step, while line 1 carries step 100"},
 		{[]string{"--base", "base=" + base, "--model", "ppo=" + long}, "carry 64 training steps (0 to 630), one checkpoint each; a comparison has at most 64 models"},
 		{[]string{"--base", "base=" + verl, "--model", "ppo=" + trl}, `base model "base": the records of verl_val_steps.jsonl carry 3 training steps (100 to 300)`},
-		{[]string{"--base", "base=" + base, "--model", "ppo=" + verl, "--step", "7"}, `model "ppo" is given step 7, but the records of verl_val_steps.jsonl carry 3 training steps`},
+		{[]string{"--base", "base=" + base, "--model", "ppo=" + verl, "--step", "7"}, `verl_val_steps.jsonl:9: step: training step 200, while line 1 carries step 100: model "ppo" is given step 7`},
 	} {
 		args := append([]string{"--dataset", dataset, "--name", "refused", "--database-url", url}, tc.args...)
 		err := runImport(context.Background(), args, &bytes.Buffer{})
@@ -174,7 +175,7 @@ func TestImportOneFileOfSteps(t *testing.T) {
 			t.Errorf("%v: %v; want %q", tc.args, err, tc.want)
 		}
 	}
-	if list, err := st.ListComparisons(context.Background()); err == nil && len(list) != 3 {
-		t.Errorf("%d comparisons after the refusals; want the 3 imported", len(list))
+	if list, err := st.ListComparisons(context.Background()); err == nil && len(list) != 4 {
+		t.Errorf("%d comparisons after the refusals; want the 3 imported and the one whose import failed", len(list))
 	}
 }

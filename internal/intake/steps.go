@@ -15,12 +15,15 @@ import (
 // checkpoint, steps ascending; the first keeps run's file and the others
 // are split off it (store.NewRun.SplitOf = at+1, at being the index the
 // first will have among the runs created together). A file of one step, or
-// of none, gives run unchanged. Refused in words: a base model's file of
-// several steps, a model given its own step whose records carry several,
-// more steps than a comparison has room for, and (an *ingest.Error naming
-// the line) a record without a step among records with one.
+// of none, gives run unchanged, and so does a model given its step (not
+// read here). Refused in words: a base model's file of several steps, more
+// steps than a comparison has room for, and (an *ingest.Error naming the
+// line) a record without a step among records with one.
 func SplitSteps(run store.NewRun, files int, open func() (io.ReadCloser, error), at int) ([]store.NewRun, error) {
-	if files != 1 || !ingest.CarriesSteps(ingest.Format(run.Format)) {
+	if files != 1 || run.Step != nil || !ingest.CarriesSteps(ingest.Format(run.Format)) {
+		// A model given its step (a step file of a run's folder, --step)
+		// is not read twice for it: its import refuses records of other
+		// steps (jobs: oneStep).
 		return []store.NewRun{run}, nil
 	}
 	r, err := open()
@@ -39,8 +42,6 @@ func SplitSteps(run store.NewRun, files int, open func() (io.ReadCloser, error),
 	switch {
 	case run.Role == "base":
 		return nil, fmt.Errorf("base model %q: the records of %s carry %s; the base model is one model: give the checkpoints as another model", run.ModelName, run.SourceFile, span)
-	case run.Step != nil:
-		return nil, fmt.Errorf("model %q is given step %d, but the records of %s carry %s: give it without a step, and each step becomes a checkpoint", run.ModelName, *run.Step, run.SourceFile, span)
 	case scan.Distinct > MaxModels-1:
 		return nil, fmt.Errorf("model %q: the records of %s carry %s, one checkpoint each; a comparison has at most %d models (the base model included): keep fewer steps in the file", run.ModelName, run.SourceFile, span, MaxModels)
 	}

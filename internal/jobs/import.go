@@ -706,6 +706,9 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 
 	p := samplePipeline{v: v, ix: ix, mt: ix.matcher(up.name), reverify: c.Reverify, runID: r.ID, file: up.name}
 	p.mt.GuardCompletions(format == ingest.FormatMapped) // a known layout's completion field is right by construction
+	if r.Step != nil && ingest.CarriesSteps(format) {
+		p.route = oneStep(r, up.name, p.mt)
+	}
 	var (
 		meta  *ingest.RunMeta
 		warns importWarnings

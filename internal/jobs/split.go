@@ -193,3 +193,22 @@ func importSplit(ctx context.Context, st, tx *store.Store, v verify.Verifier, c 
 	sum.runDone = true
 	return sum, nil
 }
+
+// oneStep refuses, in the import of run r (given its training step), a
+// file whose records carry more than one step: it would pool several
+// checkpoints' samples as one. Its samples go to r as without it.
+func oneStep(r store.Run, file string, mt *ingest.Matcher) func(s *ingest.Sample) (int64, *ingest.Matcher, error) {
+	var first *ingest.Sample
+	return func(s *ingest.Sample) (int64, *ingest.Matcher, error) {
+		if s.HasStep {
+			if first == nil {
+				first = &ingest.Sample{Line: s.Line, Record: s.Record, Step: s.Step}
+			} else if s.Step != first.Step {
+				return 0, nil, &ingest.Error{File: file, Line: s.Line, Record: s.Record, Field: "step",
+					Msg: fmt.Sprintf("training step %d, while line %d carries step %d: model %q is given step %d, and its file must hold that step only (give one file of several steps without a step, and each step becomes a checkpoint)",
+						s.Step, first.Line, first.Step, r.ModelName, *r.Step)}
+			}
+		}
+		return r.ID, mt, nil
+	}
+}
