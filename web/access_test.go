@@ -563,6 +563,10 @@ var routes = []route{
 		body: form(url.Values{"status": {"incorrect"}}), ok: 303, fresh: true},
 
 	{name: "notes editor", need: edit, method: "GET", path: "/comparisons/{cid}/notes", ok: 200},
+	{name: "follow a server folder", need: edit, method: "GET", path: "/comparisons/{cid}/follow", ok: 200},
+	// No folders are allowed in the fixture: an editor is refused in words.
+	{name: "start following", need: edit, method: "POST", path: "/comparisons/{cid}/follow", body: form(url.Values{"model": {"ppo"}, "path": {"/tmp"}}), ok: 400},
+	{name: "stop following", need: edit, method: "POST", path: "/comparisons/{cid}/follow/stop", body: form(nil), ok: 303},
 	{name: "save notes", need: edit, method: "POST", path: "/comparisons/{cid}/notes", body: form(url.Values{"body": {"# Findings"}}), ok: 303},
 	{name: "label reasoning", need: edit, method: "POST", path: "/comparisons/{cid}/runs/{rid}/problems/{pid}/samples/0/reasoning",
 		body: form(url.Values{"label": {"valid"}, "note": {"checked"}}), ok: 303},
@@ -623,6 +627,8 @@ var routes = []route{
 	{name: "endpoint networks", need: admin, method: "GET", path: "/admin/network", ok: 200},
 	{name: "set endpoint networks", need: admin, method: "POST", path: "/admin/network",
 		body: form(url.Values{"policy": {sampling.DefaultNetPolicyText}}), ok: 200},
+	{name: "server folders", need: admin, method: "GET", path: "/admin/folders", ok: 200},
+	{name: "set server folders", need: admin, method: "POST", path: "/admin/folders", body: form(url.Values{"roots": {""}}), ok: 200},
 	{name: "create project", need: admin, method: "POST", path: "/projects", body: func(f *fixture, _ func(string) string) (string, []byte) {
 		return form(url.Values{"name": {fmt.Sprintf("project %d", f.n.Add(1))}})(f, nil)
 	}, ok: 303},

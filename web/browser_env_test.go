@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/reach-lab/reach/internal/follow"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/testdb"
@@ -42,11 +43,15 @@ type app struct {
 	url    string
 }
 
-func startApp(t *testing.T) *app {
+func startApp(t *testing.T) *app { t.Helper(); return startAppWith(t, web.Config{}) }
+
+// startAppWith is startApp with the server configured by cfg.
+func startAppWith(t *testing.T, cfg web.Config) *app {
 	t.Helper()
 	st, _ := testdb.New(t)
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	client, err := jobs.NewClient(st, jobs.Config{Workers: 4, Verifier: vmath.New(), Logger: logger})
+	client, err := jobs.NewClient(st, jobs.Config{Workers: 4, Verifier: vmath.New(), Logger: logger,
+		Register: follow.Register(st), Queues: map[string]int{follow.Queue: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +63,7 @@ func startApp(t *testing.T) *app {
 		defer cancel()
 		_ = client.Stop(ctx)
 	})
-	srv := httptest.NewServer(web.New(st, client, web.Config{}, logger))
+	srv := httptest.NewServer(web.New(st, client, cfg, logger))
 	t.Cleanup(srv.Close)
 	return &app{st: st, client: client, url: srv.URL}
 }

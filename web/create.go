@@ -294,8 +294,23 @@ func (s *Server) validate(ctx context.Context, u *store.User, rc *received) (sto
 			} else {
 				run.Format = string(format)
 			}
-			nc.Runs = append(nc.Runs, run)
+			// One file whose records carry the training step: a checkpoint per step.
+			upload := run.UploadID
+			split, err := intake.SplitSteps(run, 1+len(run.MoreUploadIDs), func() (io.ReadCloser, error) { return io.NopCloser(s.st.OpenUpload(ctx, upload)), nil }, len(nc.Runs))
+			if err != nil && ctx.Err() == nil {
+				return nc, badForm("%v", err)
+			} else if err != nil {
+				return nc, err
+			}
+			nc.Runs = append(nc.Runs, split...)
 		}
+	}
+	seenRun := map[string]bool{}
+	for _, run := range nc.Runs {
+		if seenRun[run.ModelName] {
+			return nc, badForm("two models are named %q (a training step's checkpoint is named NAME step N): rename one", run.ModelName)
+		}
+		seenRun[run.ModelName] = true
 	}
 	if len(nc.Runs) > intake.MaxModels {
 		return nc, badForm("a comparison has at most %d models (the base model included); these files give %d with every training step a checkpoint: split them into several comparisons",

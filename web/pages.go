@@ -121,6 +121,9 @@ func (s *Server) progressView(r *http.Request, c store.Comparison) (views.Progre
 			return v, err
 		}
 	}
+	if v.Follow, err = s.followView(r.Context(), c, v.CanEdit); err != nil {
+		return v, err
+	}
 	for _, p := range ps {
 		v.Stages[p.RunID] = append(v.Stages[p.RunID], p)
 	}
@@ -225,6 +228,9 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 	})
 	v.IDByKey = ids.(map[string]int64)
 	if v.Notes, err = s.noteView(r.Context(), c.ID); err != nil {
+		return v, err
+	}
+	if v.Follow, err = s.followView(r.Context(), c, v.Can.Edit); err != nil {
 		return v, err
 	}
 	if v.Code, err = s.codeInfo(r, c, e); err != nil {

@@ -63,6 +63,9 @@ type Config struct {
 	// when it can): pages of code comparisons say so, and Re-verify of one
 	// is refused rather than leaving its samples not graded.
 	CodeGrading error
+	// FollowEvery is how often a comparison following a server folder looks
+	// at it (0: follow.DefaultEvery).
+	FollowEvery time.Duration
 }
 
 // Server holds what handlers need.
@@ -156,6 +159,8 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 		r.With(s.adminOnly).Post("/admin/invites/{iid}/revoke", s.revokeInvite)
 		r.With(s.adminOnly).Get("/admin/network", s.networkPage)
 		r.With(s.adminOnly).Post("/admin/network", s.setNetwork)
+		r.With(s.adminOnly).Get("/admin/folders", s.foldersPage)
+		r.With(s.adminOnly).Post("/admin/folders", s.setFolders)
 		r.Get("/projects", s.projectsPage)
 		r.Post("/projects", s.createProject)
 		r.Route("/projects/{pid}", func(r chi.Router) {
@@ -213,6 +218,9 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			edit.Post("/problems/{pid}/review", s.review)
 			edit.Post("/runs/{rid}/problems/{pid}/samples/{idx}/verdict", s.overrideSample)
 			edit.Post("/runs/{rid}/problems/{pid}/samples/{idx}/reasoning", s.reasoningLabel)
+			edit.Get("/follow", s.followPage)
+			edit.Post("/follow", s.startFollow)
+			edit.Post("/follow/stop", s.stopFollow)
 			edit.Get("/notes", s.notesPage)
 			edit.Post("/notes", s.saveNotes)
 			manage.Get("/delete", s.deleteConfirm)

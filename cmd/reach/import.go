@@ -9,12 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/follow"
 	"github.com/reach-lab/reach/internal/ingest"
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
@@ -151,7 +151,8 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 		"; default: chosen per file, the harness under which a few of its completions are valid Python and agree with its labels)")
 	fs.Func("base", "base model samples, NAME=FILE; FILE may be a directory or a quoted pattern ('runs/*.jsonl') of several files, pooled per problem", mf.add("base"))
 	fs.Func("model", "other model samples, NAME=FILE (repeatable; FILE as for --base). A folder of a training run, one file or folder per step "+
-		"(verl {step}.jsonl, TRL completions_{step}.parquet, step-N/, global_step_N/, checkpoint-N/), gives one checkpoint per step", mf.add("rl"))
+		"(verl {step}.jsonl, TRL completions_{step}.parquet, step-N/, global_step_N/, checkpoint-N/), or one file whose records carry a step field "+
+		"(a verl dump or TRL completions table of several steps), gives one checkpoint per step", mf.add("rl"))
 	fs.Func("step", "training step of the --model just before (marks it a checkpoint)", mf.step)
 	fs.Func("map", "field mapping of the model just before, e.g. completion=text,correct=ok,problem_id=qid,list=rollouts; paths at any depth (response.body.choices, a.0.b); keys problem_id id_kind list completion correct threshold extracted sample_index finish_reason tokens question prompt reference", mf.mapping)
 	acceptGuess := fs.Bool("accept-guess", false, "read files in an unrecognised layout with the guessed field mapping (printed) instead of refusing them")
@@ -303,13 +304,7 @@ func (f *followed) asCheckpoint(models []intake.Model) error {
 // change.
 func followRun(ctx context.Context, st *store.Store, client *jobs.Client, id int64, f *followed, known map[int]bool, every time.Duration,
 	harness string, acceptGuess bool, stdout io.Writer) error {
-	type seen struct {
-		size int64
-		mod  time.Time
-		at   time.Time // when this size and time were first seen
-	}
-	files := map[string]seen{}
-	refused := map[string]seen{} // a refused step's first file as it was
+	var seen follow.State
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
@@ -319,59 +314,22 @@ func followRun(ctx context.Context, st *store.Store, client *jobs.Client, id int
 			return nil
 		case <-tick.C:
 		}
-		paths, err := ingest.ModelFiles(f.arg)
+		cks, err := seen.Scan(f.arg, f.root, known, time.Now(), every)
 		if err != nil {
 			continue // the folder may be between writes
 		}
-		now := time.Now()
-		steps := map[int][]string{}
-		for _, p := range paths {
-			fi, err := os.Stat(p)
-			if err != nil {
-				continue
-			}
-			cur := seen{size: fi.Size(), mod: fi.ModTime(), at: now}
-			if old, ok := files[p]; ok && old.size == cur.size && old.mod.Equal(cur.mod) {
-				cur.at = old.at
-			}
-			files[p] = cur
-			rel, err := filepath.Rel(f.root, p)
-			if err != nil {
-				rel = filepath.Base(p)
-			}
-			if s, ok := training.StepOf(rel); ok && !known[s] {
-				steps[s] = append(steps[s], p)
-			}
-		}
-		var add []intake.Model
-		firstOf := map[int]string{}
-		for s, ps := range steps {
-			settled := true
-			for _, p := range ps {
-				settled = settled && now.Sub(files[p].at) >= every
-			}
-			if r, ok := refused[ps[0]]; ok && r.size == files[ps[0]].size && r.mod.Equal(files[ps[0]].mod) {
-				settled = false // refused as it is: a file error is not retried
-			}
-			if !settled {
-				continue
-			}
-			step := s
-			m := intake.Model{Name: fmt.Sprintf("%s step %d", f.name, step), Role: "checkpoint", Step: &step, File: intake.LocalFile(ps[0]), CodeHarness: harness}
-			for _, p := range ps[1:] {
+		for _, ck := range cks {
+			step := ck.Step
+			m := intake.Model{Name: follow.CheckpointName(f.name, step), Role: "checkpoint", Step: &step, File: intake.LocalFile(ck.Files[0]), CodeHarness: harness}
+			for _, p := range ck.Files[1:] {
 				m.More = append(m.More, intake.LocalFile(p))
 			}
-			add = append(add, m)
-			firstOf[step] = ps[0]
-		}
-		slices.SortFunc(add, func(a, b intake.Model) int { return *a.Step - *b.Step })
-		for _, m := range add {
 			if _, err := intake.AddModels(ctx, st, client, id, []intake.Model{m}, acceptGuess); err != nil {
 				if ctx.Err() != nil {
 					continue // stopped: whatever committed stays, the rest goes next time
 				}
-				fmt.Fprintf(os.Stderr, "step %d: not added: %v\n", *m.Step, err)
-				refused[firstOf[*m.Step]] = files[firstOf[*m.Step]]
+				fmt.Fprintf(os.Stderr, "step %d: not added: %v\n", step, err)
+				seen.Refuse(ck)
 				continue
 			}
 			if err := waitReady(ctx, st, id); err != nil {
@@ -383,8 +341,8 @@ func followRun(ctx context.Context, st *store.Store, client *jobs.Client, id int
 			if err := jobs.ComputeStats(ctx, st, id, 0); err != nil && ctx.Err() == nil {
 				return fmt.Errorf("statistics of comparison %d: %w", id, err)
 			}
-			known[*m.Step] = true
-			fmt.Fprintf(stdout, "step %d added to comparison %d\n", *m.Step, id)
+			known[step] = true
+			fmt.Fprintf(stdout, "step %d added to comparison %d\n", step, id)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"riverqueue.com/riverui"
 
 	"github.com/reach-lab/reach/internal/examples"
+	"github.com/reach-lab/reach/internal/follow"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/netpolicy"
 	"github.com/reach-lab/reach/internal/secret"
@@ -52,7 +53,10 @@ func openStore(ctx context.Context, databaseURL string, create bool) (*store.Sto
 	return st, nil
 }
 
-func newJobs(st *store.Store, workers int, box *secret.Box, localQueue string) (*jobs.Client, error) {
+// newJobs builds this process's River client. With followFolders (reach
+// serve, reach worker) it works the queue of comparisons following server
+// folders too; every client can enqueue their jobs.
+func newJobs(st *store.Store, workers int, box *secret.Box, localQueue string, followFolders bool) (*jobs.Client, error) {
 	// Both are for tests of killed workers; the defaults suit real runs.
 	timeout, _ := time.ParseDuration(os.Getenv("REACH_JOB_TIMEOUT"))
 	rescue, _ := time.ParseDuration(os.Getenv("REACH_RESCUE_AFTER"))
@@ -60,9 +64,13 @@ func newJobs(st *store.Store, workers int, box *secret.Box, localQueue string) (
 	if err != nil {
 		return nil, err
 	}
+	var queues map[string]int
+	if followFolders {
+		queues = map[string]int{follow.Queue: 2}
+	}
 	return jobs.NewClient(st, jobs.Config{Workers: workers, SamplingWorkers: samplingWorkers(), Verifier: newVerifier(),
 		Secret: box, Logger: slog.Default(), JobTimeout: timeout, RescueAfter: rescue, Lease: leaseFromEnv(), LocalQueue: localQueue,
-		ImportChunkBytes: split})
+		ImportChunkBytes: split, Register: follow.Register(st), Queues: queues})
 }
 
 // importChunkBytes reads REACH_IMPORT_CHUNK_MB (v), the part size in MiB
@@ -102,7 +110,7 @@ func cliJobs(ctx context.Context, st *store.Store, box *secret.Box, wait bool, l
 	if wait {
 		workers = defaultWorkers()
 	}
-	client, err := newJobs(st, workers, box, localQueue)
+	client, err := newJobs(st, workers, box, localQueue, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -150,7 +158,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	client, err := newJobs(st, *workers, box, "")
+	client, err := newJobs(st, *workers, box, "", true)
 	if err != nil {
 		return err
 	}
@@ -244,7 +252,7 @@ func runWorker(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	client, err := newJobs(st, *workers, box, "")
+	client, err := newJobs(st, *workers, box, "", true)
 	if err != nil {
 		return err
 	}

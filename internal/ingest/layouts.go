@@ -155,6 +155,7 @@ func specFor(f Format, m *Mapping) (spec, error) {
 	case FormatVerlValidation:
 		return spec{format: f, prompt: mustPaths("input", "prompt"), reference: mustPaths("gts", "ground_truth"),
 			f:    [nFields]paths{fCompletion: mustPaths("output", "response"), fCorrect: mustPaths("acc", "score"), fExtracted: mustPaths("pred")},
+			step: mustPaths("step"),
 			meta: func(sr *sampleReader, top []kv, rec string) { setMeta(sr, top, rec, "step", "step") }}, nil
 	case FormatVerlGeneration:
 		return spec{format: f, prompt: mustPaths("prompt.#.content", "prompt"), list: mustPaths("responses"),
@@ -162,6 +163,7 @@ func specFor(f Format, m *Mapping) (spec, error) {
 	case FormatTRLCompletions:
 		return spec{format: f, prompt: mustPaths("prompt.#.content", "prompt"),
 			f:    [nFields]paths{fCompletion: mustPaths("completion.#.content", "completion")},
+			step: mustPaths("step"),
 			meta: func(sr *sampleReader, top []kv, rec string) { setMeta(sr, top, rec, "step", "step") }}, nil
 	case FormatOpenAIBatch:
 		return spec{format: f, id: mustPaths("custom_id"), list: mustPaths("response.body.choices"),

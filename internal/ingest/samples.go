@@ -167,6 +167,10 @@ type Sample struct {
 	// Question, Prompt and Reference are what the file says about the problem (see Mapping), shared
 	// by the samples of one record; a Matcher checks them against the dataset.
 	Question, Prompt, Reference string
+	// Step is the training step the record carries (verl's validation dump and TRL's completions
+	// write one per record); HasStep says whether it carried one.
+	Step    int
+	HasStep bool
 
 	indexed bool // SampleIndex came from the file
 	perLine bool // the record held a list of samples of one problem
@@ -389,6 +393,9 @@ type spec struct {
 	hook func(sr *sampleReader, w where, top []kv, rec string) (skip bool, err error)
 	// meta collects run metadata from a record.
 	meta func(sr *sampleReader, top []kv, rec string)
+	// step is the record's training step field, for the layouts whose writers put one on every
+	// record (StepFormats).
+	step paths
 	// doc reads a whole JSON document (Inspect .json, OpenCompass, EvalPlus results) instead of lines.
 	doc func(sr *sampleReader, r io.Reader) error
 	// end checks the whole file once read (not a part of it: see Options.Resume).
@@ -555,6 +562,14 @@ func (sr *sampleReader) keyedRecord(w where, index int, rec string, rc recordCtx
 	if sr.spec.meta != nil {
 		sr.spec.meta(sr, top, rec)
 	}
+	if len(sr.spec.step) > 0 {
+		if raw, p := sr.spec.step.in(top, rec); raw != "" && raw != "null" {
+			if rc.step, err = stepValue(w, p.src, raw); err != nil {
+				return err
+			}
+			rc.hasStep = true
+		}
+	}
 	if rc.key == "" {
 		rc.kind = sr.idKind
 	}
@@ -643,6 +658,8 @@ type recordCtx struct {
 	key, idField                string
 	kind                        KeyKind
 	question, prompt, reference string
+	step                        int
+	hasStep                     bool
 }
 
 // rootVal is a per-sample field's value in the record itself, for list items that lack it.
@@ -888,6 +905,7 @@ func (sr *sampleReader) deliver(w where, rc *recordCtx, p *pending, i int) error
 	}
 	p.Line, p.Record, p.ProblemKey, p.KeyKind = w.line, w.record, rc.key, rc.kind
 	p.Question, p.Prompt, p.Reference = rc.question, rc.prompt, rc.reference
+	p.Step, p.HasStep = rc.step, rc.hasStep
 	sr.n++
 	if err := sr.o.OnSample(p.Sample); err != nil {
 		var e *Error

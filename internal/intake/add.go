@@ -3,6 +3,7 @@ package intake
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
@@ -68,7 +69,16 @@ func AddModels(ctx context.Context, st *store.Store, client *jobs.Client, id int
 			run.MoreUploadIDs = append(run.MoreUploadIDs, more)
 		}
 		run.UploadID = u
-		runs = append(runs, run)
+		split, err := SplitSteps(run, 1+len(m.More), func() (io.ReadCloser, error) { return io.NopCloser(st.OpenUpload(ctx, u)), nil }, len(runs))
+		if err != nil {
+			cleanup()
+			return nil, err
+		}
+		runs = append(runs, split...)
+	}
+	if err := checkModelCount(len(c.Runs) + len(runs)); err != nil {
+		cleanup()
+		return nil, fmt.Errorf("with every training step a checkpoint: %w", err)
 	}
 	err = st.WithTx(ctx, func(tx *store.Store) error {
 		if err := tx.AddRuns(ctx, id, runs); err != nil {

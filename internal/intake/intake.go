@@ -192,7 +192,16 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 			run.MoreUploadIDs = append(run.MoreUploadIDs, more)
 		}
 		run.UploadID = id
-		nc.Runs = append(nc.Runs, run)
+		runs, err := SplitSteps(run, 1+len(m.More), func() (io.ReadCloser, error) { return io.NopCloser(st.OpenUpload(ctx, id)), nil }, len(nc.Runs))
+		if err != nil {
+			cleanup()
+			return 0, nil, err
+		}
+		nc.Runs = append(nc.Runs, runs...)
+	}
+	if err := checkRuns(nc.Runs); err != nil {
+		cleanup()
+		return 0, nil, err
 	}
 	var cid int64
 	err := st.WithTx(ctx, func(tx *store.Store) error {
@@ -335,8 +344,18 @@ func CreateLocal(ctx context.Context, st *store.Store, client *jobs.Client, spec
 		if err := sameLayout(m, run.Format); err != nil {
 			return 0, nil, err
 		}
-		nc.Runs = append(nc.Runs, run)
+		runs, err := SplitSteps(run, len(files), func() (io.ReadCloser, error) { return os.Open(abs) }, len(nc.Runs))
+		if err != nil {
+			return 0, nil, err
+		}
+		nc.Runs = append(nc.Runs, runs...)
 		paths = append(paths, files)
+		for range runs[1:] {
+			paths = append(paths, nil) // split off the first: its import reads them
+		}
+	}
+	if err := checkRuns(nc.Runs); err != nil {
+		return 0, nil, err
 	}
 	var cid int64
 	err := st.WithTx(ctx, func(tx *store.Store) error {
@@ -369,7 +388,9 @@ func CreateLocal(ctx context.Context, st *store.Store, client *jobs.Client, spec
 		}
 		byRun := map[int64][]string{}
 		for i, r := range c.Runs {
-			byRun[r.ID] = paths[i]
+			if paths[i] != nil {
+				byRun[r.ID] = paths[i]
+			}
 		}
 		return jobs.StartLocalImport(ctx, client, tx, cid, queue, byRun)
 	})

@@ -106,6 +106,16 @@ func (w *ImportWorker) start(ctx context.Context, tx *store.Store, c store.Compa
 			endpoints++
 			continue // sampled, not imported
 		}
+		if r.SplitOf != nil {
+			// Its samples are in another run's file: that run's import
+			// stores them.
+			if r.Status == store.StatusPending {
+				if err := markSplitImporting(ctx, tx, r); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		if r.Status == store.StatusImporting && r.UploadID != nil {
 			// Started by an earlier attempt of this job, or run by the
 			// stuck-comparison repair after the run's jobs were lost: its
@@ -642,8 +652,11 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 		sum.chunks = len(open)
 		return sum, enqueueChunks(ctx, tx, c, r, up, open)
 	}
-	if err := tx.ClearRun(ctx, r.ID); err != nil {
-		return sum, err
+	steps := stepRuns(c, r)
+	for _, sr := range steps {
+		if err := tx.ClearRun(ctx, sr.ID); err != nil {
+			return sum, err
+		}
 	}
 	format, mapping, err := runFormat(r, up)
 	if err != nil {
@@ -654,6 +667,9 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 		return sum, err
 	}
 	ix := newProblemIndex(problems)
+	if len(steps) > 1 {
+		return importSplit(ctx, st, tx, v, c, r, up, format, mapping, ix, steps)
+	}
 	if up.splitAt > 0 && up.size >= 2*up.splitAt && len(up.more) == 0 {
 		head, err := up.head(ingest.SniffBytes)
 		if err != nil {
@@ -693,6 +709,9 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 
 	p := samplePipeline{v: v, ix: ix, mt: ix.matcher(up.name), reverify: c.Reverify, runID: r.ID, file: up.name}
 	p.mt.GuardCompletions(format == ingest.FormatMapped) // a known layout's completion field is right by construction
+	if r.Step != nil && ingest.CarriesSteps(format) {
+		p.route = oneStep(r, up.name, p.mt)
+	}
 	var (
 		meta  *ingest.RunMeta
 		warns importWarnings

@@ -65,6 +65,12 @@ type Config struct {
 	// besides the others, even with Workers = 0: the imports of files on
 	// this machine by `reach import` (StartLocalImport).
 	LocalQueue string
+	// Register, when set, adds workers of packages that build on this one
+	// (internal/follow's, which adds checkpoints through intake).
+	Register func(*river.Workers)
+	// Queues are further queues this client works, with their workers at
+	// once, when Workers > 0 (follow.Queue).
+	Queues map[string]int
 }
 
 // NewClient builds a River client on the store's pool with Reach's workers
@@ -89,6 +95,9 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	river.AddWorker(workers, &ScoreWorker{st: st, clients: endpointClients{box: cfg.Secret}})
 	lease := cfg.Lease.withDefaults()
 	river.AddWorker(workers, &ReapWorker{st: st, cfg: lease})
+	if cfg.Register != nil {
+		cfg.Register(workers)
+	}
 	// A finite timeout is what lets River rescue the jobs of a killed worker.
 	timeout := cmp.Or(cfg.JobTimeout, 30*time.Minute)
 	rc := &river.Config{
@@ -110,6 +119,9 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 		// neither repair nor imports and verification wait behind statistics.
 		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}, SamplingQueue: {MaxWorkers: sw},
 			StatsQueue: {MaxWorkers: max(1, cfg.Workers/2)}, RepairQueue: {MaxWorkers: 1}}
+		for q, n := range cfg.Queues {
+			rc.Queues[q] = river.QueueConfig{MaxWorkers: max(1, n)}
+		}
 	}
 	if cfg.LocalQueue != "" {
 		if rc.Queues == nil {

@@ -119,7 +119,9 @@ func NewLocalQueue() string {
 // samples files are on this machine: paths maps each imported run to its
 // file's absolute path. Every run is marked importing with a queued
 // progress bar, and its ImportLocalArgs job goes into queue, which the
-// caller's client must work (Config.LocalQueue).
+// caller's client must work (Config.LocalQueue). Runs split off another's
+// file (store.Run.SplitOf) have no path: they are marked importing, and
+// that run's import stores their samples.
 func StartLocalImport(ctx context.Context, client *Client, tx *store.Store, comparisonID int64, queue string, paths map[int64][]string) error {
 	if queue == "" {
 		return errors.New("local import: no queue")
@@ -145,6 +147,17 @@ func StartLocalImport(ctx context.Context, client *Client, tx *store.Store, comp
 		}
 		params = append(params, river.InsertManyParams{Args: ImportLocalArgs{ComparisonID: comparisonID, RunID: runID, Path: files[0], More: files[1:], Holder: holderName},
 			InsertOpts: &river.InsertOpts{Queue: queue}})
+	}
+	c, err := tx.GetComparison(ctx, comparisonID)
+	if err != nil {
+		return err
+	}
+	for _, r := range c.Runs {
+		if r.SplitOf != nil && r.Status == store.StatusPending {
+			if err := markSplitImporting(ctx, tx, r); err != nil {
+				return err
+			}
+		}
 	}
 	if _, err := client.InsertManyTx(ctx, tx.Tx(), params); err != nil {
 		return fmt.Errorf("enqueue the import of comparison %d: %w", comparisonID, err)

@@ -38,6 +38,10 @@ type samplePipeline struct {
 	reverify bool            // grade every sample, keeping the file's label aside
 	runID    int64
 	file     string
+	// route, when set, gives each sample its run and that run's matcher
+	// (one file split by its records' training step) instead of runID
+	// and mt.
+	route func(s *ingest.Sample) (runID int64, mt *ingest.Matcher, err error)
 }
 
 // pipelineStats counts what went through the pipeline.
@@ -89,12 +93,19 @@ func (p *samplePipeline) run(ctx context.Context,
 			return nil
 		}
 		onSample := func(s ingest.Sample) error {
-			pos, err := p.mt.Resolve(&s)
+			runID, mt := p.runID, p.mt
+			if p.route != nil {
+				var err error
+				if runID, mt, err = p.route(&s); err != nil {
+					return err
+				}
+			}
+			pos, err := mt.Resolve(&s)
 			if err != nil {
 				return err
 			}
 			pid := p.ix.ids[pos]
-			row := store.Sample{RunID: p.runID, ProblemID: pid, SampleIndex: s.SampleIndex, Completion: s.Completion,
+			row := store.Sample{RunID: runID, ProblemID: pid, SampleIndex: s.SampleIndex, Completion: s.Completion,
 				FinishReason: s.FinishReason, CompletionTokens: s.CompletionTokens, FileCorrect: s.Correct,
 				FileExtracted: s.Extracted, Status: store.SamplePending}
 			if s.Correct != nil {

@@ -82,6 +82,10 @@ type Run struct {
 	UploadID     *int64
 	// MoreUploadIDs are the model's further files, read after UploadID's and pooled with it.
 	MoreUploadIDs []int64
+	// SplitOf is the run whose file holds this run's samples among other
+	// training steps' (one file split by its records' step); nil when the
+	// run has its own file or none.
+	SplitOf       *int64
 	SourceFile    string
 	Format        string
 	Mapping       json.RawMessage
@@ -149,6 +153,10 @@ type NewRun struct {
 	SamplingOverride any
 	// CodeHarness names the code verifier's harness for this run ("" = default).
 	CodeHarness string
+	// SplitOf, when > 0, is the 1-based index among the runs created with
+	// this one (CreateComparison's, AddRuns') of the run whose file holds
+	// this run's samples (see Run.SplitOf); this run then has no file.
+	SplitOf int
 }
 
 // NewComparison describes a comparison to create. Exactly one of DatasetID
@@ -200,21 +208,24 @@ func (s *Store) CreateComparison(ctx context.Context, nc NewComparison) (int64, 
 			return 0, err
 		}
 	}
+	ids := make([]int64, len(nc.Runs))
 	for i, r := range nc.Runs {
-		if err := s.insertRun(ctx, id, i, r); err != nil {
+		if ids[i], err = s.insertRun(ctx, id, i, r, ids[:i]); err != nil {
 			return 0, err
 		}
 	}
 	return id, nil
 }
 
-// insertRun stores run r of comparison id at position pos.
-func (s *Store) insertRun(ctx context.Context, id int64, pos int, r NewRun) error {
+// insertRun stores run r of comparison id at position pos and returns its
+// id; before are the ids of the runs created before it in the same call
+// (r.SplitOf indexes them).
+func (s *Store) insertRun(ctx context.Context, id int64, pos int, r NewRun, before []int64) (int64, error) {
 	var mapping, override []byte
 	var err error
 	if r.Mapping != nil {
 		if mapping, err = json.Marshal(r.Mapping); err != nil {
-			return fmt.Errorf("encode mapping of %q: %w", r.ModelName, err)
+			return 0, fmt.Errorf("encode mapping of %q: %w", r.ModelName, err)
 		}
 	}
 	e := r.Endpoint
@@ -223,22 +234,30 @@ func (s *Store) insertRun(ctx context.Context, id int64, pos int, r NewRun) erro
 	}
 	if r.SamplingOverride != nil {
 		if override, err = json.Marshal(r.SamplingOverride); err != nil {
-			return fmt.Errorf("encode sampling override of %q: %w", r.ModelName, err)
+			return 0, fmt.Errorf("encode sampling override of %q: %w", r.ModelName, err)
 		}
 	}
 	more := r.MoreUploadIDs
 	if more == nil {
 		more = []int64{}
 	}
-	_, err = s.db.Exec(ctx, `INSERT INTO runs (comparison_id, position, model_name, role, step, upload_id, source_file, format, mapping,
-			endpoint_url, endpoint_model, endpoint_style, api_key_enc, max_concurrency, sampling_override, code_harness, more_upload_ids)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
-		id, pos, r.ModelName, r.Role, r.Step, nullID(r.UploadID), r.SourceFile, r.Format, mapping,
-		e.BaseURL, e.Model, e.Style, e.APIKeyEnc, e.MaxConcurrency, override, r.CodeHarness, more)
-	if err != nil {
-		return fmt.Errorf("create run %q: %w", r.ModelName, err)
+	var splitOf *int64
+	if r.SplitOf > 0 {
+		if r.SplitOf > len(before) {
+			return 0, fmt.Errorf("create run %q: it is split off run %d of %d created before it", r.ModelName, r.SplitOf, len(before))
+		}
+		splitOf = &before[r.SplitOf-1]
 	}
-	return nil
+	var runID int64
+	err = s.db.QueryRow(ctx, `INSERT INTO runs (comparison_id, position, model_name, role, step, upload_id, source_file, format, mapping,
+			endpoint_url, endpoint_model, endpoint_style, api_key_enc, max_concurrency, sampling_override, code_harness, more_upload_ids, split_of)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) RETURNING id`,
+		id, pos, r.ModelName, r.Role, r.Step, nullID(r.UploadID), r.SourceFile, r.Format, mapping,
+		e.BaseURL, e.Model, e.Style, e.APIKeyEnc, e.MaxConcurrency, override, r.CodeHarness, more, splitOf).Scan(&runID)
+	if err != nil {
+		return 0, fmt.Errorf("create run %q: %w", r.ModelName, err)
+	}
+	return runID, nil
 }
 
 // AddRuns adds runs (pending, imported from their uploads) to a comparison
@@ -254,6 +273,7 @@ func (s *Store) AddRuns(ctx context.Context, comparisonID int64, runs []NewRun) 
 	if n == 0 {
 		return ErrNotFound
 	}
+	ids := make([]int64, len(runs))
 	for i, r := range runs {
 		var taken bool
 		if err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE comparison_id = $1 AND model_name = $2)`, comparisonID, r.ModelName).Scan(&taken); err != nil {
@@ -262,9 +282,11 @@ func (s *Store) AddRuns(ctx context.Context, comparisonID int64, runs []NewRun) 
 		if taken {
 			return fmt.Errorf("comparison %d has a model named %q already", comparisonID, r.ModelName)
 		}
-		if err := s.insertRun(ctx, comparisonID, n+i, r); err != nil {
+		id, err := s.insertRun(ctx, comparisonID, n+i, r, ids[:i])
+		if err != nil {
 			return err
 		}
+		ids[i] = id
 	}
 	return s.SetComparisonStatus(ctx, comparisonID, StatusPending, "")
 }
@@ -298,7 +320,7 @@ func (s *Store) ComparisonInto(id int64, c *Comparison) Queued {
 		b.Queue(`SELECT id, comparison_id, position, model_name, role, step, upload_id, source_file, format,
 			mapping, has_texts, verdict_source, status, error, endpoint_url, endpoint_model, endpoint_style, api_key_enc,
 			max_concurrency, tokens_in, tokens_out, requests, errors, sampling_started_at, verdicts_changed, sampling_override,
-			tool_meta, import_warnings, code_harness, code_harness_why, more_upload_ids,
+			tool_meta, import_warnings, code_harness, code_harness_why, more_upload_ids, split_of,
 			(SELECT count(*) FROM samples o WHERE o.run_id = runs.id AND o.override_from IS NOT NULL)
 		FROM runs WHERE comparison_id = $1 ORDER BY position`, id).Query(func(rows pgx.Rows) error {
 			var err error
@@ -308,7 +330,7 @@ func (s *Store) ComparisonInto(id int64, c *Comparison) Queued {
 					&r.Format, &r.Mapping, &r.HasTexts, &r.VerdictSource, &r.Status, &r.Error, &r.Endpoint.BaseURL, &r.Endpoint.Model,
 					&r.Endpoint.Style, &r.Endpoint.APIKeyEnc, &r.Endpoint.MaxConcurrency, &r.Usage.TokensIn, &r.Usage.TokensOut,
 					&r.Usage.Requests, &r.Usage.Errors, &r.Usage.StartedAt, &r.VerdictsChanged, &r.SamplingOverride,
-					&r.ToolMeta, &r.ImportWarnings, &r.CodeHarness, &r.CodeHarnessWhy, &r.MoreUploadIDs, &r.Overrides)
+					&r.ToolMeta, &r.ImportWarnings, &r.CodeHarness, &r.CodeHarnessWhy, &r.MoreUploadIDs, &r.SplitOf, &r.Overrides)
 				return r, err
 			})
 			if err != nil {
@@ -738,7 +760,7 @@ func (s *Store) RetryImport(ctx context.Context, id int64) (bool, error) {
 			return nil
 		}
 		err = tx.db.QueryRow(ctx, `SELECT (c.dataset_id IS NOT NULL OR c.dataset_upload_id IS NOT NULL)
-				AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.comparison_id = c.id AND r.endpoint_url = '' AND r.upload_id IS NULL)
+				AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.comparison_id = c.id AND r.endpoint_url = '' AND r.upload_id IS NULL AND r.split_of IS NULL)
 			FROM comparisons c WHERE c.id = $1`, id).Scan(&ok)
 		if err != nil || !ok {
 			return err
@@ -776,7 +798,7 @@ func (s *Store) CanRetryImport(ctx context.Context, id int64) (bool, error) {
 	var ok bool
 	err := s.db.QueryRow(ctx, `SELECT c.status = 'failed' AND (c.dataset_id IS NOT NULL OR c.dataset_upload_id IS NOT NULL)
 			AND EXISTS (SELECT 1 FROM runs r WHERE r.comparison_id = c.id AND r.endpoint_url = '')
-			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.comparison_id = c.id AND r.endpoint_url = '' AND r.upload_id IS NULL)
+			AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.comparison_id = c.id AND r.endpoint_url = '' AND r.upload_id IS NULL AND r.split_of IS NULL)
 		FROM comparisons c WHERE c.id = $1`, id).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("can retry import of comparison %d: %w", id, err)
