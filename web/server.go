@@ -34,6 +34,7 @@ import (
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/metrics"
 	"github.com/reach-lab/reach/internal/secret"
+	"github.com/reach-lab/reach/internal/sso"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/verify"
 	vmath "github.com/reach-lab/reach/internal/verify/math"
@@ -63,6 +64,10 @@ type Config struct {
 	// when it can): pages of code comparisons say so, and Re-verify of one
 	// is refused rather than leaving its samples not graded.
 	CodeGrading error
+	// SSO, when set, offers single sign-on with an OpenID provider
+	// (/login/oidc); nil: the routes answer 404 and the sign-in page has
+	// no SSO button.
+	SSO *sso.Client
 }
 
 // Server holds what handlers need.
@@ -113,6 +118,8 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 	r.Get("/login", s.loginPage)
 	r.Post("/login", s.signIn)
 	r.Post("/logout", s.logout)
+	r.Get("/login/oidc", s.ssoStart)
+	r.Get("/login/oidc/callback", s.ssoCallback)
 	r.Get("/setup", s.setupPage)
 	r.Post("/setup", s.setup)
 	r.Get("/invite/{token}", s.invitePage)
