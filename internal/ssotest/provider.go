@@ -87,8 +87,8 @@ func (p *Provider) SetUser(u User) {
 	p.user = u.Email
 }
 
-// Tamper makes the token endpoint pass its JSON answer through f before
-// it leaves (nil: untouched).
+// Tamper makes the token endpoint pass its next JSON answer through f
+// before it leaves (nil: untouched); later answers are untouched.
 func (p *Provider) Tamper(f func(token map[string]any)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -112,6 +112,7 @@ func (p *Provider) login(w http.ResponseWriter, r *http.Request) {
 func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	f := p.tamper
+	p.tamper = nil
 	p.mu.Unlock()
 	if f == nil {
 		p.op.ServeHTTP(w, r)
@@ -229,4 +230,3 @@ func (s clientStorage) GetClientByClientID(ctx context.Context, id string) (op.C
 type claimsInIDToken struct{ op.Client }
 
 func (claimsInIDToken) IDTokenUserinfoClaimsAssertion() bool { return true }
-
