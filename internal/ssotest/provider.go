@@ -39,16 +39,17 @@ type Provider struct {
 	storage *storage.Storage
 	clients map[string]*storage.Client
 
-	mu     sync.Mutex
-	users  map[string]*storage.User
-	user   string // who the login page signs in
-	tamper func(token map[string]any)
+	mu           sync.Mutex
+	userinfoOnly map[string]bool // clients whose ID tokens carry no email
+	users        map[string]*storage.User
+	user         string // who the login page signs in
+	tamper       func(token map[string]any)
 }
 
 // Start runs a provider until the test ends.
 func Start(t testing.TB) *Provider {
 	t.Helper()
-	p := &Provider{clients: map[string]*storage.Client{}, users: map[string]*storage.User{}}
+	p := &Provider{clients: map[string]*storage.Client{}, users: map[string]*storage.User{}, userinfoOnly: map[string]bool{}}
 	var h http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
@@ -57,7 +58,7 @@ func Start(t testing.TB) *Provider {
 	var key [32]byte
 	_, _ = rand.Read(key[:])
 	prov, err := op.NewProvider(&op.Config{CryptoKey: key, CodeMethodS256: true, AuthMethodPost: true},
-		clientStorage{p.storage}, op.StaticIssuer(p.Issuer), op.WithAllowInsecure())
+		clientStorage{p.storage, p}, op.StaticIssuer(p.Issuer), op.WithAllowInsecure())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +77,14 @@ func (p *Provider) AddClient(id, secret, redirectURI string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clients[id] = storage.WebClient(id, secret, redirectURI)
+}
+
+// EmailInUserinfoOnly leaves the email out of the client's ID tokens: it
+// is at the userinfo endpoint only (ZITADEL's default).
+func (p *Provider) EmailInUserinfoOnly(clientID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.userinfoOnly[clientID] = true
 }
 
 // SetUser makes u the one the login page signs in (adding u if new).
@@ -215,14 +224,22 @@ func (u userStore) GetUserByUsername(name string) *storage.User { return u.GetUs
 func (userStore) ExampleClientID() string { return "service" }
 
 // clientStorage puts the user's claims (email, email_verified) into ID
-// tokens, as most providers do; the example's clients leave them to the
-// userinfo endpoint.
-type clientStorage struct{ *storage.Storage }
+// tokens, as most providers do (the example's clients leave them to the
+// userinfo endpoint), but for EmailInUserinfoOnly's clients.
+type clientStorage struct {
+	*storage.Storage
+	p *Provider
+}
 
 func (s clientStorage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
 	c, err := s.Storage.GetClientByClientID(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	if s.p.userinfoOnly[id] {
+		return c, nil
 	}
 	return claimsInIDToken{c}, nil
 }
