@@ -83,7 +83,8 @@ type Server struct {
 
 // New returns the HTTP handler of the whole application.
 //
-// Access: /healthz, /static/, sign-in, the first-run page (localhost, no
+// Access: /healthz, /static/, sign-in (password, and single sign-on at
+// /login/oidc when cfg.SSO is set), the first-run page (localhost, no
 // accounts yet), invitations and share links (/s/{token}) are public;
 // everything else needs a signed-in user (session cookie) or, under
 // /api/v1/, an API token (Authorization: Bearer). Comparisons are read by
