@@ -196,7 +196,7 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.render(w, r, http.StatusOK, views.LoginPage(views.LoginForm{Next: safeNext(r.URL.Query().Get("next")), NoUsers: n == 0,
-		Local: fromLocalhost(r) && localHostName(r.Host)}))
+		Local: fromLocalhost(r) && localHostName(r.Host), SSOLabel: s.ssoLabel()}))
 }
 
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
@@ -205,7 +205,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	email := store.NormalizeEmail(r.PostForm.Get("email"))
 	password := r.PostForm.Get("password")
-	form := views.LoginForm{Email: truncate(email, maxEmail), Next: safeNext(r.PostForm.Get("next"))}
+	form := views.LoginForm{Email: truncate(email, maxEmail), Next: safeNext(r.PostForm.Get("next")), SSOLabel: s.ssoLabel()}
 	addr := clientAddr(r)
 	if len(email) > maxEmail {
 		form.Error = "Wrong email or password."

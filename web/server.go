@@ -34,6 +34,7 @@ import (
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/metrics"
 	"github.com/reach-lab/reach/internal/secret"
+	"github.com/reach-lab/reach/internal/sso"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/verify"
 	vmath "github.com/reach-lab/reach/internal/verify/math"
@@ -66,6 +67,10 @@ type Config struct {
 	// FollowEvery is how often a comparison following a server folder looks
 	// at it (0: follow.DefaultEvery).
 	FollowEvery time.Duration
+	// SSO, when set, offers single sign-on with an OpenID provider
+	// (/login/oidc); nil: the routes answer 404 and the sign-in page has
+	// no SSO button.
+	SSO *sso.Client
 }
 
 // Server holds what handlers need.
@@ -82,7 +87,8 @@ type Server struct {
 // New returns the HTTP handler of the whole application.
 //
 // Access: /healthz, /static/, the API's OpenAPI document
-// (/api/v1/openapi.json), sign-in, the first-run page (localhost, no
+// (/api/v1/openapi.json), sign-in (password, and single sign-on at
+// /login/oidc when cfg.SSO is set), the first-run page (localhost, no
 // accounts yet), invitations and share links (/s/{token}) are public;
 // everything else needs a signed-in user (session cookie) or, under
 // /api/v1/, an API token (Authorization: Bearer). Comparisons are read by
@@ -120,6 +126,8 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 	r.Get("/login", s.loginPage)
 	r.Post("/login", s.signIn)
 	r.Post("/logout", s.logout)
+	r.Get("/login/oidc", s.ssoStart)
+	r.Get("/login/oidc/callback", s.ssoCallback)
 	r.Get("/setup", s.setupPage)
 	r.Post("/setup", s.setup)
 	r.Get("/invite/{token}", s.invitePage)

@@ -146,6 +146,7 @@ func runServe(ctx context.Context, args []string) error {
 	baseURL := fs.String("base-url", os.Getenv("REACH_BASE_URL"), "public address for share and invitation links, e.g. https://reach.example.org (env REACH_BASE_URL; default: the request's host)")
 	trustProxy := fs.Bool("trust-proxy", os.Getenv("REACH_TRUST_PROXY") == "1", "take client addresses from X-Forwarded-For/X-Real-IP (only behind a reverse proxy; env REACH_TRUST_PROXY=1)")
 	metricsAddr := metricsAddrFlag(fs)
+	ssoF := addSSOFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -155,6 +156,10 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	defer st.Close()
 	box, err := secret.Load()
+	if err != nil {
+		return err
+	}
+	ssoClient, err := ssoF.client(*baseURL, box)
 	if err != nil {
 		return err
 	}
@@ -196,7 +201,7 @@ func runServe(ctx context.Context, args []string) error {
 	srv := &http.Server{
 		Addr: *addr,
 		Handler: web.New(st, client, web.Config{MaxUploadBytes: *maxMiB << 20, JobsUI: ui, Secret: box, BaseURL: *baseURL, Verifier: newVerifier(),
-			TrustProxyHeaders: *trustProxy, CodeGrading: codeSandbox().Err()}, slog.Default()),
+			TrustProxyHeaders: *trustProxy, CodeGrading: codeSandbox().Err(), SSO: ssoClient}, slog.Default()),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	errc := make(chan error, 1)

@@ -191,3 +191,28 @@ func splitBound(sealed []byte) (id string, rest []byte, ok bool) {
 }
 
 func boundTo(id string) []byte { return []byte("reach endpoint key\x00" + id) }
+
+// Seal encrypts a short value for one purpose ("sso flow"): the purpose is
+// authenticated with it, so Open gives it back only for the same purpose.
+// The result is the nonce, then the ciphertext.
+func (b *Box) Seal(plain []byte, purpose string) ([]byte, error) {
+	nonce := make([]byte, b.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("secret: %w", err)
+	}
+	return b.aead.Seal(nonce, nonce, plain, []byte("reach sealed\x00"+purpose)), nil
+}
+
+// Open decrypts what Seal sealed for purpose; an altered value, another
+// purpose or another server secret gives an error.
+func (b *Box) Open(sealed []byte, purpose string) ([]byte, error) {
+	n := b.aead.NonceSize()
+	if len(sealed) < n {
+		return nil, errors.New("secret: sealed value too short")
+	}
+	out, err := b.aead.Open(nil, sealed[:n], sealed[n:], []byte("reach sealed\x00"+purpose))
+	if err != nil {
+		return nil, errors.New("secret: cannot open the sealed value")
+	}
+	return out, nil
+}

@@ -100,3 +100,24 @@ func TestLoadCreatesAndReusesFile(t *testing.T) {
 		t.Fatalf("second Load cannot open the first's value: %q %v", got, err)
 	}
 }
+
+func TestSealOpenPurpose(t *testing.T) {
+	b, err := New("phrase")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.Seal([]byte("value"), "one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Open(s, "one"); err != nil || string(got) != "value" {
+		t.Fatalf("Open = %q, %v", got, err)
+	}
+	if _, err := b.Open(s, "two"); err == nil {
+		t.Error("opened for another purpose")
+	}
+	s[len(s)-1] ^= 1
+	if _, err := b.Open(s, "one"); err == nil {
+		t.Error("opened an altered value")
+	}
+}

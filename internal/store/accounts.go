@@ -449,6 +449,26 @@ func (s *Store) AcceptInvite(ctx context.Context, tokenHash []byte, passwordHash
 	return u, err
 }
 
+// CreateSSOUser creates the account of someone signed in by single
+// sign-on for the first time: no password (password sign-in refuses it),
+// and role (viewer, editor or owner) in the default project, in one
+// transaction. A taken email gives ErrExists.
+func (s *Store) CreateSSOUser(ctx context.Context, email, role string) (User, error) {
+	var u User
+	err := s.WithTx(ctx, func(tx *Store) error {
+		var err error
+		if u, err = tx.CreateUser(ctx, email, "", false, false); err != nil {
+			return err
+		}
+		pid, err := tx.DefaultProjectID(ctx)
+		if err != nil {
+			return err
+		}
+		return tx.SetMember(ctx, pid, u.ID, role)
+	})
+	return u, err
+}
+
 // JoinByInvite accepts an invitation for an email that already has an
 // account, user (whose password the caller checked): the invitation is
 // used, the user joins its project with its role unless they hold a

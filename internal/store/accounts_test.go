@@ -317,3 +317,37 @@ func TestSharesReviewsAndOverrides(t *testing.T) {
 		}
 	}
 }
+
+// CreateSSOUser makes a passwordless account with the role in the default
+// project, lower-cases the email, and refuses a taken one with ErrExists
+// (leaving no second membership behind).
+func TestCreateSSOUser(t *testing.T) {
+	st, _ := testdb.New(t)
+	ctx := context.Background()
+	u, err := st.CreateSSOUser(ctx, "Ann@Lab.test", "editor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Email != "ann@lab.test" || u.PasswordHash != "" || u.IsAdmin || u.MustChangePassword {
+		t.Errorf("created %+v", u)
+	}
+	def, err := st.DefaultProjectID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if role, err := st.RoleIn(ctx, def, u.ID); err != nil || role != "editor" {
+		t.Errorf("role in the default project: %q, %v", role, err)
+	}
+	if _, err := st.CreateSSOUser(ctx, "ANN@lab.test", "owner"); !errors.Is(err, store.ErrExists) {
+		t.Errorf("taken email: %v, want ErrExists", err)
+	}
+	if role, _ := st.RoleIn(ctx, def, u.ID); role != "editor" {
+		t.Errorf("role after the refused second creation: %q", role)
+	}
+	if _, err := st.CreateSSOUser(ctx, "bob@lab.test", "admin"); err == nil {
+		t.Error("role admin: accepted")
+	}
+	if _, err := st.UserByEmail(ctx, "bob@lab.test"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the refused account exists: %v", err)
+	}
+}
