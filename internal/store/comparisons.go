@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -630,7 +631,9 @@ func (s *Store) FinishImportIfDone(ctx context.Context, id int64) error {
 // imported runs are failed with msg (on runID's progress bar, or every
 // run's when runID is 0), and every sample and count they stored is
 // deleted. With dropFiles the uploaded files go too; otherwise they stay
-// for RetryImport.
+// for RetryImport. A comparison that was ready before the failed import
+// (models added to it: runs established) is not failed: only the added
+// runs go (failAddition).
 //
 // It never waits for the other files' imports still in flight: they hold
 // no lock it takes before they lock the comparison (as this does first),
@@ -645,6 +648,13 @@ func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg s
 		}
 		if st == StatusFailed {
 			return nil // the first failure's message stays
+		}
+		var established int
+		if err := tx.db.QueryRow(ctx, `SELECT count(*) FROM runs WHERE comparison_id = $1 AND established`, id).Scan(&established); err != nil {
+			return fmt.Errorf("fail comparison %d: %w", id, err)
+		}
+		if established > 0 {
+			return tx.failAddition(ctx, id, msg)
 		}
 		if _, err := tx.db.Exec(ctx, `UPDATE comparisons SET status = 'failed', error = $2, updated_at = now() WHERE id = $1`, id, msg); err != nil {
 			return fmt.Errorf("fail comparison %d: %w", id, err)
@@ -683,6 +693,37 @@ func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg s
 		_, err = tx.db.Exec(ctx, `UPDATE comparisons SET dataset_upload_id = NULL WHERE id = $1`, id)
 		return err
 	})
+}
+
+// failAddition ends the failed import of models added to a comparison that
+// was ready before (FailComparisonImport with established runs): the added
+// runs go with everything they stored and their files, the established
+// runs keep their samples, and the comparison is ready again with the
+// error as its note. Runs in tx, the comparison's row locked.
+func (s *Store) failAddition(ctx context.Context, id int64, msg string) error {
+	var names []string
+	if err := s.db.QueryRow(ctx, `SELECT COALESCE(array_agg(model_name ORDER BY id), '{}') FROM runs WHERE comparison_id = $1 AND NOT established`, id).Scan(&names); err != nil {
+		return fmt.Errorf("fail adding models to comparison %d: %w", id, err)
+	}
+	var uploads []int64
+	if err := s.db.QueryRow(ctx, `SELECT COALESCE(array_agg(u), '{}') FROM (
+			SELECT upload_id AS u FROM runs WHERE comparison_id = $1 AND NOT established AND upload_id IS NOT NULL
+			UNION SELECT unnest(more_upload_ids) FROM runs WHERE comparison_id = $1 AND NOT established) x`, id).Scan(&uploads); err != nil {
+		return fmt.Errorf("fail adding models to comparison %d: %w", id, err)
+	}
+	// Every table holding a run's rows references it ON DELETE CASCADE.
+	if _, err := s.db.Exec(ctx, `DELETE FROM runs WHERE comparison_id = $1 AND NOT established`, id); err != nil {
+		return fmt.Errorf("remove the models added to comparison %d: %w", id, err)
+	}
+	if _, err := s.db.Exec(ctx, `DELETE FROM uploads WHERE id = ANY($1) AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.upload_id = uploads.id OR uploads.id = ANY(r.more_upload_ids))`, uploads); err != nil {
+		return fmt.Errorf("delete the files added to comparison %d: %w", id, err)
+	}
+	note := fmt.Sprintf("Adding %s failed and %s taken out; the models before it keep their samples: %s",
+		strings.Join(names, ", "), map[bool]string{true: "it was", false: "they were"}[len(names) == 1], msg)
+	if _, err := s.db.Exec(ctx, `UPDATE comparisons SET status = 'ready', error = $2, updated_at = now() WHERE id = $1`, id, note); err != nil {
+		return fmt.Errorf("fail adding models to comparison %d: %w", id, err)
+	}
+	return nil
 }
 
 // DropFailedDataset deletes the dataset a failed import's own file
