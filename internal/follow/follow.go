@@ -81,6 +81,11 @@ func Resolve(roots []string, path string) (string, error) {
 		return "", fmt.Errorf("%q has a \"..\" part: give the folder's full path inside %s", path, allowed)
 	}
 	real, err := filepath.EvalSymlinks(filepath.Clean(path))
+	if err != nil && !inside(roots, filepath.Clean(path)) {
+		// The same answer as for an existing folder outside: the form does
+		// not tell whether a path outside the roots exists.
+		return "", fmt.Errorf("%s is outside the folders that may be followed (%s)", path, allowed)
+	}
 	if err != nil {
 		return "", fmt.Errorf("%s: no such folder (the folders that may be followed are %s)", path, allowed)
 	}

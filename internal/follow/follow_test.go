@@ -44,6 +44,8 @@ func TestResolve(t *testing.T) {
 		{"runs/ppo", "is not an absolute path"},
 		{"/", "outside the folders"},
 		{filepath.Join(root, "nothing"), "no such folder"},
+		// Outside the roots, a missing folder gets an existing one's answer.
+		{filepath.Join(secret, "nothing"), "outside the folders that may be followed"},
 	} {
 		got, err := Resolve(roots, tc.path)
 		if err != nil {
