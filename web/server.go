@@ -82,6 +82,11 @@ type Server struct {
 	reports *analysis.Cache // reports computed once per change
 
 	login *loginLimits
+
+	// fixed, on a bundle's server (BundleHandler), is the one share link
+	// every /s/ URL opens; bundleSamples caps its problem pages' samples.
+	fixed         *store.ShareLink
+	bundleSamples int
 }
 
 // New returns the HTTP handler of the whole application.

@@ -1,0 +1,140 @@
+package web_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/reach-lab/reach/internal/bundle"
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/testdb"
+	"github.com/reach-lab/reach/web"
+)
+
+// bundledComparison stores a ready two-model comparison whose completions
+// include a script tag and writes its bundle to a new folder.
+func bundledComparison(t *testing.T, o web.BundleOptions) (dir string, c storedComparison, stats bundle.Stats) {
+	t.Helper()
+	st, _ := testdb.New(t)
+	c = storeReady(t, st, "Bundle me", 0, twoProblems("p0", "What is $1+1$?"),
+		[]store.NewRun{{ModelName: "base", Role: "base"}, {ModelName: "rl", Role: "rl"}}, 4, baseOnlyOnP0)
+	ctx := context.Background()
+	// One completion that would run if it were not escaped.
+	if _, err := st.Pool().Exec(ctx, `UPDATE samples SET completion = '<script>alert(1)</script> The answer is 2.'
+		WHERE run_id = $1 AND problem_id = $2 AND sample_index = 0`, c.Runs[0].ID, c.Ps[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	dir = t.TempDir()
+	stats, err := bundle.Write(ctx, web.BundleHandler(st, web.Config{}, logger, c.ID, o), web.BundleToken, bundle.Dir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, c, stats
+}
+
+// bundleFiles reads every file of dir by relative name.
+func bundleFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func TestBundleIsSelfContained(t *testing.T) {
+	dir, c, stats := bundledComparison(t, web.BundleOptions{MaxSamples: 2})
+	files := bundleFiles(t, dir)
+	p0 := "problems/" + itoa(c.Ps[0].ID) + ".html"
+	for _, want := range []string{"index.html", p0, "problems/" + itoa(c.Ps[1].ID) + ".html", "static/echarts.min.js", "static/app.css",
+		"static/katex/katex.min.js", "static/katex/fonts/KaTeX_Main-Regular.woff2", "data/crossover.csv", "data/crossover.json",
+		"data/samples.jsonl", "charts/index-1.js"} {
+		if _, ok := files[want]; !ok {
+			t.Errorf("the bundle has no %s", want)
+		}
+	}
+	if stats.Files != len(files) || stats.Pages != 3 {
+		t.Errorf("stats %+v, want %d files and 3 pages", stats, len(files))
+	}
+	absolute := regexp.MustCompile(`(href|src)="/`)
+	remote := regexp.MustCompile(`(href|src)="[a-z]+:`)
+	for name, body := range files {
+		if !strings.HasSuffix(name, ".html") {
+			continue
+		}
+		if m := absolute.FindString(body); m != "" {
+			t.Errorf("%s has an absolute URL: %s", name, m)
+		}
+		if m := remote.FindString(body); m != "" {
+			t.Errorf("%s links out of the bundle: %s", name, m)
+		}
+		if !strings.Contains(body, `<meta http-equiv="Content-Security-Policy" content="`+bundle.CSP+`">`) {
+			t.Errorf("%s has no policy", name)
+		}
+		if strings.Contains(body, "<script>") || strings.Contains(body, "nonce=") {
+			t.Errorf("%s has an inline script", name)
+		}
+		if strings.Contains(body, "/s/"+web.BundleToken) {
+			t.Errorf("%s still names the bundle's server paths", name)
+		}
+	}
+	index := files["index.html"]
+	for _, want := range []string{`id="crossover-chart"`, `src="static/echarts.min.js"`, `src="charts/index-1.js"`, `href="` + p0 + `"`,
+		`href="data/crossover.csv"`, `href="data/samples.jsonl"`, `id="all-problems"`, "Bundle me"} {
+		if !strings.Contains(index, want) {
+			t.Errorf("index.html has no %s", want)
+		}
+	}
+	if strings.Contains(index, "embed-snippet") || strings.Contains(index, "og:url") {
+		t.Error("index.html has the share page's embed snippet or address")
+	}
+	page := files[p0]
+	if strings.Contains(page, "<script>alert(1)") {
+		t.Error("a completion's script tag is in the problem page unescaped")
+	}
+	if !strings.Contains(page, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Error("the problem page does not show the completion's script tag as text")
+	}
+	for _, want := range []string{`href="../index.html"`, `src="../static/katex/katex.min.js"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the problem page has no %s", want)
+		}
+	}
+	// The cap: 2 of each model's 4 samples on the page.
+	if n := strings.Count(page, `<details class="sample `); n != 4 {
+		t.Errorf("the problem page shows %d completions, want 2 per model (4)", n)
+	}
+}
+
+func TestBundleCountsOnly(t *testing.T) {
+	dir, _, stats := bundledComparison(t, web.BundleOptions{CountsOnly: true})
+	files := bundleFiles(t, dir)
+	if stats.Pages != 1 {
+		t.Errorf("a counts-only bundle has %d pages, want the comparison's only", stats.Pages)
+	}
+	for name, body := range files {
+		if strings.HasPrefix(name, "problems/") || strings.HasPrefix(name, "texts/") || name == "data/samples.jsonl" {
+			t.Errorf("a counts-only bundle has %s", name)
+		}
+		if strings.Contains(body, "The answer is 2.") || strings.Contains(body, "What is $1+1$?") {
+			t.Errorf("%s of a counts-only bundle holds a text", name)
+		}
+	}
+	if !strings.Contains(files["index.html"], `id="all-problems"`) {
+		t.Error("a counts-only bundle has no problem table")
+	}
+}
