@@ -1,8 +1,16 @@
 package web
 
 import (
+	"archive/zip"
+	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+
+	"github.com/reach-lab/reach/internal/bundle"
+	"github.com/reach-lab/reach/web/views"
 
 	"github.com/reach-lab/reach/internal/export"
 
@@ -33,9 +41,8 @@ type BundleOptions struct {
 // token exists that could outlive the bundle. Its comparison page also
 // lists every problem (a share link lists the base-only ones).
 func BundleHandler(st *store.Store, cfg Config, log *slog.Logger, id int64, o BundleOptions) http.Handler {
-	s := &Server{st: st, cfg: cfg, log: log, reports: analysis.NewCache(st, 0),
-		fixed: &store.ShareLink{ComparisonID: id, ShowTexts: !o.CountsOnly, ShowNotes: true}, bundleSamples: o.MaxSamples}
-	return s.bundleRoutes()
+	s := &Server{st: st, cfg: cfg, log: log, reports: analysis.NewCache(st, 0)}
+	return s.bundleOf(id, o)
 }
 
 // bundleRoutes are the routes of a bundle: the shared pages, their data
@@ -63,5 +70,95 @@ func (s *Server) bundleSamplesExport(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	if err := export.Comparison(r.Context(), w, s.st, s.fixed.ComparisonID, "jsonl"); err != nil {
 		s.fail(w, r, err)
+	}
+}
+
+// bundleOf is the bundle handler of comparison id on this server.
+func (s *Server) bundleOf(id int64, o BundleOptions) http.Handler {
+	b := &Server{st: s.st, cfg: s.cfg, log: s.log, reports: s.reports,
+		fixed: &store.ShareLink{ComparisonID: id, ShowTexts: !o.CountsOnly, ShowNotes: true}, bundleSamples: o.MaxSamples}
+	mux := b.bundleRoutes()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A request made while serving another (the bundle page) carries
+		// that one's routing: chi would route it as a subrouter's.
+		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, nil)))
+	})
+}
+
+// bundleQuery reads a bundle's options from the query: max (completions
+// per model on a problem page, default 16) and counts=on.
+func bundleQuery(r *http.Request) (BundleOptions, error) {
+	o := BundleOptions{MaxSamples: samplesShown, CountsOnly: r.URL.Query().Get("counts") == "on"}
+	if m := r.URL.Query().Get("max"); m != "" {
+		n, err := strconv.Atoi(m)
+		if err != nil || n < 1 || n > 1000 {
+			return o, badForm("max %q: want 1 to 1000 completions per model", m)
+		}
+		o.MaxSamples = n
+	}
+	return o, nil
+}
+
+// bundlePage states what a bundle with the query's options holds and its
+// size (by writing it to nowhere), with the download button.
+func (s *Server) bundlePage(w http.ResponseWriter, r *http.Request) {
+	id, _ := idParam(r, "id")
+	c, err := s.st.GetComparison(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	o, err := bundleQuery(r)
+	var fe formError
+	if errors.As(err, &fe) {
+		s.deny(w, r, http.StatusBadRequest, fe.msg)
+		return
+	}
+	v := views.BundleView{C: c, CountsOnly: o.CountsOnly, MaxSamples: o.MaxSamples}
+	if c.Status != store.StatusReady {
+		v.Error = "The comparison is " + string(c.Status) + ": it can be bundled once it is ready."
+		s.render(w, r, http.StatusOK, views.BundlePage(v))
+		return
+	}
+	st, err := bundle.Write(r.Context(), s.bundleOf(id, o), BundleToken, bundle.Discard{})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v.Pages, v.Files, v.Size = st.Pages, st.Files, bundle.Size(st.Bytes)
+	s.render(w, r, http.StatusOK, views.BundlePage(v))
+}
+
+// bundleZip streams the bundle as a zip whose files are under one folder,
+// reach-comparison-{id}/.
+func (s *Server) bundleZip(w http.ResponseWriter, r *http.Request) {
+	id, _ := idParam(r, "id")
+	c, err := s.st.GetComparison(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	o, err := bundleQuery(r)
+	var fe formError
+	if errors.As(err, &fe) {
+		s.deny(w, r, http.StatusBadRequest, fe.msg)
+		return
+	}
+	if c.Status != store.StatusReady {
+		s.deny(w, r, http.StatusConflict, "The comparison is not ready: it can be bundled once it is.")
+		return
+	}
+	top := fmt.Sprintf("reach-comparison-%d", id)
+	w.Header().Set("Content-Type", "application/zip")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+top+`.zip"`)
+	zw := zip.NewWriter(w)
+	if _, err := bundle.Write(r.Context(), s.bundleOf(id, o), BundleToken, bundle.Zip{W: zw, Top: top}); err != nil {
+		// The status line is sent: log, and leave the archive without its
+		// directory so that it does not open as a whole one.
+		s.log.Error("bundle", "comparison", id, "err", err)
+		return
+	}
+	if err := zw.Close(); err != nil {
+		s.log.Warn("bundle: finish the zip", "comparison", id, "err", err)
 	}
 }

@@ -1,7 +1,12 @@
 package web_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
+	"fmt"
+	"html"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -136,5 +141,52 @@ func TestBundleCountsOnly(t *testing.T) {
 	}
 	if !strings.Contains(files["index.html"], `id="all-problems"`) {
 		t.Error("a counts-only bundle has no problem table")
+	}
+}
+
+// The owners' download: the bundle page states the size, the zip holds the
+// same folder under reach-comparison-{id}/, and the comparison page links
+// to it for owners only.
+func TestBundleDownload(t *testing.T) {
+	f := newFixture(t)
+	code, body := f.page("owner", fmt.Sprintf("/comparisons/%d/bundle?max=3", f.cid))
+	if code != 200 {
+		t.Fatalf("bundle page: HTTP %d\n%.500s", code, body)
+	}
+	size := regexp.MustCompile(`id="bundle-size">([0-9]+) pages, ([0-9]+) files: <b>([^<]+)</b>`).FindStringSubmatch(body)
+	if size == nil {
+		t.Fatalf("the bundle page states no size:\n%.2000s", body)
+	}
+	if !strings.Contains(body, html.EscapeString(fmt.Sprintf("/comparisons/%d/bundle.zip?max=3", f.cid))) {
+		t.Error("the download link does not carry the options")
+	}
+	resp := f.do("owner", "GET", fmt.Sprintf("/comparisons/%d/bundle.zip?max=3", f.cid), "", nil)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/zip" {
+		t.Fatalf("bundle.zip: HTTP %d %s %v", resp.StatusCode, resp.Header.Get("Content-Type"), err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := fmt.Sprintf("reach-comparison-%d/", f.cid)
+	names := map[string]bool{}
+	for _, zf := range zr.File {
+		names[zf.Name] = true
+		if !strings.HasPrefix(zf.Name, top) {
+			t.Errorf("zip entry %s is not under %s", zf.Name, top)
+		}
+	}
+	if fmt.Sprint(len(zr.File)) != size[2] || !names[top+"index.html"] || !names[top+"static/echarts.min.js"] {
+		t.Errorf("the zip has %d files (the page said %s); index.html %v", len(zr.File), size[2], names[top+"index.html"])
+	}
+	_, page := f.page("owner", fmt.Sprintf("/comparisons/%d", f.cid))
+	if !strings.Contains(page, `id="bundle-button"`) {
+		t.Error("the comparison page has no bundle button for its owner")
+	}
+	_, page = f.page("viewer", fmt.Sprintf("/comparisons/%d", f.cid))
+	if strings.Contains(page, `id="bundle-button"`) {
+		t.Error("a viewer sees the bundle button")
 	}
 }

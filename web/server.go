@@ -240,6 +240,8 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			manage.Post("/delete", s.deleteComparison)
 			manage.Get("/shares", s.sharesPage)
 			manage.Post("/shares", s.createShare)
+			manage.Get("/bundle", s.bundlePage)
+			manage.Get("/bundle.zip", s.bundleZip)
 		})
 		r.Route("/api/v1", func(r chi.Router) {
 			r.Get("/comparisons", s.apiComparisons)

@@ -287,3 +287,9 @@ func Size(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// Discard is a Sink that keeps nothing: Write to it counts a bundle's size.
+type Discard struct{}
+
+// Create returns io.Discard.
+func (Discard) Create(string) (io.Writer, error) { return io.Discard, nil }
