@@ -65,5 +65,8 @@ func runBundle(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "comparison %d bundled in %s: %d pages, %d files, %s; open %s/index.html\n", id, *out, stats.Pages, stats.Files,
 		bundle.Size(stats.Bytes), *out)
+	if stats.Unlinked > 0 {
+		fmt.Fprintf(stdout, "%d links in completions to this server's pages lead nowhere in the bundle\n", stats.Unlinked)
+	}
 	return nil
 }

@@ -70,12 +70,18 @@ func (z Zip) Create(name string) (io.Writer, error) { return z.W.Create(path.Joi
 type Stats struct {
 	Files, Pages int
 	Bytes        int64
+	// Unlinked counts links to this server's paths outside the bundle
+	// (in completions' markdown) that now lead nowhere.
+	Unlinked int
 }
 
 // Write copies the comparison h serves under /s/{token}/ into sink:
 // index.html, problems/{id}.html, data/..., texts/..., charts/... and
 // static/.... h answers in-process; a link it answers other than 200 is an
-// error, as is one outside the bundle's paths (it would leave the bundle).
+// error, as is a src outside the bundle's paths; an href outside them
+// becomes "#". Links to other sites that pages hold as text (a model's
+// markdown link) stay: following one is the reader's navigation, not a
+// request of the bundle.
 func Write(ctx context.Context, h http.Handler, token string, sink Sink) (Stats, error) {
 	w := &writer{ctx: ctx, h: h, root: "/s/" + token, sink: sink, seen: map[string]bool{}, optional: map[string]bool{}}
 	w.enqueue(w.root + "/")
@@ -212,8 +218,14 @@ func (w *writer) page(name string, b []byte) ([]byte, error) {
 		p, frag, _ := strings.Cut(raw, "#")
 		p, _, _ = strings.Cut(p, "?")
 		f := w.fileOf(p)
+		if f == "" && string(sm[1]) == "href" {
+			// A link a completion's markdown made ("[see](/x)"): it
+			// leads nowhere in the bundle, so it goes nowhere.
+			w.st.Unlinked++
+			return []byte(`href="#"`)
+		}
 		if f == "" {
-			failed = fmt.Errorf("bundle: page %s links to %s, which is not in the bundle", name, raw)
+			failed = fmt.Errorf("bundle: page %s loads %s, which is not in the bundle", name, raw)
 			return m
 		}
 		w.enqueue(p)
