@@ -13,8 +13,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reach-lab/reach/internal/bundle"
+	"github.com/reach-lab/reach/internal/examples"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/testdb"
 	"github.com/reach-lab/reach/web"
@@ -194,5 +196,49 @@ func TestBundleDownload(t *testing.T) {
 	_, page = f.page("viewer", fmt.Sprintf("/comparisons/%d", f.cid))
 	if strings.Contains(page, `id="bundle-button"`) {
 		t.Error("a viewer sees the bundle button")
+	}
+}
+
+// The shipped examples bundle: HumanEval (completions, code) and MATH500
+// (counts only were published: problem pages without completions), each
+// problem with its page, no absolute link in any.
+func TestBundleExamples(t *testing.T) {
+	a := startApp(t)
+	ctx := context.Background()
+	ids, err := examples.SeedIfEmpty(ctx, a.st, a.client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	absolute := regexp.MustCompile(`(href|src)="/`)
+	for _, id := range ids {
+		a.waitReady(t, id, time.Minute)
+		c, err := a.st.GetComparison(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		stats, err := bundle.Write(ctx, web.BundleHandler(a.st, web.Config{}, logger, id, web.BundleOptions{}), web.BundleToken, bundle.Dir(dir))
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		t.Logf("%s: %d pages, %d files, %s", c.Name, stats.Pages, stats.Files, bundle.Size(stats.Bytes))
+		files := bundleFiles(t, dir)
+		pages := 0
+		for name, body := range files {
+			if strings.HasPrefix(name, "problems/") {
+				pages++
+			}
+			if strings.HasSuffix(name, ".html") && absolute.MatchString(body) {
+				t.Errorf("%s: %s has an absolute link: %s", c.Name, name, absolute.FindString(body))
+			}
+		}
+		ps, err := a.st.Problems(ctx, *c.DatasetID, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pages != len(ps) {
+			t.Errorf("%s: %d problem pages, want %d", c.Name, pages, len(ps))
+		}
 	}
 }
