@@ -162,3 +162,14 @@ func (s *Server) bundleZip(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("bundle: finish the zip", "comparison", id, "err", err)
 	}
 }
+
+// BundleCollectionHandler is BundleHandler for collection id: its shared
+// page (every model's pass@k on one chart and the figures table) and the
+// static assets. Its comparisons are not in it: bundle each of them.
+func BundleCollectionHandler(st *store.Store, cfg Config, log *slog.Logger, id int64) http.Handler {
+	s := &Server{st: st, cfg: cfg, log: log, reports: analysis.NewCache(st, 0), fixed: &store.ShareLink{CollectionID: id}}
+	mux := s.bundleRoutes()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, nil)))
+	})
+}

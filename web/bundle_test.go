@@ -242,3 +242,38 @@ func TestBundleExamples(t *testing.T) {
 		}
 	}
 }
+
+// A collection's bundle is its page: every model's curve on one chart and
+// the figures table, with no link out of it.
+func TestBundleCollection(t *testing.T) {
+	st, _ := testdb.New(t)
+	c := storeReady(t, st, "In a set", 0, twoProblems("p0", "What is 1+1?"),
+		[]store.NewRun{{ModelName: "base", Role: "base"}, {ModelName: "rl", Role: "rl"}}, 4, baseOnlyOnP0)
+	ctx := context.Background()
+	cmp, err := st.GetComparison(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kid, err := st.CreateCollection(ctx, cmp.ProjectID, "The set", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AddToCollection(ctx, kid, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	dir := t.TempDir()
+	if _, err := bundle.Write(ctx, web.BundleCollectionHandler(st, web.Config{}, logger, kid), web.BundleToken, bundle.Dir(dir)); err != nil {
+		t.Fatal(err)
+	}
+	files := bundleFiles(t, dir)
+	index := files["index.html"]
+	for _, want := range []string{"The set", `src="static/echarts.min.js"`, `src="charts/index-1.js"`, bundle.CSP} {
+		if !strings.Contains(index, want) {
+			t.Errorf("the collection's index.html has no %s", want)
+		}
+	}
+	if m := regexp.MustCompile(`(href|src)="(/|[a-z]+:)`).FindString(index); m != "" {
+		t.Errorf("the collection's page links out: %s", m)
+	}
+}

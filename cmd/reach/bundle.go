@@ -14,13 +14,15 @@ import (
 	"github.com/reach-lab/reach/web"
 )
 
-// runBundle writes an offline folder of one comparison:
-// reach bundle ID -o DIR [--max-samples-per-problem N] [--counts-only].
+// runBundle writes an offline folder of one comparison, or of a
+// collection's page with --collection:
+// reach bundle ID -o DIR [--max-samples-per-problem N] [--counts-only] [--collection].
 func runBundle(ctx context.Context, args []string, stdout io.Writer) error {
 	fs, dbURL := newFlags("bundle", os.Stderr)
 	out := fs.String("o", "", "the folder to write (must not exist, or be empty)")
 	maxSamples := fs.Int("max-samples-per-problem", 16, "completions per model on each problem page")
 	countsOnly := fs.Bool("counts-only", false, "no problem statements or completions: figures, charts and counts only")
+	collection := fs.Bool("collection", false, "ID is a collection: its page (every model's pass@k, the figures table), not its comparisons")
 	var pos []string
 	for len(args) > 0 {
 		if err := parseFlags(fs, args); err != nil {
@@ -32,7 +34,7 @@ func runBundle(ctx context.Context, args []string, stdout io.Writer) error {
 		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
 	}
 	if len(pos) != 1 || *out == "" {
-		return errors.New("usage: reach bundle ID -o DIR [--max-samples-per-problem N] [--counts-only]")
+		return errors.New("usage: reach bundle ID -o DIR [--max-samples-per-problem N] [--counts-only] [--collection]")
 	}
 	id, err := strconv.ParseInt(pos[0], 10, 64)
 	if err != nil {
@@ -51,6 +53,19 @@ func runBundle(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	if *collection {
+		k, err := st.GetCollection(ctx, id)
+		if err != nil {
+			return err
+		}
+		stats, err := bundle.Write(ctx, web.BundleCollectionHandler(st, web.Config{}, slog.Default(), k.ID), web.BundleToken, bundle.Dir(*out))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "collection %d bundled in %s: %d pages, %d files, %s; open %s/index.html\n", id, *out, stats.Pages, stats.Files,
+			bundle.Size(stats.Bytes), *out)
+		return nil
+	}
 	c, err := st.GetComparison(ctx, id)
 	if err != nil {
 		return err

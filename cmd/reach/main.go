@@ -39,7 +39,7 @@ Usage:
   reach report ID      print a comparison's report (--json for the API's JSON)
   reach export ID      every sample with its verdict, as JSON lines or parquet: [--format jsonl|parquet] [-o FILE]
   reach bundle ID -o DIR  an offline folder of one comparison (pages, charts, problems, data; opens from file://):
-                       [--max-samples-per-problem N] [--counts-only]
+                       [--max-samples-per-problem N] [--counts-only] [--collection: ID is a collection]
   reach user create [--admin] EMAIL     create an account; prints a one-time password
   reach user reset-password EMAIL       a new one-time password for an account
   reach token create --user EMAIL       print a new API token (Authorization: Bearer TOKEN)
