@@ -13,6 +13,7 @@ import (
 	"github.com/reach-lab/reach/web/views"
 
 	"github.com/reach-lab/reach/internal/export"
+	"github.com/reach-lab/reach/internal/jobs"
 
 	"github.com/go-chi/chi/v5"
 
@@ -119,6 +120,14 @@ func (s *Server) bundlePage(w http.ResponseWriter, r *http.Request) {
 		v.Error = "The comparison is " + string(c.Status) + ": it can be bundled once it is ready."
 		s.render(w, r, http.StatusOK, views.BundlePage(v))
 		return
+	}
+	// The intervals are computed once, on demand: start them now so that
+	// a download a minute later has them.
+	if e, err := s.reports.Get(r.Context(), id, analysis.Options{}); err == nil && e.Report.Stats.Status == analysis.StatsPending && s.jobs != nil {
+		v.StatsPending = true
+		if err := jobs.StartStats(r.Context(), s.jobs, id); err != nil {
+			s.log.Warn("enqueue statistics", "comparison", id, "err", err)
+		}
 	}
 	st, err := bundle.Write(r.Context(), s.bundleOf(id, o), BundleToken, bundle.Discard{})
 	if err != nil {
