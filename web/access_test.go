@@ -578,6 +578,8 @@ var routes = []route{
 	{name: "delete confirmation", need: manage, method: "GET", path: "/comparisons/{cid}/delete", ok: 200},
 	{name: "delete", need: manage, method: "POST", path: "/comparisons/{cid}/delete", body: form(nil), ok: 303, fresh: true},
 	{name: "share links", need: manage, method: "GET", path: "/comparisons/{cid}/shares", ok: 200},
+	{name: "offline bundle page", need: manage, method: "GET", path: "/comparisons/{cid}/bundle", ok: 200},
+	{name: "offline bundle zip", need: manage, method: "GET", path: "/comparisons/{cid}/bundle.zip", ok: 200},
 	{name: "create share", need: manage, method: "POST", path: "/comparisons/{cid}/shares", body: form(url.Values{"chart": {""}}), ok: 200},
 	{name: "revoke share", need: manage, method: "POST", path: "/shares/{sid}/revoke", body: form(nil), ok: 303},
 	{name: "revoke share confirmation", need: manage, method: "GET", path: "/shares/{sid}/revoke", ok: 200},

@@ -389,7 +389,11 @@ func (s *Server) sharedCollection(w http.ResponseWriter, r *http.Request, l stor
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, views.SharedCollection(v, s.baseURL(r)+"/s/"+chiParam(r, "token")))
+	u := s.baseURL(r) + "/s/" + chiParam(r, "token")
+	if s.fixed != nil {
+		u = "" // a bundle has no address
+	}
+	s.render(w, r, http.StatusOK, views.SharedCollection(v, u))
 }
 
 // collectionEdit adds (add) or removes a comparison (form: comparison_id)

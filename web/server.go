@@ -82,6 +82,11 @@ type Server struct {
 	reports *analysis.Cache // reports computed once per change
 
 	login *loginLimits
+
+	// fixed, on a bundle's server (BundleHandler), is the one share link
+	// every /s/ URL opens; bundleSamples caps its problem pages' samples.
+	fixed         *store.ShareLink
+	bundleSamples int
 }
 
 // New returns the HTTP handler of the whole application.
@@ -235,6 +240,8 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			manage.Post("/delete", s.deleteComparison)
 			manage.Get("/shares", s.sharesPage)
 			manage.Post("/shares", s.createShare)
+			manage.Get("/bundle", s.bundlePage)
+			manage.Get("/bundle.zip", s.bundleZip)
 		})
 		r.Route("/api/v1", func(r chi.Router) {
 			r.Get("/comparisons", s.apiComparisons)

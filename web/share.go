@@ -327,6 +327,9 @@ func (s *Server) apiRevokeShare(w http.ResponseWriter, r *http.Request) {
 func (s *Server) openLink(w http.ResponseWriter, r *http.Request, view bool) (store.ShareLink, bool) {
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("X-Robots-Tag", "noindex, nofollow")
+	if s.fixed != nil {
+		return *s.fixed, true
+	}
 	l, err := s.st.OpenShare(r.Context(), auth.HashToken(chiParam(r, "token")), view)
 	if errors.Is(err, store.ErrNotFound) {
 		s.render(w, r, http.StatusNotFound, views.SharedGone())
@@ -385,6 +388,10 @@ func (s *Server) openShare(w http.ResponseWriter, r *http.Request, view bool) (s
 func (s *Server) sharedView(r *http.Request, l store.ShareLink, c store.Comparison, e *analysis.Entry) (views.SharedView, error) {
 	rep := e.Report
 	v := views.SharedView{L: l, C: c, R: rep, Token: chiParam(r, "token"), BaseURL: s.baseURL(r)}
+	if s.fixed != nil {
+		// A bundle's links stay within it: no address of this instance.
+		v.BaseURL, v.Bundle = "", true
+	}
 	cs, err := memoCharts(e, c.ID, analysis.Options{}, 1, false)
 	if err != nil {
 		return v, err
@@ -483,13 +490,17 @@ func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := views.ProblemView{C: c, P: p, Shared: chiParam(r, "token")}
+	limit := samplesShown
+	if s.bundleSamples > 0 {
+		limit = s.bundleSamples
+	}
 	var (
 		answers []store.AnswerCount
 		counts  map[int64]store.Count
 		samples map[int64][]store.Sample
 	)
 	if err := s.st.Batch(r.Context(), s.st.AnswerCountsInto(c.ID, p.ID, &answers), s.st.ProblemCountsInto(c.ID, p.ID, &counts),
-		s.st.ProblemSamplesInto(c.ID, p.ID, samplesShown, nil, &samples)); err != nil {
+		s.st.ProblemSamplesInto(c.ID, p.ID, limit, nil, &samples)); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -38,6 +38,8 @@ Usage:
   reach replay-server  an OpenAI-compatible server that replays a samples file (tests and demos)
   reach report ID      print a comparison's report (--json for the API's JSON)
   reach export ID      every sample with its verdict, as JSON lines or parquet: [--format jsonl|parquet] [-o FILE]
+  reach bundle ID -o DIR  an offline folder of one comparison (pages, charts, problems, data; opens from file://):
+                       [--max-samples-per-problem N] [--counts-only] [--collection: ID is a collection]
   reach user create [--admin] EMAIL     create an account; prints a one-time password
   reach user reset-password EMAIL       a new one-time password for an account
   reach token create --user EMAIL       print a new API token (Authorization: Bearer TOKEN)
@@ -82,6 +84,8 @@ func main() {
 		err = runReport(ctx, args, os.Stdout)
 	case "export":
 		err = runExport(ctx, args, os.Stdout)
+	case "bundle":
+		err = runBundle(ctx, args, os.Stdout)
 	case "user":
 		err = runUser(ctx, args, os.Stdout)
 	case "token":
