@@ -67,6 +67,17 @@ func TestFailedAdditionKeepsTheComparison(t *testing.T) {
 		t.Errorf("ppo step 100 pass@1 %v, want 0.75", rep.Models[1].Pass1)
 	}
 
+	// Two models added at once, one bad: both go (an addition is one import),
+	// and the note stays the bad file's, whichever import ends first.
+	fine := write("step250.jsonl", line("a", 0, true)+line("a", 1, true)+line("b", 0, true)+line("b", 1, false))
+	if _, err := intake.AddModels(ctx, e.st, e.client, id, []intake.Model{{Name: "ppo step 250", File: intake.LocalFile(fine)},
+		{Name: "ppo step 200", File: intake.LocalFile(bad)}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if c = e.wait(t, id); c.Status != store.StatusReady || len(c.Runs) != 2 || !strings.Contains(c.Error, "step200.jsonl:2") {
+		t.Fatalf("after a failed addition of two models: %s with %d models, note %q", c.Status, len(c.Runs), c.Error)
+	}
+
 	// The next good step goes in, and the note goes.
 	good := write("step300.jsonl", line("a", 0, true)+line("a", 1, true)+line("b", 0, true)+line("b", 1, true))
 	if _, err := intake.AddModels(ctx, e.st, e.client, id, []intake.Model{{Name: "ppo step 300", File: intake.LocalFile(good)}}, false); err != nil {

@@ -554,7 +554,9 @@ func (s *Store) MarkComparisonReadyIfDone(ctx context.Context, id int64) error {
 }
 
 func (s *Store) markComparisonReadyIfDone(ctx context.Context, id int64) error {
-	_, err := s.db.Exec(ctx, `UPDATE comparisons SET status = 'ready', error = '', updated_at = now()
+	// A comparison already ready keeps its note: a failed addition's (see
+	// failAddition) outlives the other added model's import ending.
+	_, err := s.db.Exec(ctx, `UPDATE comparisons SET status = 'ready', error = CASE WHEN status = 'ready' THEN error ELSE '' END, updated_at = now()
 		WHERE id = $1 AND status NOT IN ('failed', 'paused', 'configured') AND NOT EXISTS (SELECT 1 FROM runs WHERE comparison_id = $1 AND status <> 'ready')`, id)
 	if err != nil {
 		return fmt.Errorf("finish comparison %d: %w", id, err)
@@ -704,6 +706,11 @@ func (s *Store) failAddition(ctx context.Context, id int64, msg string) error {
 	var names []string
 	if err := s.db.QueryRow(ctx, `SELECT COALESCE(array_agg(model_name ORDER BY id), '{}') FROM runs WHERE comparison_id = $1 AND NOT established`, id).Scan(&names); err != nil {
 		return fmt.Errorf("fail adding models to comparison %d: %w", id, err)
+	}
+	if len(names) == 0 {
+		// Another added model's failure took them all out already (this
+		// one's import then failed on its deleted run): its note stays.
+		return nil
 	}
 	var uploads []int64
 	if err := s.db.QueryRow(ctx, `SELECT COALESCE(array_agg(u), '{}') FROM (
