@@ -100,19 +100,30 @@ func bundleQuery(r *http.Request) (BundleOptions, error) {
 	return o, nil
 }
 
-// bundlePage states what a bundle with the query's options holds and its
-// size (by writing it to nowhere), with the download button.
-func (s *Server) bundlePage(w http.ResponseWriter, r *http.Request) {
+// bundleRequest reads the comparison and the bundle options a bundle page
+// or download names; false when it has answered the request (not found, a
+// bad option).
+func (s *Server) bundleRequest(w http.ResponseWriter, r *http.Request) (int64, store.Comparison, BundleOptions, bool) {
 	id, _ := idParam(r, "id")
 	c, err := s.st.GetComparison(r.Context(), id)
 	if err != nil {
 		s.fail(w, r, err)
-		return
+		return 0, c, BundleOptions{}, false
 	}
 	o, err := bundleQuery(r)
 	var fe formError
 	if errors.As(err, &fe) {
 		s.deny(w, r, http.StatusBadRequest, fe.msg)
+		return 0, c, BundleOptions{}, false
+	}
+	return id, c, o, true
+}
+
+// bundlePage states what a bundle with the query's options holds and its
+// size (by writing it to nowhere), with the download button.
+func (s *Server) bundlePage(w http.ResponseWriter, r *http.Request) {
+	id, c, o, ok := s.bundleRequest(w, r)
+	if !ok {
 		return
 	}
 	v := views.BundleView{C: c, CountsOnly: o.CountsOnly, MaxSamples: o.MaxSamples}
@@ -141,16 +152,8 @@ func (s *Server) bundlePage(w http.ResponseWriter, r *http.Request) {
 // bundleZip streams the bundle as a zip whose files are under one folder,
 // reach-comparison-{id}/.
 func (s *Server) bundleZip(w http.ResponseWriter, r *http.Request) {
-	id, _ := idParam(r, "id")
-	c, err := s.st.GetComparison(r.Context(), id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	o, err := bundleQuery(r)
-	var fe formError
-	if errors.As(err, &fe) {
-		s.deny(w, r, http.StatusBadRequest, fe.msg)
+	id, c, o, ok := s.bundleRequest(w, r)
+	if !ok {
 		return
 	}
 	if c.Status != store.StatusReady {
