@@ -48,7 +48,12 @@ func TestOpenAPISchemasMatchGoTypes(t *testing.T) {
 	request := false // checking a request body's types: every field optional
 	var check func(rt reflect.Type)
 	var visit func(rt reflect.Type)
+	// Types with a JSON encoding of their own stand for what they write.
+	writesAs := map[reflect.Type]reflect.Type{reflect.TypeOf(analysis.ProblemCounts{}): reflect.TypeOf([]analysis.ProblemCount{})}
 	visit = func(rt reflect.Type) {
+		if as, ok := writesAs[rt]; ok {
+			rt = as
+		}
 		for rt.Kind() == reflect.Pointer || rt.Kind() == reflect.Slice || rt.Kind() == reflect.Array || rt.Kind() == reflect.Map {
 			rt = rt.Elem()
 		}

@@ -217,16 +217,9 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 	f := tableFilter(q, rep, opt)
 	// Reviews belong to a problem and a pair: the page shows the pair's.
 	reviews := all.Of(rep.Models[f.Pair].RunID)
-	v := views.ReportView{C: c, R: rep, Filter: f, Regions: map[string]int{}, Opt: opt, Reviews: reviews,
+	v := views.ReportView{C: c, R: rep, Filter: f, Opt: opt, Reviews: reviews,
 		Can: perms(routeRole(r))}
-	ids, _ := e.Memo("ids-by-key", func() (any, error) {
-		m := make(map[string]int64, len(rep.Rows))
-		for _, row := range rep.Rows {
-			m[row.Key] = row.ProblemID
-		}
-		return m, nil
-	})
-	v.IDByKey = ids.(map[string]int64)
+	v.ProblemID = problemIDs(e)
 	if v.Notes, err = s.noteView(r.Context(), c.ID); err != nil {
 		return v, err
 	}
@@ -247,31 +240,12 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 	}
 	v.Grading = g.(views.GradingView)
 	v.Grading.Policy = c.GradingPolicy
-	// One pass over the rows (12,500 at most scales), indices only: the
-	// report's rows are shared, and only one page of them is copied.
-	subjects, levels := map[string]bool{}, map[string]bool{}
-	var baseOnly, otherOnly []analysis.ProblemRow
-	for i := range rep.Rows {
-		row, reg := &rep.Rows[i], rowRegion(rep, f.Pair, i) // against the pair the table shows
-		if reg == "base-only" || reg == "other-only" {
-			r := *row
-			r.Region = reg
-			if reg == "base-only" {
-				baseOnly = append(baseOnly, r)
-			} else {
-				otherOnly = append(otherOnly, r)
-			}
-		}
-		v.Regions[reg]++
-		if row.Subject != "" {
-			subjects[row.Subject] = true
-		}
-		if row.Level != "" {
-			levels[row.Level] = true
-		}
-	}
-	v.Review = reviewSummary(baseOnly, reviews)
-	v.RLReview = rlOnlySummary(otherOnly, reviews)
+	// Regions, subjects and levels once per report and pair (a pass over
+	// every row); the review counts per request, over the solved sets only.
+	rs := memoRegions(e, f.Pair)
+	v.Regions, v.Subjects, v.Levels = rs.regions, rs.subjects, rs.levels
+	v.Review = reviewSummaryOf(rs.baseOnly, reviews)
+	v.RLReview = rlOnlySummaryOf(rs.otherOnly, reviews)
 	// A grading error is the problem's, whichever pair it was found in.
 	flagged := map[int64]bool{}
 	for k, rv := range all {
@@ -280,21 +254,6 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 		}
 	}
 	v.GradingErrors = len(flagged)
-	for s := range subjects {
-		v.Subjects = append(v.Subjects, s)
-	}
-	for l := range levels {
-		v.Levels = append(v.Levels, l)
-	}
-	slices.Sort(v.Subjects)
-	slices.SortFunc(v.Levels, func(a, b string) int {
-		ai, aerr := strconv.Atoi(a)
-		bi, berr := strconv.Atoi(b)
-		if aerr == nil && berr == nil {
-			return ai - bi
-		}
-		return strings.Compare(a, b)
-	})
 	// The problem table: rendered once per report, view (the query) and
 	// reviews, and kept (a quarter of the page's CPU, and its search and
 	// statement queries).

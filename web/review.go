@@ -331,20 +331,14 @@ func (s *Server) apiReviews(w http.ResponseWriter, r *http.Request) {
 	for pair := 1; pair < len(rep.Models); pair++ {
 		rows := pairRows(e, pair)
 		reviews := all.Of(rep.Models[pair].RunID)
-		var baseOnly, otherOnly []analysis.ProblemRow
 		for _, row := range rows {
-			switch row.Region {
-			case "base-only":
-				baseOnly = append(baseOnly, row)
-			case "other-only":
-				otherOnly = append(otherOnly, row)
-			}
 			if rv, ok := reviews[row.ProblemID]; ok {
 				out.Reviews = append(out.Reviews, apiReview{ProblemID: row.Key, Other: rep.Models[pair].Name, Region: row.Region, Verdict: rv.Verdict,
 					Note: rv.Note, Reviewer: rv.ReviewerEmail, UpdatedAt: rv.UpdatedAt})
 			}
 		}
-		sum, rl := reviewSummary(baseOnly, reviews), rlOnlySummary(otherOnly, reviews)
+		rs := memoRegions(e, pair)
+		sum, rl := reviewSummaryOf(rs.baseOnly, reviews), rlOnlySummaryOf(rs.otherOnly, reviews)
 		out.Pairs = append(out.Pairs, apiPairReviews{Other: rep.Models[pair].Name, BaseOnly: sum.BaseOnly, Counts: sum.Counts, Unreviewed: sum.Unreviewed,
 			RLOnly: rl.RLOnly, RLOnlyCounts: rl.Counts, RLOnlyUnreviewed: rl.Unreviewed})
 	}

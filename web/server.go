@@ -71,6 +71,9 @@ type Config struct {
 	// (/login/oidc); nil: the routes answer 404 and the sign-in page has
 	// no SSO button.
 	SSO *sso.Client
+	// ReportCacheBytes bounds the memory of the reports kept decoded (0:
+	// analysis.DefaultCacheBytes).
+	ReportCacheBytes int64
 }
 
 // Server holds what handlers need.
@@ -112,6 +115,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 		panic(err) // crypto/rand failed: nothing can work
 	}
 	s := &Server{st: st, jobs: jc, cfg: cfg, log: log, login: ll, reports: analysis.NewCache(st, 0)}
+	s.reports.SetMaxBytes(cfg.ReportCacheBytes)
 	r := chi.NewRouter()
 	// First, so its time and status include everything after it.
 	r.Use(metrics.Middleware)

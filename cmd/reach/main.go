@@ -152,6 +152,15 @@ func logLevel() slog.Level {
 // defaultDatabaseURL is the local Postgres of a developer machine.
 const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/reach?sslmode=disable"
 
+// envInt64 is the integer in environment variable key, or def when it is
+// unset or not an integer.
+func envInt64(key string, def int64) int64 {
+	if n, err := strconv.ParseInt(os.Getenv(key), 10, 64); err == nil {
+		return n
+	}
+	return def
+}
+
 func envOr(key, def string) string {
 	if v := os.Getenv(key); v != "" {
 		return v

@@ -14,6 +14,7 @@ import (
 
 	"riverqueue.com/riverui"
 
+	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/examples"
 	"github.com/reach-lab/reach/internal/follow"
 	"github.com/reach-lab/reach/internal/jobs"
@@ -145,6 +146,8 @@ func runServe(ctx context.Context, args []string) error {
 	maxMiB := fs.Int64("max-upload-mib", 2048, "largest accepted file per upload, MiB")
 	baseURL := fs.String("base-url", os.Getenv("REACH_BASE_URL"), "public address for share and invitation links, e.g. https://reach.example.org (env REACH_BASE_URL; default: the request's host)")
 	trustProxy := fs.Bool("trust-proxy", os.Getenv("REACH_TRUST_PROXY") == "1", "take client addresses from X-Forwarded-For/X-Real-IP (only behind a reverse proxy; env REACH_TRUST_PROXY=1)")
+	cacheMiB := fs.Int64("report-cache-mib", envInt64("REACH_REPORT_CACHE_MIB", analysis.DefaultCacheBytes>>20),
+		"memory for reports kept decoded, MiB (env REACH_REPORT_CACHE_MIB); the most recent report stays whatever its size")
 	metricsAddr := metricsAddrFlag(fs)
 	ssoF := addSSOFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -201,7 +204,7 @@ func runServe(ctx context.Context, args []string) error {
 	srv := &http.Server{
 		Addr: *addr,
 		Handler: web.New(st, client, web.Config{MaxUploadBytes: *maxMiB << 20, JobsUI: ui, Secret: box, BaseURL: *baseURL, Verifier: newVerifier(),
-			TrustProxyHeaders: *trustProxy, CodeGrading: codeSandbox().Err(), SSO: ssoClient}, slog.Default()),
+			TrustProxyHeaders: *trustProxy, CodeGrading: codeSandbox().Err(), SSO: ssoClient, ReportCacheBytes: *cacheMiB << 20}, slog.Default()),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	errc := make(chan error, 1)

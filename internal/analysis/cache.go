@@ -1,11 +1,11 @@
 package analysis
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sync/singleflight"
@@ -34,13 +35,20 @@ import (
 // DefaultCacheEntries is the number of reports a Cache keeps in memory.
 const DefaultCacheEntries = 64
 
+// DefaultCacheBytes bounds the memory of the reports a Cache keeps (their
+// estimated size, Report.ApproxBytes): a report of a million problems holds
+// about 270 MB, and 64 of them would not fit any server. The most recently
+// used report is kept whatever its size.
+const DefaultCacheBytes = 256 << 20
+
 // Cache serves current reports. Safe for concurrent use.
 type Cache struct {
-	st     *store.Store
-	max    int
-	mu     sync.Mutex
-	items  map[cacheKey]*Entry
-	flight singleflight.Group
+	st       *store.Store
+	max      int
+	maxBytes int64
+	mu       sync.Mutex
+	items    map[cacheKey]*Entry
+	flight   singleflight.Group
 }
 
 type cacheKey struct {
@@ -54,7 +62,16 @@ func NewCache(st *store.Store, entries int) *Cache {
 	if entries <= 0 {
 		entries = DefaultCacheEntries
 	}
-	return &Cache{st: st, max: entries, items: map[cacheKey]*Entry{}}
+	return &Cache{st: st, max: entries, maxBytes: DefaultCacheBytes, items: map[cacheKey]*Entry{}}
+}
+
+// SetMaxBytes bounds the estimated memory of the reports kept (≤ 0: the
+// default). Call it before the cache is used.
+func (c *Cache) SetMaxBytes(n int64) {
+	if n <= 0 {
+		n = DefaultCacheBytes
+	}
+	c.maxBytes = n
 }
 
 // Entry is one computed report. Report and everything reachable from it
@@ -70,7 +87,9 @@ type Entry struct {
 	// Seconds is how long computing the report took (0 when it was read
 	// from Postgres: see Stored).
 	Seconds float64
-	Stored  bool // read from Postgres rather than computed here
+	// Bytes is the report's estimated size in memory (Report.ApproxBytes).
+	Bytes  int64
+	Stored bool // read from Postgres rather than computed here
 
 	used atomic.Int64 // unix nanoseconds of the last Get
 	mu   sync.Mutex
@@ -209,18 +228,35 @@ func (c *Cache) load(ctx context.Context, id int64, opt Options, key cacheKey, v
 		return nil, err
 	}
 	e.used.Store(time.Now().UnixNano())
+	e.Bytes = e.Report.ApproxBytes()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old := c.items[key]; old == nil || old.Version != version {
 		c.items[key] = e
 	}
-	for len(c.items) > c.max {
+	over := func() bool {
+		if len(c.items) > c.max {
+			return true
+		}
+		var total int64
+		for _, it := range c.items {
+			total += it.Bytes
+		}
+		return total > c.maxBytes && len(c.items) > 1
+	}
+	for over() {
 		var oldest cacheKey
 		first := true
 		for k, it := range c.items {
+			if k == key {
+				continue // the report just asked for stays
+			}
 			if first || it.used.Load() < c.items[oldest].used.Load() {
 				oldest, first = k, false
 			}
+		}
+		if first {
+			break
 		}
 		delete(c.items, oldest)
 	}
@@ -256,31 +292,45 @@ func Precompute(ctx context.Context, st *store.Store, id int64) error {
 	return st.PutReport(ctx, id, key, store.StoredReport{Version: version, Data: data, Seconds: time.Since(start).Seconds()})
 }
 
-// storedReport is a report with what its JSON leaves out.
+// storedReport is a report's JSON without its problem table (models[].counts
+// are written as null: they are read from the table), and what the JSON
+// leaves out. The table comes first in the same zstd stream, in the binary
+// form of rowcodec.go.
 type storedReport struct {
-	Version   int          `json:"v"`
-	Report    *Report      `json:"report"`
-	Rows      []ProblemRow `json:"rows"`
-	StatsHash string       `json:"stats_hash"`
+	Version   int     `json:"v"`
+	Report    *Report `json:"report"`
+	StatsHash string  `json:"stats_hash"`
 }
 
 // reportEncoding changes whenever Report's fields change meaning, so that
 // older stored reports are computed again.
-const reportEncoding = 8 // 2: CoT-pass@k, perplexity, answer diversity, support; 3: trajectory flows, sharpening tax; 4: G-Pass@k; 5: k_sampled, curves past it (adaptive designs); 6: models[].cost; 7: past_n (curves continued to 4n); 8: trajectory at_k, dynamics_at_k
+const reportEncoding = 9 // 2: CoT-pass@k, perplexity, answer diversity, support; 3: trajectory flows, sharpening tax; 4: G-Pass@k; 5: k_sampled, curves past it (adaptive designs); 6: models[].cost; 7: past_n (curves continued to 4n); 8: trajectory at_k, dynamics_at_k; 9: the problem table and per-problem lists in binary ahead of the JSON
 
-// encodeReport streams through zstd with go-json-experiment under v1
-// options (encoding/json's output): the JSON of a million problems (about
-// 200 MB) is never held whole; 2.9 s and 41 MB allocated where
-// encoding/json took 10.8 s and 1.4 GB. decodeReport stays on
-// encoding/json, which allocated less than go-json-experiment here.
+// encodeReport writes the problem table, then streams the rest as JSON
+// with go-json-experiment under v1 options (encoding/json's output), all
+// through zstd: nothing of a million problems is held twice.
 func encodeReport(rep *Report) ([]byte, error) {
 	var buf bytes.Buffer
 	zw, err := zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		return nil, fmt.Errorf("encode report %d: %w", rep.ComparisonID, err)
 	}
-	sr := storedReport{Version: reportEncoding, Report: rep, Rows: rep.Rows, StatsHash: rep.statsHash}
-	if err := jsonv2.MarshalWrite(zw, &sr, jsonv1.DefaultOptionsV1()); err != nil {
+	bw := bufio.NewWriterSize(zw, 64<<10)
+	if err := writeRows(bw, rep.Rows); err != nil {
+		zw.Close()
+		return nil, fmt.Errorf("encode report %d: %w", rep.ComparisonID, err)
+	}
+	tests, ids := rep.bulkyLists()
+	writeLists(bw, tests, ids)
+	sr := storedReport{Version: reportEncoding, Report: rep.withoutBulkyLists(), StatsHash: rep.statsHash}
+	noCounts := jsonv2.WithMarshalers(jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, _ ProblemCounts) error {
+		return enc.WriteToken(jsontext.Null)
+	}))
+	if err := jsonv2.MarshalWrite(bw, &sr, jsonv1.DefaultOptionsV1(), noCounts); err != nil {
+		zw.Close()
+		return nil, fmt.Errorf("encode report %d: %w", rep.ComparisonID, err)
+	}
+	if err := bw.Flush(); err != nil {
 		zw.Close()
 		return nil, fmt.Errorf("encode report %d: %w", rep.ComparisonID, err)
 	}
@@ -290,27 +340,37 @@ func encodeReport(rep *Report) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// decodeReport reads what encodeReport wrote. A report stored by an
+// older encoding (or not a report) is an error: the caller computes it
+// again.
 func decodeReport(data []byte) (*Report, error) {
-	// A streamed frame does not state its size (DecodeAll then grows its
-	// buffer in small steps: 1.4 GB allocated for 200 MB); a buffer doubling
-	// from a guess of the usual ratio allocates at most twice the JSON.
 	zr, err := zstd.NewReader(bytes.NewReader(data), zstd.WithDecoderConcurrency(1))
 	if err != nil {
 		return nil, fmt.Errorf("decode report: %w", err)
 	}
 	defer zr.Close()
-	var b bytes.Buffer
-	b.Grow(12 * len(data))
-	if _, err := b.ReadFrom(zr); err != nil {
+	br := bufio.NewReaderSize(zr, 64<<10)
+	rows, err := readRows(br)
+	if err != nil {
+		return nil, fmt.Errorf("decode report: %w", err)
+	}
+	tests, ids, err := readLists(br)
+	if err != nil {
 		return nil, fmt.Errorf("decode report: %w", err)
 	}
 	var sr storedReport
-	if err := json.Unmarshal(b.Bytes(), &sr); err != nil {
+	if err := jsonv2.UnmarshalRead(br, &sr, jsonv1.DefaultOptionsV1()); err != nil {
 		return nil, fmt.Errorf("decode report: %w", err)
 	}
 	if sr.Version != reportEncoding || sr.Report == nil {
 		return nil, fmt.Errorf("decode report: encoding %d, want %d", sr.Version, reportEncoding)
 	}
-	sr.Report.Rows, sr.Report.statsHash = sr.Rows, sr.StatsHash
-	return sr.Report, nil
+	rep := sr.Report
+	if err := rep.attachLists(tests, ids); err != nil {
+		return nil, fmt.Errorf("decode report: %w", err)
+	}
+	rep.Rows = rows
+	rep.linkCounts()
+	rep.statsHash = sr.StatsHash
+	return rep, nil
 }

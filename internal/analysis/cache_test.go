@@ -136,3 +136,42 @@ func TestCacheComputesOncePerChange(t *testing.T) {
 		t.Error("a report of a comparison being verified")
 	}
 }
+
+// The cache is bounded by the reports' size as well as their number: with
+// room for one report, asking for a second variant drops the first (the
+// next Get reads it back from Postgres), and the report just asked for
+// stays even when it alone is over the bound.
+func TestCacheBoundedByBytes(t *testing.T) {
+	st, _ := testdb.New(t)
+	ctx := context.Background()
+	id, _ := readyPair(t, st)
+	cache := analysis.NewCache(st, 8)
+	cache.SetMaxBytes(1)
+	a, err := cache.Get(ctx, id, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Bytes <= 0 {
+		t.Fatalf("entry of %d bytes", a.Bytes)
+	}
+	if again, err := cache.Get(ctx, id, analysis.Options{}); err != nil || again != a {
+		t.Fatalf("the only report was not kept: %v", err)
+	}
+	if _, err := cache.Get(ctx, id, analysis.Options{Biased: true}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := cache.Get(ctx, id, analysis.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back == a || !back.Stored {
+		t.Errorf("over the bound the first report stayed in memory (same entry %v, stored %v)", back == a, back.Stored)
+	}
+	// Room for both: both stay.
+	roomy := analysis.NewCache(st, 8)
+	x, _ := roomy.Get(ctx, id, analysis.Options{})
+	roomy.Get(ctx, id, analysis.Options{Biased: true})
+	if y, _ := roomy.Get(ctx, id, analysis.Options{}); y != x {
+		t.Error("with room for both, the first report was dropped")
+	}
+}

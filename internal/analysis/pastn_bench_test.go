@@ -29,7 +29,7 @@ func BenchmarkPastN2x12500x80(b *testing.B) {
 	}
 	models := make([][]passk.Count, len(rep.Models))
 	for m, mr := range rep.Models {
-		for _, x := range mr.Counts {
+		for _, x := range mr.Counts.All() {
 			models[m] = append(models[m], passk.Count{N: x.N, C: x.C})
 		}
 	}

@@ -337,7 +337,7 @@ type ModelReport struct {
 	Crossover *Crossover     `json:"crossover,omitempty"`
 	DeltaSE   *float64       `json:"delta_se,omitempty"`
 	Histogram []HistogramBin `json:"histogram"`
-	Counts    []ProblemCount `json:"counts"`
+	Counts    ProblemCounts  `json:"counts"` // read from Report.Rows
 	// Cover is Cover@τ for τ = 0, 0.025, …, 1.
 	Cover []CoverPoint `json:"cover"`
 	// PassAtKBiased is the biased estimator's curve (Options.Biased only).
@@ -665,8 +665,9 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 		}
 		byRun[i] = m
 	}
-	var kept []store.Problem
-	var guesses []*Guess
+	// Sized once: appending a million problems of 128 bytes allocated 730 MB.
+	kept := make([]store.Problem, 0, len(problems))
+	guesses := make([]*Guess, 0, len(problems))
 	for _, p := range problems {
 		all := true
 		for i := range c.Runs {
@@ -688,7 +689,7 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 	rep.Dropped = len(problems) - len(kept)
 	if opt.ExcludeGuessable && len(rep.Guessable) > 0 {
 		rep.Variant, rep.Excluded = VariantUnguessable, len(rep.Guessable)
-		var k2 []store.Problem
+		k2 := make([]store.Problem, 0, len(kept))
 		for i, p := range kept {
 			if guesses[i] == nil {
 				k2 = append(k2, p)
@@ -697,7 +698,7 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 		kept, guesses = k2, make([]*Guess, len(k2))
 	}
 	if len(opt.ExcludeProblems) > 0 {
-		var k2 []store.Problem
+		k2 := make([]store.Problem, 0, len(kept))
 		var g2 []*Guess
 		for i, p := range kept {
 			if !opt.ExcludeProblems[p.ID] {
@@ -718,7 +719,7 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 		return b
 	}
 	if opt.MinN > 0 && len(kept) > 0 {
-		var k2 []store.Problem
+		k2 := make([]store.Problem, 0, len(kept))
 		var g2 []*Guess
 		kmaxAll := math.MaxInt
 		for i, p := range kept {
@@ -773,11 +774,9 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 	models := make([][]passk.Count, len(c.Runs))
 	for i, r := range c.Runs {
 		cs := make([]passk.Count, len(kept))
-		pcs := make([]ProblemCount, len(kept))
 		for j, p := range kept {
 			x := byRun[i][p.ID]
 			cs[j] = passk.Count{N: x.N, C: x.C}
-			pcs[j] = ProblemCount{ProblemID: p.Key, N: x.N, C: x.C}
 		}
 		models[i] = cs
 		m, err := modelReport(r, cs, opt)
@@ -793,7 +792,6 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 			}
 			m.Pass1, m.PassN = m.PassAtK[0].Value, m.PassAtK[len(m.PassAtK)-1].Value
 		}
-		m.Counts = pcs
 		rep.Models = append(rep.Models, m)
 		if i == 0 || m.N < rep.KMax {
 			rep.KMax = m.N
@@ -838,13 +836,14 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 	rep.Rows = make([]ProblemRow, len(kept))
 	for j, p := range kept {
 		row := ProblemRow{ProblemID: p.ID, Key: p.Key, Idx: p.Idx, Subject: p.Subject, Level: p.Level, Region: region[j],
-			Guess: guesses[j], P: make([]float64, len(models))}
+			Guess: guesses[j], P: make([]float64, len(models)), Counts: make([]passk.Count, len(models))}
 		for i := range models {
-			row.Counts = append(row.Counts, models[i][j])
+			row.Counts[i] = models[i][j]
 			row.P[i] = -1
 		}
 		rep.Rows[j] = row
 	}
+	rep.linkCounts()
 	rowOf := make(map[string]int, len(kept))
 	for j, p := range kept {
 		rowOf[p.Key] = j

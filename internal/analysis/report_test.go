@@ -242,13 +242,13 @@ func TestGPassInReport(t *testing.T) {
 		}
 		last := m.GPass[len(m.GPass)-1]
 		all := 0
-		for _, x := range m.Counts {
+		for _, x := range m.Counts.All() {
 			if x.C == x.N {
 				all++
 			}
 		}
-		if last.K != 4 || math.Abs(last.Values[len(last.Values)-1]-float64(all)/float64(len(m.Counts))) > 1e-12 {
-			t.Errorf("%s: pass^4 %v, want %d of %d problems", m.Name, last.Values, all, len(m.Counts))
+		if last.K != 4 || math.Abs(last.Values[len(last.Values)-1]-float64(all)/float64(m.Counts.Len())) > 1e-12 {
+			t.Errorf("%s: pass^4 %v, want %d of %d problems", m.Name, last.Values, all, m.Counts.Len())
 		}
 	}
 }

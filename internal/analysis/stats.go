@@ -116,8 +116,9 @@ func ComputeStats(rep *Report, answers map[int64]map[int64][]store.Answer, opt S
 	}
 	models := make([][]passk.Count, len(rep.Models))
 	for m, mr := range rep.Models {
-		models[m] = make([]passk.Count, len(mr.Counts))
-		for j, x := range mr.Counts {
+		models[m] = make([]passk.Count, mr.Counts.Len())
+		for j := range models[m] {
+			x := mr.Counts.At(j)
 			models[m][j] = passk.Count{N: x.N, C: x.C}
 		}
 	}

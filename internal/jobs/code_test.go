@@ -132,7 +132,7 @@ func countsByKey(t *testing.T, rep *analysis.Report) []map[string]int {
 	var out []map[string]int
 	for _, m := range rep.Models {
 		cm := map[string]int{}
-		for _, c := range m.Counts {
+		for _, c := range m.Counts.All() {
 			cm[c.ProblemID] = c.C
 		}
 		out = append(out, cm)
@@ -405,7 +405,7 @@ func TestSamplingGradesCodeInline(t *testing.T) {
 		t.Fatalf("%d problems, want %d", rep.Problems, tasks)
 	}
 	for _, m := range rep.Models {
-		for _, pc := range m.Counts {
+		for _, pc := range m.Counts.All() {
 			if pc.N != 2 || pc.C != 1 {
 				t.Errorf("%s %s: n %d, c %d; want 2 samples, the canonical one correct", m.Name, pc.ProblemID, pc.N, pc.C)
 			}

@@ -92,7 +92,7 @@ func testImportManyBatches(t *testing.T) {
 		t.Fatalf("problems %d, k max %d; want 30, %d", rep.Problems, rep.KMax, 8*repeat)
 	}
 	for _, m := range rep.Models {
-		for _, c := range m.Counts {
+		for _, c := range m.Counts.All() {
 			if c.N != 8*repeat || c.C != want[c.ProblemID] {
 				t.Errorf("%s, problem %s: n = %d, c = %d; want %d, %d", m.Name, c.ProblemID, c.N, c.C, 8*repeat, want[c.ProblemID])
 			}

@@ -129,8 +129,8 @@ func TestMATH500CountsPair(t *testing.T) {
 	if s != (analysis.Solved{Both: 462, BaseOnly: 19, OtherOnly: 3, Neither: 16}) {
 		t.Errorf("solved sets %+v; want both 462 / base-only 19 / RL-only 3 / neither 16", s)
 	}
-	if len(rep.BaseOnly) != 19 || len(b.PassAtK) != 128 || len(b.Counts) != 500 {
-		t.Errorf("base-only ids %d, curve points %d, counts %d", len(rep.BaseOnly), len(b.PassAtK), len(b.Counts))
+	if len(rep.BaseOnly) != 19 || len(b.PassAtK) != 128 || b.Counts.Len() != 500 {
+		t.Errorf("base-only ids %d, curve points %d, counts %d", len(rep.BaseOnly), len(b.PassAtK), b.Counts.Len())
 	}
 	if cr := rep.Pairs[0].Crossover; !cr.Found || cr.K < 8 || cr.K > 32 {
 		t.Errorf("crossover %+v; want one between k = 8 and 32", cr)

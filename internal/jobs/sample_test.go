@@ -86,7 +86,7 @@ func counts(rep *analysis.Report) []map[string][2]int {
 	var out []map[string][2]int
 	for _, m := range rep.Models {
 		cm := map[string][2]int{}
-		for _, c := range m.Counts {
+		for _, c := range m.Counts.All() {
 			cm[c.ProblemID] = [2]int{c.N, c.C}
 		}
 		out = append(out, cm)
@@ -461,7 +461,7 @@ func testPauseResumeCancel(t *testing.T) {
 		t.Fatalf("cancelled comparison reports %d problems (%d dropped); want some but not all 30", rep.Problems, rep.Dropped)
 	}
 	for _, m := range rep.Models {
-		for _, c := range m.Counts {
+		for _, c := range m.Counts.All() {
 			if c.N != 4 {
 				t.Fatalf("%s: problem %s has n = %d in a cancelled comparison; only complete problems count", m.Name, c.ProblemID, c.N)
 			}

@@ -213,15 +213,22 @@ func (s *Store) GetDataset(ctx context.Context, id int64) (Dataset, error) {
 // Problems returns a dataset's problems in file order. With withText false
 // the statement and extra fields are left empty (cheaper for tables).
 func (s *Store) Problems(ctx context.Context, datasetID int64, withText bool) ([]Problem, error) {
-	q := `SELECT id, dataset_id, idx, key, '', reference, subject, level, kind, '{}'::jsonb FROM problems WHERE dataset_id = $1 ORDER BY idx`
+	// Without text, Extra is nil (an empty map per problem was a million
+	// maps), and the slice is sized from the dataset's count (appending a
+	// million problems allocated 730 MB for 150 MB).
+	q := `SELECT id, dataset_id, idx, key, '', reference, subject, level, kind, NULL::jsonb FROM problems WHERE dataset_id = $1 ORDER BY idx`
 	if withText {
 		q = `SELECT id, dataset_id, idx, key, statement, reference, subject, level, kind, extra FROM problems WHERE dataset_id = $1 ORDER BY idx`
+	}
+	var n int
+	if err := s.db.QueryRow(ctx, `SELECT coalesce((SELECT problem_count FROM datasets WHERE id = $1), 0)`, datasetID).Scan(&n); err != nil {
+		return nil, fmt.Errorf("problems of dataset %d: %w", datasetID, err)
 	}
 	rows, err := s.db.Query(ctx, q, datasetID)
 	if err != nil {
 		return nil, fmt.Errorf("problems of dataset %d: %w", datasetID, err)
 	}
-	out, err := pgx.CollectRows(rows, scanProblem)
+	out, err := pgx.AppendRows(make([]Problem, 0, min(max(n, 0), 1<<24)), rows, scanProblem)
 	if err != nil {
 		return nil, fmt.Errorf("problems of dataset %d: %w", datasetID, err)
 	}

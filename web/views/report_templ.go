@@ -101,8 +101,8 @@ type ReportView struct {
 	Rows      []analysis.ProblemRow // this page's rows
 	Previews  map[int64]string      // one-line statement start of each row's problem
 	Search    SearchInfo
-	Matching  int              // rows matching the filter, on every page
-	IDByKey   map[string]int64 // problem id of each problem key in the report
+	Matching  int                            // rows matching the filter, on every page
+	ProblemID func(key string) (int64, bool) // problem id of a problem key in the report
 	Pages     int
 	Subjects  []string
 	Levels    []string
