@@ -228,6 +228,10 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			for _, a := range []string{"start", "pause"} {
 				edit.Post("/debate/{purpose}/"+a, s.debateAction(a))
 			}
+			read.Get("/verifier-audit", s.verifierAuditPage)
+			edit.Post("/verifier-audit/start", s.verifierAuditAction("start"))
+			edit.Post("/verifier-audit/pause", s.verifierAuditAction("pause"))
+			edit.Post("/verifier-audit/runs/{rid}/problems/{pid}/samples/{idx}", s.resolveAuditItem)
 			edit.Post("/problems/{pid}/review", s.review)
 			edit.Post("/runs/{rid}/problems/{pid}/samples/{idx}/verdict", s.overrideSample)
 			edit.Post("/runs/{rid}/problems/{pid}/samples/{idx}/reasoning", s.reasoningLabel)
