@@ -82,7 +82,9 @@ func TestBrowserVerifierAudit(t *testing.T) {
 		rates[1] != "rl 12 12 10 0 1 1/2 = 50.0% [9.5%, 90.5%] 1/2 = 50.0% [9.5%, 90.5%]" {
 		t.Errorf("rates %q", rates)
 	}
-	flip := func() string { return eval[string](t, b, `document.querySelector("#audit-flips .audit-flip").innerText`) }
+	flip := func() string {
+		return eval[string](t, b, `document.querySelector("#audit-flips .audit-flip").innerText`)
+	}
 	if f := flip(); f != "k* none → 2.0, base-only 0 → 1, RL-only 1 → 0" {
 		t.Errorf("flip %q", f)
 	}
