@@ -300,14 +300,10 @@ func (s *Store) ResolveAuditItem(ctx context.Context, comparisonID, runID, probl
 	if err != nil {
 		return fmt.Errorf("disagreement on sample %d of run %d problem %d: %w", idx, runID, problemID, err)
 	}
-	// The verdict the sample gets: the judge's, or Reach's own (an
-	// unparseable sample is incorrect as a verdict).
+	// The verdict the sample gets: the judge's, or Reach's own back.
 	status := verdict
 	if resolution == ResolveReach {
-		status = SampleIncorrect
-		if reach == SampleCorrect {
-			status = SampleCorrect
-		}
+		status = reach
 	}
 	if resolution == ResolveJudge || old == ResolveJudge {
 		note := "verifier audit: the judge's verdict accepted"
