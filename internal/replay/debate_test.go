@@ -139,7 +139,7 @@ func TestJudgeModeAnswerCheck(t *testing.T) {
 		{Completion: "It is \\boxed{9}", Verdict: "incorrect"}}})
 	for prompt, want := range map[string]string{
 		"Reference answer:\n8\n<<<ANSWER-CHECK\nSo the answer is \\boxed{8}.\nANSWER-CHECK>>>": "REASON: 8 = 8\nVERDICT: CORRECT",
-		"<<<ANSWER-CHECK\nIt is \\boxed{9}\nANSWER-CHECK>>>":                                     "REASON: as labelled\nVERDICT: INCORRECT",
+		"<<<ANSWER-CHECK\nIt is \\boxed{9}\nANSWER-CHECK>>>":                                   "REASON: as labelled\nVERDICT: INCORRECT",
 	} {
 		_, resp := post(t, h, "/v1/completions", map[string]any{"model": "j", "prompt": prompt})
 		if got := texts(t, resp, false); got[0] != want {
