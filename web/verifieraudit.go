@@ -75,11 +75,15 @@ func (s *Server) verifierAuditView(ctx context.Context, r *http.Request, c store
 	if err != nil {
 		return v, err
 	}
-	plan, err := analysis.PlanAudit(ctx, s.st, sc, v.M)
-	if err != nil {
-		return v, err
+	// The plan counts every sample of the comparison: not on each poll of
+	// a running audit (no new audit can start then anyway).
+	if v.Audit == nil || v.Audit.Status != store.DebateRunning || v.Active == 0 {
+		plan, err := analysis.PlanAudit(ctx, s.st, sc, v.M)
+		if err != nil {
+			return v, err
+		}
+		v.Plan = &plan
 	}
-	v.Plan = &plan
 	if v.Audit != nil {
 		items, err := s.st.AuditItems(ctx, c.ID)
 		if err != nil {
