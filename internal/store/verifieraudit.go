@@ -282,40 +282,41 @@ func (s *Store) AuditItems(ctx context.Context, comparisonID int64) ([]AuditItem
 // ResolveReach keeps Reach's verdict; ResolveJudge sets the sample's
 // verdict to the judge's through OverrideSample (counts recomputed, audit
 // log entry "sample-verdict"). Both are in the audit log
-// ("verifier-audit"). Choosing again replaces the choice: keeping Reach's
+// ("verifier-audit"), all in one transaction. Choosing again replaces the choice: keeping Reach's
 // after accepting the judge's sets the sample back to Reach's verdict. An
 // item that is not a disagreement, or unknown, gives ErrNotFound.
 func (s *Store) ResolveAuditItem(ctx context.Context, comparisonID, runID, problemID int64, idx int, resolution string, userID int64) error {
 	if resolution != ResolveReach && resolution != ResolveJudge {
 		return fmt.Errorf("resolution %q: want %s or %s", resolution, ResolveReach, ResolveJudge)
 	}
-	var reach, verdict, old string
-	err := s.db.QueryRow(ctx, `SELECT reach_status, verdict, COALESCE(resolution, '') FROM verifier_audit_items
-		WHERE comparison_id = $1 AND run_id = $2 AND problem_id = $3 AND sample_index = $4
-			AND ((verdict = 'correct' AND reach_status <> 'correct') OR (verdict = 'incorrect' AND reach_status = 'correct'))`,
-		comparisonID, runID, problemID, idx).Scan(&reach, &verdict, &old)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("disagreement on sample %d of run %d problem %d: %w", idx, runID, problemID, ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("disagreement on sample %d of run %d problem %d: %w", idx, runID, problemID, err)
-	}
-	// The verdict the sample gets: the judge's, or Reach's own back.
-	status := verdict
-	if resolution == ResolveReach {
-		status = reach
-	}
-	if resolution == ResolveJudge || old == ResolveJudge {
-		note := "verifier audit: the judge's verdict accepted"
-		if resolution == ResolveReach {
-			note = "verifier audit: Reach's verdict kept"
-		}
-		if _, err := s.OverrideSample(ctx, SampleOverride{ComparisonID: comparisonID, RunID: runID, ProblemID: problemID,
-			SampleIndex: idx, Status: status, UserID: userID, Note: note}); err != nil {
-			return err
-		}
-	}
 	return s.WithTx(ctx, func(tx *Store) error {
+		var reach, verdict, old string
+		err := tx.db.QueryRow(ctx, `SELECT reach_status, verdict, COALESCE(resolution, '') FROM verifier_audit_items
+			WHERE comparison_id = $1 AND run_id = $2 AND problem_id = $3 AND sample_index = $4
+				AND ((verdict = 'correct' AND reach_status <> 'correct') OR (verdict = 'incorrect' AND reach_status = 'correct'))
+			FOR UPDATE`, comparisonID, runID, problemID, idx).Scan(&reach, &verdict, &old)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("disagreement on sample %d of run %d problem %d: %w", idx, runID, problemID, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("disagreement on sample %d of run %d problem %d: %w", idx, runID, problemID, err)
+		}
+		// The verdict the sample gets: the judge's, or Reach's own back.
+		status := verdict
+		if resolution == ResolveReach {
+			status = reach
+		}
+		if resolution == ResolveJudge || old == ResolveJudge {
+			note := "verifier audit: the judge's verdict accepted"
+			if resolution == ResolveReach {
+				note = "verifier audit: Reach's verdict kept"
+			}
+			// In this transaction (OverrideSample's own is a savepoint).
+			if _, err := tx.OverrideSample(ctx, SampleOverride{ComparisonID: comparisonID, RunID: runID, ProblemID: problemID,
+				SampleIndex: idx, Status: status, UserID: userID, Note: note}); err != nil {
+				return err
+			}
+		}
 		if _, err := tx.db.Exec(ctx, `UPDATE verifier_audit_items SET resolution = $5, resolved_by = $6, resolved_at = now()
 			WHERE comparison_id = $1 AND run_id = $2 AND problem_id = $3 AND sample_index = $4`,
 			comparisonID, runID, problemID, idx, resolution, nullID(userID)); err != nil {
