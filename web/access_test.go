@@ -514,6 +514,7 @@ var routes = []route{
 	{name: "debate section", need: read, method: "GET", path: "/comparisons/{cid}/debate", ok: 200},
 	{name: "verifier audit", need: read, method: "GET", path: "/comparisons/{cid}/verifier-audit", ok: 200},
 	{name: "API debate endpoints", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/debate", ok: 200},
+	{name: "API verifier audit", need: read, method: "GET", path: "/api/v1/comparisons/{cid}/verifier-audit", ok: 200},
 	{name: "chart CSV", need: read, method: "GET", path: "/comparisons/{cid}/data/crossover.csv", ok: 200},
 	{name: "chart JSON", need: read, method: "GET", path: "/comparisons/{cid}/data/venn-1.json", ok: 200},
 	{name: "chart file", need: read, method: "GET", path: "/comparisons/{cid}/charts/00000000000000000000000000000000.js", ok: 200},

@@ -263,6 +263,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 				r.With(s.needComparison(auth.Edit)).Post("/comparisons/{id}/"+a, s.gradingAction(a))
 			}
 			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/debate", s.debateFragment)
+			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/verifier-audit", s.apiVerifierAuditGet)
 			r.With(s.needComparison(auth.Edit)).Post("/comparisons/{id}/debate/{purpose}", s.debateSave)
 			r.With(s.needComparison(auth.Edit)).Post("/comparisons/{id}/debate/{purpose}/test", s.debateTest)
 			for _, a := range []string{"start", "pause"} {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/audit"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/web/views"
@@ -204,4 +205,120 @@ func (s *Server) resolveAuditItem(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d/verifier-audit#item-%d-%d-%d", c.ID, rid, p.ID, idx), http.StatusSeeOther)
+}
+
+// apiVerifierAudit is GET /api/v1/comparisons/{id}/verifier-audit: the
+// audit's state, what a new one would cost, and its figures.
+type apiVerifierAudit struct {
+	State         string          `json:"state"` // not started | running | finished | paused | failed
+	Error         string          `json:"error,omitempty"`
+	M             int             `json:"m"`
+	Seed          uint64          `json:"seed"`
+	Items         int64           `json:"items"`
+	Answered      int64           `json:"answered"`
+	Failed        int64           `json:"failed"`
+	Requests      int64           `json:"requests"`
+	TokensIn      int64           `json:"tokens_in"`
+	TokensOut     int64           `json:"tokens_out"`
+	Plan          *apiAuditPlan   `json:"plan"`
+	Models        []apiAuditModel `json:"models"`
+	Pairs         []apiAuditFlip  `json:"pairs"`
+	Disagreements []apiAuditItem  `json:"disagreements"`
+}
+
+// apiAuditPlan is the cost of an audit of m random samples.
+type apiAuditPlan struct {
+	M                int   `json:"m"`
+	DecidingProblems int   `json:"deciding_problems"`
+	Deciding         int64 `json:"deciding"`
+	Rest             int64 `json:"rest"`
+	Requests         int64 `json:"requests"`
+}
+
+// apiRate is k of n with its 95% Wilson interval (lo 0, hi 1 when n = 0).
+type apiRate struct {
+	K  int     `json:"k"`
+	N  int     `json:"n"`
+	P  float64 `json:"p"`
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+type apiAuditModel struct {
+	Model         string  `json:"model"`
+	Items         int     `json:"items"`
+	Answered      int     `json:"answered"`
+	Unsure        int     `json:"unsure"`
+	Failed        int     `json:"failed"`
+	Disagreements int     `json:"disagreements"`
+	Rate          apiRate `json:"rate"`
+	RandomRate    apiRate `json:"random_rate"`
+}
+
+type apiAuditFlip struct {
+	Other           string  `json:"other"`
+	FoundBefore     bool    `json:"k_star_found_before"`
+	KBefore         float64 `json:"k_star_before"`
+	FoundAfter      bool    `json:"k_star_found_after"`
+	KAfter          float64 `json:"k_star_after"`
+	BaseOnlyBefore  int     `json:"base_only_before"`
+	BaseOnlyAfter   int     `json:"base_only_after"`
+	OtherOnlyBefore int     `json:"other_only_before"`
+	OtherOnlyAfter  int     `json:"other_only_after"`
+	Label           string  `json:"label"`
+}
+
+type apiAuditItem struct {
+	Model          string `json:"model"`
+	ProblemID      string `json:"problem_id"`
+	SampleIndex    int    `json:"sample_index"`
+	Stratum        string `json:"stratum"`
+	ReachStatus    string `json:"reach_status"`
+	ReachRule      string `json:"reach_rule"`
+	ReachExtracted string `json:"reach_extracted"`
+	Verdict        string `json:"verdict"`
+	Reason         string `json:"reason"`
+	Resolution     string `json:"resolution"`
+}
+
+func apiRateOf(iv audit.Interval) apiRate {
+	return apiRate{K: iv.K, N: iv.N, P: iv.P, Lo: iv.Lo, Hi: iv.Hi}
+}
+
+// apiVerifierAuditGet answers GET /api/v1/comparisons/{id}/verifier-audit.
+func (s *Server) apiVerifierAuditGet(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.comparisonParam(w, r)
+	if !ok {
+		return
+	}
+	v, err := s.verifierAuditView(r.Context(), r, c)
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	out := apiVerifierAudit{State: v.State(), M: v.M, Seed: v.Seed, Models: []apiAuditModel{}, Pairs: []apiAuditFlip{}, Disagreements: []apiAuditItem{}}
+	if a := v.Audit; a != nil {
+		out.Error, out.Items, out.Answered, out.Failed = a.Error, a.Items, a.Answered, a.Errors
+		out.Requests, out.TokensIn, out.TokensOut = a.Requests, a.TokensIn, a.TokensOut
+	}
+	if p := v.Plan; p != nil {
+		out.Plan = &apiAuditPlan{M: p.M, DecidingProblems: p.DecidingProblems, Deciding: p.Deciding, Rest: p.Rest, Requests: p.Requests}
+	}
+	if sm := v.Summary; sm != nil {
+		for _, m := range sm.Models {
+			out.Models = append(out.Models, apiAuditModel{Model: m.Name, Items: m.Items, Answered: m.Answered, Unsure: m.Unsure,
+				Failed: m.Errors, Disagreements: m.Disagreements, Rate: apiRateOf(m.Rate), RandomRate: apiRateOf(m.Random)})
+		}
+		for _, f := range sm.Flips {
+			out.Pairs = append(out.Pairs, apiAuditFlip{Other: f.Other, FoundBefore: f.FoundBefore, KBefore: f.KBefore, FoundAfter: f.FoundAfter,
+				KAfter: f.KAfter, BaseOnlyBefore: f.BaseOnlyBefore, BaseOnlyAfter: f.BaseOnlyAfter, OtherOnlyBefore: f.OtherOnlyBefore,
+				OtherOnlyAfter: f.OtherOnlyAfter, Label: f.Label()})
+		}
+		for _, it := range sm.Disagreements {
+			out.Disagreements = append(out.Disagreements, apiAuditItem{Model: it.ModelName, ProblemID: it.ProblemKey, SampleIndex: it.SampleIndex,
+				Stratum: it.Stratum, ReachStatus: it.ReachStatus, ReachRule: it.ReachRule, ReachExtracted: it.ReachExtracted,
+				Verdict: it.Verdict, Reason: it.Reason, Resolution: it.Resolution})
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
 }

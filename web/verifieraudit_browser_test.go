@@ -124,6 +124,15 @@ func TestBrowserVerifierAudit(t *testing.T) {
 		t.Error("the chosen button is not disabled")
 	}
 
+	// The API has the same figures.
+	b.open(t, fmt.Sprintf("%s/api/v1/comparisons/%d/verifier-audit", a.url, cid))
+	api := eval[string](t, b, `(() => { const x = JSON.parse(document.body.innerText);
+		return [x.state, x.items, x.answered, x.models[0].rate.k, x.models[0].rate.n, x.pairs[0].label, x.disagreements.length,
+			x.disagreements[0].resolution, x.disagreements[1].resolution].join("|"); })()`)
+	if api != "finished|24|24|1|2|no change|2|judge|reach" {
+		t.Errorf("API: %q", api)
+	}
+
 	// The override is the existing kind: the audit log and the problem page show it.
 	b.open(t, fmt.Sprintf("%s/comparisons/%d/audit", a.url, cid))
 	log := eval[string](t, b, `document.body.innerText`)
