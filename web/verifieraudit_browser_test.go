@@ -107,6 +107,7 @@ func TestBrowserVerifierAudit(t *testing.T) {
 		t.Errorf("sample link %q", href)
 	}
 
+	b.screenshot(t, "verifier-audit")
 	// Accept the judge's verdict on the base sample: an override; p3 is solved by both.
 	b.submitAndWait(t, baseRow+" .audit-accept")
 	if s := eval[string](t, b, `document.querySelector("`+baseRow+` .audit-resolution").innerText`); s != "judge's verdict accepted by admin@reach.test (verdict override)" {
