@@ -276,6 +276,7 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	c.get(id+"/reviews", 200)
 	c.get(id+"/mapping", 200)
 	c.get(id+"/debate", 200)
+	c.get(id+"/verifier-audit", 200) // counts only: no plan
 	for _, f := range []string{"csv", "jsonl", "parquet"} {
 		c.get(id+"/difficulty."+f, 200)
 	}
@@ -294,6 +295,7 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	c.get(tid+"/reviews", 200)
 	c.get(tid+"/samples.jsonl", 200)
 	c.get(tid+"/samples.parquet", 200)
+	c.get(tid+"/verifier-audit?m=3", 200)
 
 	// Actions and refusals.
 	form := "application/x-www-form-urlencoded"

@@ -24,6 +24,8 @@ var schemaNames = map[string]string{
 	"web.apiReview": "Review", "web.apiPairReviews": "PairReviews", "web.shareRequest": "ShareRequest",
 	"web.apiComparisonItem": "ComparisonItem", "web.apiShareCreated": "ShareCreated", "web.apiTestResult": "TestResult",
 	"web.apiError": "Error", "web.apiReviewsAnswer": "Reviews",
+	"web.apiVerifierAudit": "VerifierAudit", "web.apiAuditPlan": "AuditPlan", "web.apiRate": "Rate", "web.apiAuditModel": "AuditModel",
+	"web.apiAuditFlip": "AuditFlip", "web.apiAuditItem": "AuditItem",
 }
 
 // The document's schemas have exactly the JSON fields of the Go types the
@@ -115,7 +117,7 @@ func TestOpenAPISchemasMatchGoTypes(t *testing.T) {
 		}
 	}
 	for _, root := range []any{analysis.Report{}, ComparisonStatus{}, MappingStatus{}, apiDebateEndpoint{}, apiReview{}, apiPairReviews{},
-		apiComparisonItem{}, apiShareCreated{}, apiTestResult{}, apiError{}, apiReviewsAnswer{}} {
+		apiComparisonItem{}, apiShareCreated{}, apiTestResult{}, apiError{}, apiReviewsAnswer{}, apiVerifierAudit{}} {
 		visit(reflect.TypeOf(root))
 	}
 	request = true
@@ -130,7 +132,7 @@ func TestOpenAPISchemasMatchGoTypes(t *testing.T) {
 // neverNil are the slices without omitempty that their handler always
 // fills (empty, not nil): the schema may say they are never null.
 var neverNil = map[string]bool{"MappingStatus.runs": true, "MappingRun.fields": true, "MappingRun.item_fields": true,
-	"Reviews.pairs": true, "Reviews.reviews": true}
+	"Reviews.pairs": true, "Reviews.reviews": true, "VerifierAudit.models": true, "VerifierAudit.pairs": true, "VerifierAudit.disagreements": true}
 
 func nilable(t reflect.Type) bool {
 	k := t.Kind()

@@ -232,6 +232,10 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			for _, a := range []string{"start", "pause"} {
 				edit.Post("/debate/{purpose}/"+a, s.debateAction(a))
 			}
+			read.Get("/verifier-audit", s.verifierAuditPage)
+			edit.Post("/verifier-audit/start", s.verifierAuditAction("start"))
+			edit.Post("/verifier-audit/pause", s.verifierAuditAction("pause"))
+			edit.Post("/verifier-audit/runs/{rid}/problems/{pid}/samples/{idx}", s.resolveAuditItem)
 			edit.Post("/problems/{pid}/review", s.review)
 			edit.Post("/runs/{rid}/problems/{pid}/samples/{idx}/verdict", s.overrideSample)
 			edit.Post("/runs/{rid}/problems/{pid}/samples/{idx}/reasoning", s.reasoningLabel)
@@ -263,6 +267,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 				r.With(s.needComparison(auth.Edit)).Post("/comparisons/{id}/"+a, s.gradingAction(a))
 			}
 			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/debate", s.debateFragment)
+			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/verifier-audit", s.apiVerifierAuditGet)
 			r.With(s.needComparison(auth.Edit)).Post("/comparisons/{id}/debate/{purpose}", s.debateSave)
 			r.With(s.needComparison(auth.Edit)).Post("/comparisons/{id}/debate/{purpose}/test", s.debateTest)
 			for _, a := range []string{"start", "pause"} {

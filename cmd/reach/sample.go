@@ -177,8 +177,8 @@ func runReplayServer(ctx context.Context, args []string) error {
 	errRate := fs.Float64("error-rate", 0, "share of requests answered 429 or 500, in [0, 1]")
 	seed := fs.Int64("seed", 1, "seed of the injected errors")
 	model := fs.String("model", "", "the one model name to accept (empty: any)")
-	judge := fs.String("judge", "", "judge labels file (JSONL of {completion, verdict, reason}): answer every request as a judge model")
-	judgeDefault := fs.String("judge-default", "unsure", "verdict for a completion without a label (valid, flawed, unsure, or none: a reply without a VERDICT line)")
+	judge := fs.String("judge", "", "judge labels file (JSONL of {completion, verdict, reason}; verdict valid/flawed/unsure, or correct/incorrect for the verifier audit): answer every request as a judge model")
+	judgeDefault := fs.String("judge-default", "unsure", "verdict for a completion without a label (valid, flawed, unsure, correct, incorrect, or none: a reply without a VERDICT line)")
 	logprobs := fs.String("logprobs", "both", "prompt log-probabilities offered: both, echo, prompt_logprobs or none")
 	ignoreSeed := fs.Bool("ignore-seed", false, "hand out the recorded completions in order also to requests with a seed "+
 		"(a recording in random order then replays as draws without replacement)")
@@ -199,9 +199,9 @@ func runReplayServer(ctx context.Context, args []string) error {
 		return fmt.Errorf("--logprobs %q: want both, echo, prompt_logprobs or none", *logprobs)
 	}
 	switch *judgeDefault {
-	case "valid", "flawed", "unsure", replay.JudgeNoVerdict:
+	case "valid", "flawed", "unsure", "correct", "incorrect", replay.JudgeNoVerdict:
 	default:
-		return fmt.Errorf("--judge-default %q: want valid, flawed, unsure or none", *judgeDefault)
+		return fmt.Errorf("--judge-default %q: want valid, flawed, unsure, correct, incorrect or none", *judgeDefault)
 	}
 	var recs map[string][]string
 	var err error

@@ -130,3 +130,26 @@ func TestLoadJudgeLabels(t *testing.T) {
 		}
 	}
 }
+
+// The verifier audit's labels: correct and incorrect answer its prompt with
+// a VERDICT line the audit reads (sampling.ParseVerdict: correct is valid,
+// incorrect flawed).
+func TestJudgeModeAnswerCheck(t *testing.T) {
+	h := New(nil, Options{Judge: []JudgeLabel{{Completion: "So the answer is \\boxed{8}.", Verdict: "correct", Reason: "8 = 8"},
+		{Completion: "It is \\boxed{9}", Verdict: "incorrect"}}})
+	for prompt, want := range map[string]string{
+		"Reference answer:\n8\n<<<ANSWER-CHECK\nSo the answer is \\boxed{8}.\nANSWER-CHECK>>>": "REASON: 8 = 8\nVERDICT: CORRECT",
+		"<<<ANSWER-CHECK\nIt is \\boxed{9}\nANSWER-CHECK>>>":                                   "REASON: as labelled\nVERDICT: INCORRECT",
+	} {
+		_, resp := post(t, h, "/v1/completions", map[string]any{"model": "j", "prompt": prompt})
+		if got := texts(t, resp, false); got[0] != want {
+			t.Errorf("reply %q, want %q", got[0], want)
+		}
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "labels.jsonl")
+	os.WriteFile(p, []byte(`{"completion": "a", "verdict": "correct"}`+"\n"+`{"completion": "b", "verdict": "incorrect"}`), 0o644)
+	if ls, err := LoadJudgeLabels(p); err != nil || len(ls) != 2 {
+		t.Errorf("correct/incorrect labels: %v, %v", ls, err)
+	}
+}

@@ -13,7 +13,11 @@ import (
 )
 
 // JudgeLabel is what the replay server, as a judge model, says about one
-// completion: Verdict "valid", "flawed" or "unsure", and a short reason.
+// completion: Verdict "valid", "flawed" or "unsure" (the reasoning, for
+// CoT-pass@k), or "correct" or "incorrect" (the final answer, for the
+// verifier audit), and a short reason. The reply is "VERDICT: " and the
+// verdict in capitals; sampling.ParseVerdict reads correct as valid and
+// incorrect as flawed, so either kind answers either prompt.
 type JudgeLabel struct {
 	Completion string `json:"completion"`
 	Verdict    string `json:"verdict"`
@@ -25,10 +29,10 @@ type JudgeLabel struct {
 // judge model that ignores the format does.
 const JudgeNoVerdict = "none"
 
-var judgeVerdicts = map[string]bool{"valid": true, "flawed": true, "unsure": true}
+var judgeVerdicts = map[string]bool{"valid": true, "flawed": true, "unsure": true, "correct": true, "incorrect": true}
 
 // LoadJudgeLabels reads a judge labels file: JSON Lines of
-// {"completion": text, "verdict": "valid"|"flawed"|"unsure", "reason": text}.
+// {"completion": text, "verdict": "valid"|"flawed"|"unsure"|"correct"|"incorrect", "reason": text}.
 // Errors name the file and line: bad JSON, an unknown verdict, an empty
 // completion, or the same completion labelled twice with different verdicts.
 // A line may be up to 64 MiB.
@@ -54,7 +58,7 @@ func LoadJudgeLabels(path string) ([]JudgeLabel, error) {
 		}
 		switch {
 		case !judgeVerdicts[l.Verdict]:
-			return nil, fmt.Errorf("replay: %s:%d: field verdict: %q, want valid, flawed or unsure", name, line, l.Verdict)
+			return nil, fmt.Errorf("replay: %s:%d: field verdict: %q, want valid, flawed, unsure, correct or incorrect", name, line, l.Verdict)
 		case normalize(l.Completion) == "":
 			return nil, fmt.Errorf("replay: %s:%d: field completion is empty", name, line)
 		}

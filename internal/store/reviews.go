@@ -180,13 +180,14 @@ type SampleOverride struct {
 	Note         string
 }
 
-// OverrideSample sets one sample's verdict, keeps what it was before the
+// OverrideSample sets one sample's verdict (correct or incorrect; or
+// unparseable, only back to an original unparseable verdict), keeps what it was before the
 // first override (setting it back clears the override), recomputes the
 // run's counts and records the change in the audit log, all in one
 // transaction, so the report is current as soon as it returns. It returns
 // the sample's previous status; an unknown sample gives ErrNotFound.
 func (s *Store) OverrideSample(ctx context.Context, o SampleOverride) (string, error) {
-	if o.Status != SampleCorrect && o.Status != SampleIncorrect {
+	if o.Status != SampleCorrect && o.Status != SampleIncorrect && o.Status != SampleUnparseable {
 		return "", fmt.Errorf("override verdict %q: want %s or %s", o.Status, SampleCorrect, SampleIncorrect)
 	}
 	var old string
@@ -199,6 +200,11 @@ func (s *Store) OverrideSample(ctx context.Context, o SampleOverride) (string, e
 		}
 		if err != nil {
 			return fmt.Errorf("sample %d of run %d problem %d: %w", o.SampleIndex, o.RunID, o.ProblemID, err)
+		}
+		// Unparseable only as a way back to an original unparseable verdict
+		// (the verifier audit's "keep Reach's" after accepting the judge's).
+		if o.Status == SampleUnparseable && (orig == nil || *orig != SampleUnparseable) {
+			return fmt.Errorf("override verdict %q: want %s or %s", o.Status, SampleCorrect, SampleIncorrect)
 		}
 		if orig != nil && *orig == o.Status { // back to the original verdict
 			_, err = tx.db.Exec(ctx, `UPDATE samples SET status = override_from, override_from = NULL, override_by = NULL,
