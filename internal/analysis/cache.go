@@ -266,7 +266,7 @@ type storedReport struct {
 
 // reportEncoding changes whenever Report's fields change meaning, so that
 // older stored reports are computed again.
-const reportEncoding = 8 // 2: CoT-pass@k, perplexity, answer diversity, support; 3: trajectory flows, sharpening tax; 4: G-Pass@k; 5: k_sampled, curves past it (adaptive designs); 6: models[].cost; 7: past_n (curves continued to 4n); 8: trajectory at_k, dynamics_at_k
+const reportEncoding = 9 // 2: CoT-pass@k, perplexity, answer diversity, support; 3: trajectory flows, sharpening tax; 4: G-Pass@k; 5: k_sampled, curves past it (adaptive designs); 6: models[].cost; 7: past_n (curves continued to 4n); 8: trajectory at_k, dynamics_at_k; 9: G-Pass@k intervals, temperature_sweep
 
 // encodeReport streams through zstd with go-json-experiment under v1
 // options (encoding/json's output): the JSON of a million problems (about

@@ -33,8 +33,8 @@ func TestStemAndGroups(t *testing.T) {
 		{Name: "base", Role: "base", Identity: "b", Temperature: 0.6, HasTemp: true},
 		{Name: "rl@T=1.2", Role: "rl", Identity: "r", Temperature: 1.2, HasTemp: true},
 		{Name: "rl@T=0.6", Role: "rl", Identity: "r", Temperature: 0.6, HasTemp: true},
-		{Name: "rl again", Role: "rl", Identity: "r", Temperature: 0.6, HasTemp: true}, // same T: dropped
-		{Name: "rl?", Role: "rl", Identity: "r"},                                          // no temperature
+		{Name: "rl again", Role: "rl", Identity: "r", Temperature: 0.6, HasTemp: true},     // same T: dropped
+		{Name: "rl?", Role: "rl", Identity: "r"},                                           // no temperature
 		{Name: "ckpt", Role: "checkpoint", Identity: "r", Temperature: 1.0, HasTemp: true}, // other role
 	}
 	got := Groups(runs)
