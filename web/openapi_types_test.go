@@ -24,6 +24,9 @@ var schemaNames = map[string]string{
 	"web.apiReview": "Review", "web.apiPairReviews": "PairReviews", "web.shareRequest": "ShareRequest",
 	"web.apiComparisonItem": "ComparisonItem", "web.apiShareCreated": "ShareCreated", "web.apiTestResult": "TestResult",
 	"web.apiError": "Error", "web.apiReviewsAnswer": "Reviews",
+	"tempsweep.Sweep": "TemperatureSweep", "tempsweep.Model": "SweepModel", "tempsweep.Temp": "SweepTemperature",
+	"tempsweep.Point": "SweepPoint", "tempsweep.Union": "SweepUnion", "tempsweep.UnionPoint": "SweepUnionPoint",
+	"tempsweep.Crossover": "SweepCrossover", "tempsweep.Bound": "SweepBound",
 }
 
 // The document's schemas have exactly the JSON fields of the Go types the

@@ -98,6 +98,7 @@ type Crossover struct {
 	// Temperature is the swept one: the other model's (or the base model's when only it is
 	// swept); the chart's x.
 	Temperature float64 `json:"temperature"`
+	BaseSwept   bool    `json:"base_swept,omitempty"` // the x is the base model's temperature
 	Found       bool    `json:"found"`
 	K           float64 `json:"k_star,omitempty"`
 	Lo          Bound   `json:"lo"`
@@ -331,6 +332,7 @@ func model(runs []Run, g []int, keys []string, ks []int) (Model, error) {
 type pair struct {
 	base, other int
 	swept       float64
+	baseSwept   bool
 }
 
 // pairs lists the crossovers to compute (see Compute).
@@ -358,7 +360,7 @@ func pairs(runs []Run, groups [][]int) []pair {
 					}
 				}
 				if b != o {
-					out = append(out, pair{b, o, runs[o].Temperature})
+					out = append(out, pair{b, o, runs[o].Temperature, false})
 				}
 			}
 		}
@@ -368,7 +370,7 @@ func pairs(runs []Run, groups [][]int) []pair {
 		for _, b := range g {
 			for o, r := range runs {
 				if r.Role != "base" {
-					out = append(out, pair{b, o, runs[b].Temperature})
+					out = append(out, pair{b, o, runs[b].Temperature, true})
 				}
 			}
 		}
@@ -380,7 +382,7 @@ func pairs(runs []Run, groups [][]int) []pair {
 // paired percentile bootstrap's 95% interval (passk.Bootstrap).
 func crossover(runs []Run, p pair, opt Options) (Crossover, error) {
 	b, o := runs[p.base], runs[p.other]
-	c := Crossover{Base: b.Name, Other: o.Name, BaseTemperature: b.Temperature, OtherTemperature: o.Temperature, Temperature: p.swept}
+	c := Crossover{Base: b.Name, Other: o.Name, BaseTemperature: b.Temperature, OtherTemperature: o.Temperature, Temperature: p.swept, BaseSwept: p.baseSwept}
 	nb, _ := passk.MinN(b.Counts)
 	no, err := passk.MinN(o.Counts)
 	if err != nil {

@@ -141,7 +141,7 @@ func TestBaseSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(sw.Models) != 1 || sw.Models[0].Model != "base" || len(sw.Crossovers) != 2 ||
-		sw.Crossovers[0].Base != "base@T=0.6" || sw.Crossovers[1].Temperature != 1 || sw.Crossovers[1].Other != "rl" {
+		sw.Crossovers[0].Base != "base@T=0.6" || sw.Crossovers[1].Temperature != 1 || sw.Crossovers[1].Other != "rl" || !sw.Crossovers[1].BaseSwept {
 		t.Fatalf("%+v", sw)
 	}
 }
