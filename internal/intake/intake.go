@@ -437,9 +437,16 @@ func WaitImported(ctx context.Context, st *store.Store, id int64) error {
 	}
 }
 
-// ParseModelFlag splits a NAME=FILE command-line value.
+// ParseModelFlag splits a NAME=FILE command-line value. A name of one
+// temperature of a sweep keeps its "@T=…": rl@T=1.0=rl.jsonl is the run
+// rl@T=1.0 of file rl.jsonl.
 func ParseModelFlag(v string) (name, path string, err error) {
 	name, path, ok := strings.Cut(v, "=")
+	if t, rest, swept := strings.Cut(path, "="); ok && swept && strings.HasSuffix(name, "@T") {
+		if _, err := strconv.ParseFloat(t, 64); err == nil {
+			name, path = name+"="+t, rest
+		}
+	}
 	if !ok || name == "" || path == "" {
 		return "", "", fmt.Errorf("%q: want NAME=FILE", v)
 	}

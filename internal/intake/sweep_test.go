@@ -45,3 +45,16 @@ func TestParseTemperaturesAndSweepModels(t *testing.T) {
 		t.Errorf("ForRun: %+v, %v", cfg, err)
 	}
 }
+
+func TestParseModelFlagSweepName(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"rl@T=1.0=runs/rl.jsonl": {"rl@T=1.0", "runs/rl.jsonl"},
+		"rl=a=b.jsonl":           {"rl", "a=b.jsonl"},
+		"rl@T=x.jsonl":           {"rl@T", "x.jsonl"},
+	} {
+		name, path, err := ParseModelFlag(in)
+		if err != nil || name != want[0] || path != want[1] {
+			t.Errorf("ParseModelFlag(%q) = %q, %q, %v; want %q", in, name, path, err, want)
+		}
+	}
+}
