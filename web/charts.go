@@ -463,6 +463,12 @@ func sweepCharts(prefix string, rep *analysis.Report) (views.Chart, views.Chart,
 	}
 	kin := charts.KStarInput{Title: "crossover k* against temperature (95% band)", KMax: float64(rep.KSampled)}
 	byOther := map[string]int{}
+	for i, c := range sw.Crossovers {
+		if i == 0 || c.Temperature < kin.XMin {
+			kin.XMin = c.Temperature
+		}
+		kin.XMax = max(kin.XMax, c.Temperature)
+	}
 	for _, c := range sw.Crossovers {
 		if !c.Found {
 			continue

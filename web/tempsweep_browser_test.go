@@ -104,5 +104,11 @@ func TestBrowserTemperatureSweep(t *testing.T) {
 	if n := eval[int](t, b, `document.querySelectorAll("#g-pass .chart canvas, #g-pass .chart svg").length`); n == 0 {
 		t.Error("no G-Pass@k chart")
 	}
+	b.settle(t)
+	b.checkFits(t, "temperature sweep page")
+	b.checkChartTexts(t, "temperature sweep page")
+	b.screenshotOf(t, "#temperature-sweep", "temperature-sweep")
+	b.screenshotOf(t, "#temperature-sweep h3 + div.chart", "temperature-sweep-kstar")
+	b.screenshotOf(t, "#g-pass", "g-pass")
 	b.checkConsole(t)
 }

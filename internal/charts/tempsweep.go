@@ -20,6 +20,9 @@ type KStarSeries struct {
 type KStarInput struct {
 	Title  string
 	KMax   float64 // the y axis' top
+	// XMin and XMax are the x axis' range (every temperature of the sweep, also those
+	// without a crossover); XMax ≤ XMin: the series' own range.
+	XMin, XMax float64
 	Series []KStarSeries
 	Options
 }
@@ -53,9 +56,16 @@ func KStarByTemperature(id string, in KStarInput) (Snippet, error) {
 		xmax = max(xmax, s.Temps[len(s.Temps)-1])
 		cs = append(cs, cv)
 	}
+	if in.XMax > in.XMin {
+		xmin, xmax = min(xmin, in.XMin), max(xmax, in.XMax)
+	}
+	var lo, hi any // one temperature: ECharts decides
+	if xmax > xmin {
+		lo, hi = xmin, xmax
+	}
 	return buildCurves(fullID, curveSpec{
 		kind: "kstar_temp", title: in.Title, opts: in.Options,
-		xName: "temperature", xMin: xmin, xMax: xmax,
+		xName: "temperature", xMin: lo, xMax: hi,
 		yName: "crossover k*", yMin: 1, yMax: in.KMax,
 		tipHeader: "T = ", curves: cs,
 	})
