@@ -18,12 +18,12 @@ type KStarSeries struct {
 
 // KStarInput is the data of the k*-by-temperature chart of a temperature sweep.
 type KStarInput struct {
-	Title  string
-	KMax   float64 // the y axis' top
+	Title string
+	KMax  float64 // the y axis' top
 	// XMin and XMax are the x axis' range (every temperature of the sweep, also those
 	// without a crossover); XMax ≤ XMin: the series' own range.
 	XMin, XMax float64
-	Series []KStarSeries
+	Series     []KStarSeries
 	Options
 }
 
