@@ -81,7 +81,7 @@ func TestBrowserTemperatureSweep(t *testing.T) {
 	}
 	// k* of rl@T=0.6 against base at 0.6: 2^0.6 ≈ 1.5; rl@T=1.0 has the base model's counts.
 	ks := text("#temperature-sweep table.sweep-crossovers tbody tr")
-	if len(ks) != 2 || !strings.HasPrefix(ks[0], "base rl@T=0.6 0.6 k* ≈ 1.5 [") || !strings.Contains(ks[1], "no crossover up to k = 4") {
+	if len(ks) != 2 || !strings.HasPrefix(ks[0], "base 0.6 rl@T=0.6 0.6 k* ≈ 1.5 [") || !strings.HasPrefix(ks[1], "base 0.6 rl@T=1.0 1 no crossover up to k = 4") {
 		t.Errorf("k* rows %q", ks)
 	}
 	if n := eval[int](t, b, `document.querySelectorAll("#temperature-sweep .chart canvas, #temperature-sweep .chart svg").length`); n < 2 {
