@@ -197,18 +197,20 @@ func GPassBootstrap(counts []Count, ks []int, taus []float64, draws int, seed ui
 	r := rand.New(rand.NewPCG(seed, gpassStream))
 	w := make([]float64, len(distinct))
 	n := float64(len(counts))
+	acc := make([]float64, nf)
 	for d := range draws {
 		rs.Draw(r, w)
+		clear(acc)
 		for c, x := range w {
 			if x == 0 {
 				continue
 			}
 			for f, v := range rows[c] {
-				vals[f][d] += x * v
+				acc[f] += x * v
 			}
 		}
-		for f := range vals {
-			vals[f][d] /= n
+		for f, v := range acc {
+			vals[f][d] = v / n
 		}
 	}
 	lo, hi := (1-level)/2, (1+level)/2
