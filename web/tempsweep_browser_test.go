@@ -104,6 +104,20 @@ func TestBrowserTemperatureSweep(t *testing.T) {
 	if n := eval[int](t, b, `document.querySelectorAll("#g-pass .chart canvas, #g-pass .chart svg").length`); n == 0 {
 		t.Error("no G-Pass@k chart")
 	}
+	// The report JSON carries the sweep and validates against the OpenAPI document.
+	admin := newAccount(t, a.st, a.url, "sweep-spec@reach.test", true, "")
+	var rep struct {
+		Sweep *struct {
+			Models     []json.RawMessage `json:"models"`
+			Crossovers []json.RawMessage `json:"crossovers"`
+		} `json:"temperature_sweep"`
+	}
+	if err := json.Unmarshal(newSpecClient(t, a.url, admin.Token).get(fmt.Sprintf("/comparisons/%d/report", id), 200), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sweep == nil || len(rep.Sweep.Models) != 1 || len(rep.Sweep.Crossovers) != 2 {
+		t.Errorf("report JSON temperature_sweep %+v", rep.Sweep)
+	}
 	b.settle(t)
 	b.checkFits(t, "temperature sweep page")
 	b.checkChartTexts(t, "temperature sweep page")
