@@ -32,8 +32,9 @@ func runIdentity(r store.Run, m ModelReport) string {
 
 // temperatureSweep fills rep.TemperatureSweep when some model of the
 // comparison was sampled at several temperatures (tempsweep.Groups): runs
-// with the same role and identity (runIdentity) whose recorded temperatures
-// differ. settings[i] is run i's recorded settings (runSettings).
+// with the same role and identity (runIdentity) whose temperatures differ,
+// each the recorded one or, when its source recorded none, the one its name
+// gives after "@T=". settings[i] is run i's recorded settings (runSettings).
 func (rep *Report) temperatureSweep(c store.Comparison, models [][]passk.Count, kept []store.Problem, settings []map[string]string) error {
 	runs := make([]tempsweep.Run, len(rep.Models))
 	for i := range rep.Models {
@@ -43,6 +44,9 @@ func (rep *Report) temperatureSweep(c store.Comparison, models [][]passk.Count, 
 			if t, err := strconv.ParseFloat(v, 64); err == nil {
 				runs[i].Temperature, runs[i].HasTemp = t, true
 			}
+		} else if t, ok := tempsweep.NameTemperature(r.ModelName); ok {
+			// Nothing recorded (a plain samples file): the name's "@T=…".
+			runs[i].Temperature, runs[i].HasTemp = t, true
 		}
 	}
 	ks := make([]string, len(kept))

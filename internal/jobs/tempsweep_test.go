@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -122,5 +123,45 @@ func TestTemperatureSweepImport(t *testing.T) {
 	last := g[len(g)-1]
 	if last.K != 4 || math.Abs(last.Values[3]-2.0/3) > 1e-9 || last.Lo[3] > last.Values[3] || last.Hi[3] < last.Values[3] || last.Hi[3] > 1 {
 		t.Errorf("G-Pass@4 of rl@T=0.6: %+v", last)
+	}
+}
+
+// Plain counts files record no temperature: runs named rl@T=0.6 and rl@T=1.0 take theirs from
+// the names and are one model's sweep. Counts n = 4 on p1..p3: rl@T=0.6 (4, 0, 0), rl@T=1.0
+// (0, 2, 0): the union solves 2 of 3 where each temperature solves 1 (gain 1/3), union@1 =
+// (1 + 1/2 + 0)/3.
+func TestTemperatureSweepFromNames(t *testing.T) {
+	tmp := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(tmp, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ds := write("ds.jsonl", `{"id":"p1","problem":"1+1?","answer":"2"}
+{"id":"p2","problem":"1+2?","answer":"3"}
+{"id":"p3","problem":"1+3?","answer":"4"}
+`)
+	csv := func(name string, c ...int) string {
+		text := "problem_id,n,correct\n"
+		for i, x := range c {
+			text += fmt.Sprintf("p%d,4,%d\n", i+1, x)
+		}
+		return write(name, text)
+	}
+	e := start(t)
+	rep := e.importReady(t, intake.Spec{Name: "named sweep", Dataset: intake.LocalFile(ds), Models: []intake.Model{
+		{Name: "base", File: intake.LocalFile(csv("base.csv", 1, 1, 0))},
+		{Name: "rl@T=0.6", File: intake.LocalFile(csv("rl06.csv", 4, 0, 0))},
+		{Name: "rl@T=1.0", File: intake.LocalFile(csv("rl10.csv", 0, 2, 0))},
+	}})
+	sw := rep.TemperatureSweep
+	if sw == nil || len(sw.Models) != 1 || len(sw.Models[0].Temperatures) != 2 {
+		t.Fatalf("sweep %+v", sw)
+	}
+	u := sw.Models[0].Union
+	if u.Solved != 2 || u.BestSolved != 1 || math.Abs(u.Gain-1.0/3) > 1e-12 || math.Abs(u.AtK[0].Union-0.5) > 1e-12 {
+		t.Errorf("union %+v", u)
 	}
 }

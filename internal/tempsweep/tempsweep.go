@@ -125,12 +125,29 @@ type Sweep struct {
 // Stem is a run name without a trailing "@T=…" (the names Reach gives the runs of a sampled
 // sweep: "rl@T=1.0" → "rl").
 func Stem(name string) string {
-	if i := strings.LastIndex(name, "@T="); i > 0 {
-		if _, err := strconv.ParseFloat(name[i+3:], 64); err == nil {
-			return name[:i]
-		}
+	if i, _, ok := nameTemp(name); ok {
+		return name[:i]
 	}
 	return name
+}
+
+// NameTemperature is the temperature a run's name gives after a trailing "@T=" ("rl@T=1.0" →
+// 1); false when the name has none (or it is not a number ≥ 0).
+func NameTemperature(name string) (float64, bool) {
+	_, t, ok := nameTemp(name)
+	return t, ok
+}
+
+func nameTemp(name string) (int, float64, bool) {
+	i := strings.LastIndex(name, "@T=")
+	if i <= 0 {
+		return 0, 0, false
+	}
+	t, err := strconv.ParseFloat(name[i+3:], 64)
+	if err != nil || !(t >= 0) || math.IsInf(t, 0) {
+		return 0, 0, false
+	}
+	return i, t, true
 }
 
 // Groups returns the sweeps among runs: indices of runs with the same Role and Identity and a

@@ -29,6 +29,14 @@ func TestStemAndGroups(t *testing.T) {
 			t.Errorf("Stem(%q) = %q, want %q", in, got, want)
 		}
 	}
+	if x, ok := NameTemperature("rl@T=1.25"); !ok || x != 1.25 {
+		t.Errorf("NameTemperature(rl@T=1.25) = %v, %v", x, ok)
+	}
+	for _, bad := range []string{"rl", "rl@T=", "rl@T=-1", "@T=1", "rl@T=1x"} {
+		if _, ok := NameTemperature(bad); ok {
+			t.Errorf("NameTemperature(%q): a temperature", bad)
+		}
+	}
 	runs := []Run{
 		{Name: "base", Role: "base", Identity: "b", Temperature: 0.6, HasTemp: true},
 		{Name: "rl@T=1.2", Role: "rl", Identity: "r", Temperature: 1.2, HasTemp: true},

@@ -2758,7 +2758,20 @@ func tempSweepSection(v ReportView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 234, "</code> — with different recorded temperatures. Per temperature: the unbiased pass@k and the problems solved (c ≥ 1). The union (arXiv 2510.02611, where a union over temperatures adds 7.3 points of pass@k) counts a problem solved when any sample at any temperature is right — exact, from every sample; its curve at k is the chance that k samples at every temperature (k·T samples in all) hold a right one, 1 − Π<sub>T</sub> C(n<sub>T</sub>−c<sub>T</sub>, k)/C(n<sub>T</sub>, k) averaged over problems (pooling the temperatures' samples into one n would not be: they are not draws from one distribution). k* (Yue et al. 2025) pairs each temperature with the base model at the same temperature, else the comparison's base model; its 95% interval is a paired bootstrap over problems (1,000 resamples, fixed seed). All of it is in the report JSON under <code>temperature_sweep</code>.</p></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 234, "</code> — with different temperatures (recorded, else the name's <code>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var125 string
+			templ_7745c5c3_Var125, templ_7745c5c3_Err = templ.JoinStringErrs("@T=")
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `stats.templ`, Line: 684, Col: 304}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var125))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 235, "</code>). Per temperature: the unbiased pass@k and the problems solved (c ≥ 1). The union (arXiv 2510.02611, where a union over temperatures adds 7.3 points of pass@k) counts a problem solved when any sample at any temperature is right — exact, from every sample; its curve at k is the chance that k samples at every temperature (k·T samples in all) hold a right one, 1 − Π<sub>T</sub> C(n<sub>T</sub>−c<sub>T</sub>, k)/C(n<sub>T</sub>, k) averaged over problems (pooling the temperatures' samples into one n would not be: they are not draws from one distribution). k* (Yue et al. 2025) pairs each temperature with the base model at the same temperature, else the comparison's base model; its 95% interval is a paired bootstrap over problems (1,000 resamples, fixed seed). All of it is in the report JSON under <code>temperature_sweep</code>.</p></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
