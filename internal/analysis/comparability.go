@@ -100,14 +100,14 @@ func checkComparability(rep *Report) []Warning {
 	var parts, partial []string
 	var out []Warning
 	for _, d := range cp.Differences {
-		// A different n has warnings of its own (unequal budgets, k max cut)
-		// that say what it does to each figure.
 		if d.Key == "temperature" && cp.TemperatureSweep {
 			// A deliberate sweep: the figures per temperature are in their own section.
 			out = append(out, Warning{Code: "temperature-sweep", Severity: SeverityInfo, Figures: []string{FigurePassK, FigureCrossover},
 				Text: fmt.Sprintf("Temperature sweep: %s. The pass@k curves, solved sets, union across temperatures and k* per temperature are in the temperature sweep section.", d.Text())})
 			continue
 		}
+		// A different n has warnings of its own (unequal budgets, k max cut)
+		// that say what it does to each figure.
 		if d.Key != "n" {
 			parts = append(parts, d.Text())
 		}

@@ -49,11 +49,11 @@ func (rep *Report) temperatureSweep(c store.Comparison, models [][]passk.Count, 
 			runs[i].Temperature, runs[i].HasTemp = t, true
 		}
 	}
-	ks := make([]string, len(kept))
+	keys := make([]string, len(kept))
 	for j, p := range kept {
-		ks[j] = p.Key
+		keys[j] = p.Key
 	}
-	sw, err := tempsweep.Compute(runs, ks, tempsweep.Options{ChartKs: ChartKs, Draws: sweepDraws, Seed: sweepSeed})
+	sw, err := tempsweep.Compute(runs, keys, tempsweep.Options{ChartKs: ChartKs, Draws: sweepDraws, Seed: sweepSeed})
 	if err != nil {
 		return err
 	}
