@@ -463,11 +463,13 @@ func sweepCharts(prefix string, rep *analysis.Report) (views.Chart, views.Chart,
 	}
 	kin := charts.KStarInput{Title: "crossover k* against temperature (95% band)", KMax: float64(rep.KSampled)}
 	byOther := map[string]int{}
+	kin.KMax = 0
 	for i, c := range sw.Crossovers {
 		if i == 0 || c.Temperature < kin.XMin {
 			kin.XMin = c.Temperature
 		}
 		kin.XMax = max(kin.XMax, c.Temperature)
+		kin.KMax = max(kin.KMax, float64(c.KMax))
 	}
 	for _, c := range sw.Crossovers {
 		if !c.Found {
@@ -486,7 +488,7 @@ func sweepCharts(prefix string, rep *analysis.Report) (views.Chart, views.Chart,
 		}
 		end := func(b tempsweep.Bound) float64 {
 			if !b.Found {
-				return kin.KMax
+				return float64(c.KMax)
 			}
 			return min(max(b.K, 1), kin.KMax)
 		}

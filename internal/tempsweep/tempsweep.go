@@ -104,6 +104,7 @@ type Crossover struct {
 	Lo          Bound   `json:"lo"`
 	Hi          Bound   `json:"hi"`
 	FoundShare  float64 `json:"found_share"`
+	KMax        int     `json:"k_max"` // the largest k looked at: the pair's smallest n
 }
 
 // Bound is one end of k*'s interval: Found false means no crossover up to the largest k.
@@ -405,9 +406,10 @@ func crossover(runs []Run, p pair, opt Options) (Crossover, error) {
 	if err != nil {
 		return c, fmt.Errorf("temperature sweep: %q: %w", o.Name, err)
 	}
+	c.KMax = min(nb, no)
 	var ks []int
 	if opt.ChartKs != nil {
-		ks = opt.ChartKs(min(nb, no))
+		ks = opt.ChartKs(c.KMax)
 	}
 	res, err := passk.Bootstrap([][]passk.Count{b.Counts, o.Counts}, passk.BootstrapOptions{Draws: opt.Draws, Seed: opt.Seed, Ks: ks})
 	if err != nil {

@@ -129,7 +129,7 @@ func TestCrossoverByHand(t *testing.T) {
 	if !c[0].Found || c[0].K != 1 || c[0].BaseTemperature != 1 || c[0].OtherTemperature != 0.6 {
 		t.Errorf("at 0.6: %+v", c[0])
 	}
-	if !c[1].Found || c[1].K != 2 || c[1].Temperature != 1 {
+	if !c[1].Found || c[1].K != 2 || c[1].Temperature != 1 || c[1].KMax != 4 {
 		t.Errorf("at 1: %+v", c[1])
 	}
 	if c[1].FoundShare <= 0 || c[1].FoundShare > 1 || !c[1].Lo.Found || c[1].Lo.K > 2 {
