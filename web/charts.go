@@ -5,6 +5,7 @@ import (
 
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/charts"
+	"github.com/reach-lab/reach/internal/tempsweep"
 	"github.com/reach-lab/reach/web/views"
 )
 
@@ -324,6 +325,12 @@ func statsCharts(prefix string, rep *analysis.Report) (views.StatsCharts, error)
 	if sc.Cost, err = costChart(prefix, rep); err != nil {
 		return sc, fmt.Errorf("cost: %w", err)
 	}
+	if sc.GPass, err = gPassChart(prefix, rep); err != nil {
+		return sc, fmt.Errorf("G-Pass@k: %w", err)
+	}
+	if sc.SweepCurves, sc.SweepKStar, err = sweepCharts(prefix, rep); err != nil {
+		return sc, fmt.Errorf("temperature sweep: %w", err)
+	}
 
 	for i, b := range rep.Breakdowns {
 		gin := charts.CrossoverInput{Title: b.Group, Options: charts.Options{Height: 250}}
@@ -389,4 +396,128 @@ func costChart(prefix string, rep *analysis.Report) (views.Chart, error) {
 		return views.Chart{}, err
 	}
 	return chart(c), nil
+}
+
+// gPassChart draws each model's pass^k (G-Pass@k at τ = 1) and mG-Pass@k
+// (dashed) against k, with their 95% bootstrap bands; empty without
+// G-Pass@k figures.
+func gPassChart(prefix string, rep *analysis.Report) (views.Chart, error) {
+	in := charts.CrossoverInput{Title: "pass^k (solid) and mG-Pass@k (dashed)"}
+	for i, m := range rep.Models {
+		if len(m.GPass) == 0 {
+			continue
+		}
+		tau1 := len(m.GPass[0].Taus) - 1 // GPassTaus ends at τ = 1
+		pk := charts.CurveSeries{Name: m.Name + " pass^k", Color: i + 1}
+		mg := charts.CurveSeries{Name: m.Name + " mG-Pass@k", Color: i + 1, Dashed: true}
+		for _, g := range m.GPass {
+			pk.Ks, pk.Values = append(pk.Ks, g.K), append(pk.Values, g.Values[tau1])
+			mg.Ks, mg.Values = append(mg.Ks, g.K), append(mg.Values, g.MG)
+			if len(g.Lo) == len(g.Values) && len(g.Hi) == len(g.Values) {
+				pk.Lo, pk.Hi = append(pk.Lo, g.Lo[tau1]), append(pk.Hi, g.Hi[tau1])
+				mg.Lo, mg.Hi = append(mg.Lo, g.MGLo), append(mg.Hi, g.MGHi)
+			}
+		}
+		if len(pk.Lo) != len(pk.Ks) {
+			pk.Lo, pk.Hi, mg.Lo, mg.Hi = nil, nil, nil, nil
+		}
+		in.Series = append(in.Series, pk, mg)
+	}
+	if len(in.Series) == 0 {
+		return views.Chart{}, nil
+	}
+	c, err := charts.Crossover(prefix+"_gpass", in)
+	if err != nil {
+		return views.Chart{}, err
+	}
+	return chart(c), nil
+}
+
+// sweepCharts draws a temperature sweep: every swept model's pass@k at each
+// temperature and the union across them (dashed), and k* against
+// temperature with its bootstrap band. Empty without a sweep.
+func sweepCharts(prefix string, rep *analysis.Report) (views.Chart, views.Chart, error) {
+	sw := rep.TemperatureSweep
+	if sw == nil || len(sw.Models) == 0 {
+		return views.Chart{}, views.Chart{}, nil
+	}
+	in := charts.CrossoverInput{Title: "pass@k per temperature; union across temperatures dashed"}
+	for _, m := range sw.Models {
+		for ti, t := range m.Temperatures {
+			s := charts.CurveSeries{Name: fmt.Sprintf("%s T=%g", m.Model, t.Temperature), Color: modelIndex(rep, t.Run) + 1,
+				Symbol: charts.Symbols[ti%len(charts.Symbols)]}
+			for _, p := range t.PassAtK {
+				s.Ks, s.Values = append(s.Ks, p.K), append(s.Values, p.Value)
+			}
+			in.Series = append(in.Series, s)
+		}
+		u := charts.CurveSeries{Name: m.Model + " union of temperatures", Dashed: true, Color: modelIndex(rep, m.Temperatures[0].Run) + 1}
+		for _, p := range m.Union.AtK {
+			u.Ks, u.Values = append(u.Ks, p.K), append(u.Values, p.Union)
+		}
+		in.Series = append(in.Series, u)
+	}
+	curves, err := charts.Crossover(prefix+"_sweep", in)
+	if err != nil {
+		return views.Chart{}, views.Chart{}, err
+	}
+	kin := charts.KStarInput{Title: "crossover k* against temperature (95% band)", KMax: float64(rep.KSampled)}
+	byOther := map[string]int{}
+	kin.KMax = 0
+	for i, c := range sw.Crossovers {
+		if i == 0 || c.Temperature < kin.XMin {
+			kin.XMin = c.Temperature
+		}
+		kin.XMax = max(kin.XMax, c.Temperature)
+		kin.KMax = max(kin.KMax, float64(c.KMax))
+	}
+	for _, c := range sw.Crossovers {
+		if !c.Found {
+			continue
+		}
+		name := tempsweepStem(c)
+		i, ok := byOther[name]
+		if !ok {
+			i = len(kin.Series)
+			byOther[name] = i
+			kin.Series = append(kin.Series, charts.KStarSeries{Name: name + " vs " + baseStem(c), Color: modelIndex(rep, c.Other) + 1})
+		}
+		s := &kin.Series[i]
+		if n := len(s.Temps); n > 0 && s.Temps[n-1] >= c.Temperature {
+			continue
+		}
+		end := func(b tempsweep.Bound) float64 {
+			if !b.Found {
+				return float64(c.KMax)
+			}
+			return min(max(b.K, 1), kin.KMax)
+		}
+		s.Temps, s.K = append(s.Temps, c.Temperature), append(s.K, min(c.K, kin.KMax))
+		s.Lo, s.Hi = append(s.Lo, end(c.Lo)), append(s.Hi, end(c.Hi))
+	}
+	if len(kin.Series) == 0 || kin.KMax < 1 {
+		return chart(curves), views.Chart{}, nil
+	}
+	ks, err := charts.KStarByTemperature(prefix, kin)
+	if err != nil {
+		return views.Chart{}, views.Chart{}, err
+	}
+	return chart(curves), chart(ks), nil
+}
+
+// tempsweepStem names the swept side of a crossover: the other model's
+// name without "@T=…", or the base model's when only it is swept.
+func tempsweepStem(c tempsweep.Crossover) string {
+	if c.BaseSwept {
+		return tempsweep.Stem(c.Base)
+	}
+	return tempsweep.Stem(c.Other)
+}
+
+// baseStem names the other side of a crossover.
+func baseStem(c tempsweep.Crossover) string {
+	if c.BaseSwept {
+		return tempsweep.Stem(c.Other)
+	}
+	return tempsweep.Stem(c.Base)
 }

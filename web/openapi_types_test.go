@@ -26,6 +26,9 @@ var schemaNames = map[string]string{
 	"web.apiError": "Error", "web.apiReviewsAnswer": "Reviews",
 	"web.apiVerifierAudit": "VerifierAudit", "web.apiAuditPlan": "AuditPlan", "web.apiRate": "Rate", "web.apiAuditModel": "AuditModel",
 	"web.apiAuditFlip": "AuditFlip", "web.apiAuditItem": "AuditItem",
+	"tempsweep.Sweep": "TemperatureSweep", "tempsweep.Model": "SweepModel", "tempsweep.Temp": "SweepTemperature",
+	"tempsweep.Point": "SweepPoint", "tempsweep.Union": "SweepUnion", "tempsweep.UnionPoint": "SweepUnionPoint",
+	"tempsweep.Crossover": "SweepCrossover", "tempsweep.Bound": "SweepBound",
 }
 
 // The document's schemas have exactly the JSON fields of the Go types the

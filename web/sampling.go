@@ -143,6 +143,12 @@ func parseSampling(r *http.Request) (intake.SampleSpec, error) {
 		}
 	}
 	spec.Config = cfg
+	if spec.Temperatures, err = intake.ParseTemperatures(get("temperatures")); err != nil {
+		return spec, badForm("%v", err)
+	}
+	if spec.Temperatures != nil && cfg.Adaptive {
+		return spec, badForm("a temperature sweep cannot be sampled adaptively yet: leave the temperatures or adaptive sampling out")
+	}
 
 	roles, names, urls, models := f["model_role"], f["model_name"], f["model_url"], f["model_model"]
 	keys, styles, concs, steps := f["model_key"], f["model_style"], f["model_concurrency"], f["model_step"]

@@ -40,3 +40,34 @@ func TestSampleFormSeed(t *testing.T) {
 		t.Errorf("seed 1.5: %v", err)
 	}
 }
+
+// Issue 25.4: the form's temperatures become the spec's sweep; one temperature, or one given
+// twice, is refused with words.
+func TestSampleFormTemperatures(t *testing.T) {
+	parse := func(temps string) ([]float64, error) {
+		var b bytes.Buffer
+		w := multipart.NewWriter(&b)
+		for _, kv := range [][2]string{{"name", "sweep"}, {"dataset_id", "1"}, {"temperatures", temps}, {"template", "qwen-boxed"},
+			{"model_role", "base"}, {"model_name", "base"}, {"model_url", "http://127.0.0.1:8000/v1"}, {"model_model", "b"},
+			{"model_role", "rl"}, {"model_name", "rl"}, {"model_url", "http://127.0.0.1:8001/v1"}, {"model_model", "r"}} {
+			w.WriteField(kv[0], kv[1])
+		}
+		w.Close()
+		r := httptest.NewRequest("POST", "/comparisons/sample", &b)
+		r.Header.Set("Content-Type", w.FormDataContentType())
+		spec, err := parseSampling(r)
+		return spec.Temperatures, err
+	}
+	if got, err := parse("0.6, 1.0, 1.2"); err != nil || len(got) != 3 || got[0] != 0.6 || got[1] != 1 || got[2] != 1.2 {
+		t.Errorf("0.6, 1.0, 1.2: %v, %v", got, err)
+	}
+	if got, err := parse(""); err != nil || got != nil {
+		t.Errorf("none: %v, %v", got, err)
+	}
+	if _, err := parse("0.6"); err == nil || !strings.Contains(err.Error(), "a sweep needs two or more") {
+		t.Errorf("one temperature: %v", err)
+	}
+	if _, err := parse("1, 1.0"); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("twice: %v", err)
+	}
+}

@@ -52,6 +52,7 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 	n := fs.Int("n", def.N, "samples per problem")
 	limit := fs.Int("limit", 0, "sample only the first PROBLEMS problems (0 = all)")
 	temp := fs.Float64("temperature", def.Temperature, "sampling temperature (Yue et al.: 0.6)")
+	temps := fs.String("temperatures", "", "a temperature sweep, e.g. \"0.6,1.0,1.2\": every model is sampled once per temperature, as runs named NAME@T=1.0")
 	topP := fs.Float64("top-p", def.TopP, "nucleus sampling top-p (Yue et al.: 0.95)")
 	topK := fs.Int("top-k", 0, "top-k (vLLM/SGLang extra field; 0 = unset)")
 	minP := fs.Float64("min-p", 0, "min-p (vLLM/SGLang extra field; 0 = unset)")
@@ -101,6 +102,13 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 	for i := range ef.models {
 		ef.models[i].Style, ef.models[i].APIKey, ef.models[i].MaxConcurrency = *style, *apiKey, *conc
 	}
+	sweep, err := intake.ParseTemperatures(*temps)
+	if err != nil {
+		return err
+	}
+	if sweep != nil && *adaptiveOn {
+		return errors.New("--temperatures and --adaptive: a temperature sweep cannot be sampled adaptively yet")
+	}
 	cfg := jobs.SamplingConfig{N: *n, Temperature: *temp, TopP: *topP, TopK: *topK, MinP: *minP, MaxTokens: *maxTokens,
 		Template: *tmpl, Limit: *limit, PerRequest: *perReq, Seed: seed, Adaptive: *adaptiveOn, Budget: *budget}
 	if t, err := cfg.TemplateFor(); err == nil {
@@ -135,7 +143,7 @@ func runSample(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	defer stop()
 	id, err := intake.CreateSampling(ctx, st, client, box, intake.SampleSpec{Name: *name, Dataset: intake.LocalFile(*dataset),
-		Models: ef.models, Config: cfg, AutoStart: true})
+		Models: ef.models, Config: cfg, Temperatures: sweep, AutoStart: true})
 	if err != nil {
 		return err
 	}

@@ -98,7 +98,14 @@ func checkComparability(rep *Report) []Warning {
 		return nil
 	}
 	var parts, partial []string
+	var out []Warning
 	for _, d := range cp.Differences {
+		if d.Key == "temperature" && cp.TemperatureSweep {
+			// A deliberate sweep: the figures per temperature are in their own section.
+			out = append(out, Warning{Code: "temperature-sweep", Severity: SeverityInfo, Figures: []string{FigurePassK, FigureCrossover},
+				Text: fmt.Sprintf("Temperature sweep: %s. The pass@k curves, solved sets, union across temperatures and k* per temperature are in the temperature sweep section.", d.Text())})
+			continue
+		}
 		// A different n has warnings of its own (unequal budgets, k max cut)
 		// that say what it does to each figure.
 		if d.Key != "n" {
@@ -117,11 +124,11 @@ func checkComparability(rep *Report) []Warning {
 		if len(partial) > 0 {
 			text += fmt.Sprintf(" Not compared (recorded for some models only): %s.", strings.Join(partial, "; "))
 		}
-		return []Warning{{Code: "settings-differ", Severity: SeverityWarning, Figures: []string{FigurePassK, FigureCrossover, FigureSolved}, Text: text}}
+		return append([]Warning{{Code: "settings-differ", Severity: SeverityWarning, Figures: []string{FigurePassK, FigureCrossover, FigureSolved}, Text: text}}, out...)
 	case len(partial) > 0:
-		return []Warning{{Code: "settings-unknown", Severity: SeverityInfo, Figures: []string{FigurePassK, FigureCrossover, FigureSolved},
+		return append(out, Warning{Code: "settings-unknown", Severity: SeverityInfo, Figures: []string{FigurePassK, FigureCrossover, FigureSolved},
 			Text: fmt.Sprintf("Some settings were recorded for some models only, so Reach cannot tell whether the models were sampled alike in them: %s.",
-				strings.Join(partial, "; "))}}
+				strings.Join(partial, "; "))})
 	}
-	return nil
+	return out
 }

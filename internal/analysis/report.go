@@ -20,6 +20,7 @@ import (
 	"github.com/reach-lab/reach/internal/ingest"
 	"github.com/reach-lab/reach/internal/passk"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/tempsweep"
 	"github.com/reach-lab/reach/internal/training"
 )
 
@@ -88,6 +89,10 @@ type Report struct {
 	// (nil with one model): every setting that changes pass@k that their
 	// sources recorded, compared.
 	Comparability *comparability.Result `json:"comparability,omitempty"`
+	// TemperatureSweep holds the figures of a model sampled at several
+	// temperatures (tempsweep; nil when no model is): pass@k and solved
+	// sets per temperature, the union across them, k* per temperature.
+	TemperatureSweep *tempsweep.Sweep `json:"temperature_sweep,omitempty"`
 	// Budget describes how many samples the models have per problem.
 	Budget Budget `json:"budget"`
 	// MinN is Options.MinN when it left problems out: ShortLeftOut of
@@ -873,6 +878,13 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 		return nil, err
 	}
 	if err := rep.gPassFigures(models); err != nil {
+		return nil, err
+	}
+	settings := make([]map[string]string, len(rep.Models))
+	for i := range rep.Models {
+		settings[i] = runSettings(c, c.Runs[i], rep.Models[i], sampled.Adaptive)
+	}
+	if err := rep.temperatureSweep(c, models, kept, settings); err != nil {
 		return nil, err
 	}
 	rep.statsHash = statsHash(rep.Variant, c.Runs, kept, models)

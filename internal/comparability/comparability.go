@@ -84,6 +84,10 @@ type Result struct {
 	// min-p, token budget, template, system prompt, stop) was recorded for every model. Without
 	// it "alike" rests on the grader and n alone and the page says it cannot tell.
 	SamplingKnown bool `json:"sampling_known"`
+	// TemperatureSweep: some model was sampled at several temperatures on purpose (set by the
+	// caller, see internal/tempsweep); a temperature difference is then the sweep, not a
+	// mismatch.
+	TemperatureSweep bool `json:"temperature_sweep,omitempty"`
 }
 
 // lookup finds setting s in a model's recorded settings: aliases in their order, keys in sorted
@@ -182,4 +186,16 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n]) + "…"
+}
+
+// Recorded is the value a model's settings record for the setting named key (a Settings Key,
+// e.g. "temperature"), normalized as Check compares it ("0.60" → "0.6"); false when the
+// settings do not record it or key is not a setting.
+func Recorded(key string, settings map[string]string) (string, bool) {
+	for _, s := range Settings {
+		if s.Key == key {
+			return lookup(s, settings)
+		}
+	}
+	return "", false
 }

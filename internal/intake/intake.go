@@ -11,8 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -435,9 +437,16 @@ func WaitImported(ctx context.Context, st *store.Store, id int64) error {
 	}
 }
 
-// ParseModelFlag splits a NAME=FILE command-line value.
+// ParseModelFlag splits a NAME=FILE command-line value. A name of one
+// temperature of a sweep keeps its "@T=…": rl@T=1.0=rl.jsonl is the run
+// rl@T=1.0 of file rl.jsonl.
 func ParseModelFlag(v string) (name, path string, err error) {
 	name, path, ok := strings.Cut(v, "=")
+	if t, rest, swept := strings.Cut(path, "="); ok && swept && strings.HasSuffix(name, "@T") {
+		if _, err := strconv.ParseFloat(t, 64); err == nil {
+			name, path = name+"="+t, rest
+		}
+	}
 	if !ok || name == "" || path == "" {
 		return "", "", fmt.Errorf("%q: want NAME=FILE", v)
 	}
@@ -457,6 +466,65 @@ type EndpointModel struct {
 	// Template overrides the comparison's prompt template for this model
 	// ("" = the comparison's).
 	Template string
+	// Temperature overrides the comparison's temperature (nil = the
+	// comparison's); SweepModels sets it.
+	Temperature *float64
+}
+
+// SweepName is a swept run's name: "rl@T=1.0" (whole temperatures with one
+// decimal, others as short as they are exact).
+func SweepName(name string, t float64) string {
+	s := strconv.FormatFloat(t, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return name + "@T=" + s
+}
+
+// SweepModels turns every model into one per temperature (each model's
+// runs together, temperatures in the order given), named by SweepName,
+// with the temperature as their override. Errors: a temperature below 0 or
+// not finite, or one given twice.
+func SweepModels(models []EndpointModel, temps []float64) ([]EndpointModel, error) {
+	seen := map[float64]bool{}
+	for _, t := range temps {
+		if !(t >= 0) || math.IsInf(t, 0) {
+			return nil, fmt.Errorf("temperature %v: want a number ≥ 0", t)
+		}
+		if seen[t] {
+			return nil, fmt.Errorf("temperature %v is given twice", t)
+		}
+		seen[t] = true
+	}
+	var out []EndpointModel
+	for i, m := range models {
+		role := m.Role
+		if role == "" {
+			role = "rl"
+			if i == 0 {
+				role = "base"
+			}
+		}
+		for _, t := range temps {
+			x := m
+			x.Name, x.Role, x.Temperature = SweepName(m.Name, t), role, &t
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+// temperaturesText is the sampling temperature for the comparison's note:
+// "0.6" or, for a sweep, "0.6, 1, 1.2 (one run per model and temperature)".
+func temperaturesText(spec SampleSpec) string {
+	if len(spec.Temperatures) < 2 {
+		return fmt.Sprintf("%g", spec.Config.Temperature)
+	}
+	parts := make([]string, len(spec.Temperatures))
+	for i, t := range spec.Temperatures {
+		parts[i] = fmt.Sprintf("%g", t)
+	}
+	return strings.Join(parts, ", ") + " (one run per model and temperature)"
 }
 
 // SampleSpec describes an endpoint-backed comparison.
@@ -466,6 +534,10 @@ type SampleSpec struct {
 	DatasetID int64
 	Models    []EndpointModel
 	Config    jobs.SamplingConfig
+	// Temperatures, when there are two or more, sample every model once
+	// per temperature: one run each, named "NAME@T=1.0", whose override
+	// holds the temperature (a temperature sweep, internal/tempsweep).
+	Temperatures []float64
 	// AutoStart starts sampling as soon as the dataset is loaded; otherwise
 	// the comparison waits, configured, for "Start sampling".
 	AutoStart bool
@@ -478,6 +550,13 @@ func CreateSampling(ctx context.Context, st *store.Store, client *jobs.Client, b
 	if spec.Name == "" {
 		return 0, errors.New("the comparison needs a name")
 	}
+	if len(spec.Temperatures) >= 2 {
+		models, err := SweepModels(spec.Models, spec.Temperatures)
+		if err != nil {
+			return 0, err
+		}
+		spec.Models, spec.Config.Temperature = models, spec.Temperatures[0]
+	}
 	if err := checkModelCount(len(spec.Models)); err != nil {
 		return 0, err
 	}
@@ -486,8 +565,8 @@ func CreateSampling(ctx context.Context, st *store.Store, client *jobs.Client, b
 	}
 	nc := store.NewComparison{Name: spec.Name, DatasetID: spec.DatasetID, Sampling: spec.Config, AutoStart: spec.AutoStart,
 		ProjectID: spec.ProjectID,
-		SourceNote: fmt.Sprintf("Sampled by Reach: n = %d, temperature %g, top-p %g, max %d tokens, prompt %s.",
-			spec.Config.N, spec.Config.Temperature, spec.Config.TopP, spec.Config.MaxTokens, spec.Config.Template)}
+		SourceNote: fmt.Sprintf("Sampled by Reach: n = %d, temperature %s, top-p %g, max %d tokens, prompt %s.",
+			spec.Config.N, temperaturesText(spec), spec.Config.TopP, spec.Config.MaxTokens, spec.Config.Template)}
 	seen := map[string]bool{}
 	for i, m := range spec.Models {
 		if m.Name == "" || seen[m.Name] {
@@ -516,12 +595,14 @@ func CreateSampling(ctx context.Context, st *store.Store, client *jobs.Client, b
 		}
 		run := store.NewRun{ModelName: m.Name, Role: role, Step: m.Step, Format: "endpoint",
 			Endpoint: store.Endpoint{BaseURL: m.BaseURL, Model: m.Model, Style: m.Style, APIKeyEnc: sealed, MaxConcurrency: m.MaxConcurrency}}
-		if m.Template != "" {
-			o := jobs.ModelOverride{Template: m.Template}
-			check := spec.Config
-			check.Template, check.TemplateText = o.Template, ""
-			if _, err := check.TemplateFor(); err != nil {
-				return 0, fmt.Errorf("model %q: %w", m.Name, err)
+		if m.Template != "" || m.Temperature != nil {
+			o := jobs.ModelOverride{Template: m.Template, Temperature: m.Temperature}
+			if m.Template != "" {
+				check := spec.Config
+				check.Template, check.TemplateText = o.Template, ""
+				if _, err := check.TemplateFor(); err != nil {
+					return 0, fmt.Errorf("model %q: %w", m.Name, err)
+				}
 			}
 			run.SamplingOverride = o
 		}
@@ -660,4 +741,29 @@ func splitUnescaped(s string, sep byte) []string {
 		}
 	}
 	return append(out, s[start:])
+}
+
+// ParseTemperatures reads a temperature sweep as people write it: "0.6, 1.0, 1.2" (commas or
+// spaces between). "" is no sweep (nil). Errors: a value that is not a number ≥ 0, one given
+// twice, or a single temperature (that is the temperature field's job).
+func ParseTemperatures(s string) ([]float64, error) {
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == ';' })
+	if len(fields) == 0 {
+		return nil, nil
+	}
+	var out []float64
+	for _, f := range fields {
+		t, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(t >= 0) || math.IsInf(t, 0) {
+			return nil, fmt.Errorf("temperatures: %q is not a number ≥ 0", f)
+		}
+		if slices.Contains(out, t) {
+			return nil, fmt.Errorf("temperatures: %v is given twice", t)
+		}
+		out = append(out, t)
+	}
+	if len(out) < 2 {
+		return nil, fmt.Errorf("temperatures: a sweep needs two or more (got %q); for one, set the temperature", s)
+	}
+	return out, nil
 }

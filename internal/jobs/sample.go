@@ -141,6 +141,9 @@ func (c SamplingConfig) TemplateFor() (sampling.Template, error) {
 type ModelOverride struct {
 	Template     string `json:"template,omitempty"`
 	TemplateText string `json:"template_text,omitempty"`
+	// Temperature is the run's own temperature: one run of a temperature
+	// sweep (nil = the comparison's).
+	Temperature *float64 `json:"temperature,omitempty"`
 }
 
 // ForRun returns the config a run samples with: the comparison's, with the
@@ -153,6 +156,9 @@ func (c SamplingConfig) ForRun(r store.Run) (SamplingConfig, error) {
 		var o ModelOverride
 		if err := json.Unmarshal(r.SamplingOverride, &o); err != nil {
 			return c, fmt.Errorf("sampling override of %q: %w", r.ModelName, err)
+		}
+		if o.Temperature != nil {
+			c.Temperature = *o.Temperature
 		}
 		if o.Template != "" {
 			c.Template, c.TemplateText = o.Template, o.TemplateText

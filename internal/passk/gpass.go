@@ -3,6 +3,8 @@ package passk
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 )
 
 // logChoose is ln C(n, k) for 0 ≤ k ≤ n (math.Lgamma, so large n do not
@@ -133,4 +135,98 @@ func GPassCurve(counts []Count, ks []int, taus []float64) (gpass [][]float64, mg
 		mg[i] /= float64(len(counts))
 	}
 	return gpass, mg, nil
+}
+
+// GPassBands are percentile-bootstrap intervals of GPassCurve's figures: Lo[i][j] and Hi[i][j]
+// for ks[i] and taus[j], MGLo[i] and MGHi[i] for mG-Pass@ks[i].
+type GPassBands struct {
+	Lo, Hi     [][]float64
+	MGLo, MGHi []float64
+	Draws      int
+	Seed       uint64
+	Level      float64
+}
+
+// gpassStream is the second PCG seed word of GPassBootstrap's draws.
+const gpassStream = 0x67706173
+
+// GPassBootstrap returns percentile-bootstrap intervals (Efron & Tibshirani 1993, ch. 13) of
+// the mean G-Pass@k_τ and mG-Pass@k over problems (GPassCurve, Liu et al. 2024, arXiv
+// 2412.13147): each of draws resamples the problems with replacement (Resampler, over distinct
+// counts) and takes the means; the interval is the (1−level)/2 and (1+level)/2 quantiles of the
+// draws (R's type 7). The estimand, as for Bootstrap's, is the mean over the population of
+// problems the set was drawn from. Same seed, same result. draws ≥ 1, level in (0, 1); other
+// errors as GPassCurve's.
+func GPassBootstrap(counts []Count, ks []int, taus []float64, draws int, seed uint64, level float64) (GPassBands, error) {
+	if draws < 1 || !(level > 0 && level < 1) {
+		return GPassBands{}, fmt.Errorf("%w: draws = %d, level = %v", ErrInput, draws, level)
+	}
+	classes := map[Count]int{}
+	var distinct []Count
+	typeOf := make([]int, len(counts))
+	for i, x := range counts {
+		c, ok := classes[x]
+		if !ok {
+			c = len(distinct)
+			classes[x] = c
+			distinct = append(distinct, x)
+		}
+		typeOf[i] = c
+	}
+	nt, nf := len(taus), len(ks)*(len(taus)+1)
+	rows := make([][]float64, len(distinct)) // [class][i*(nt+1)+j], j = nt: mG-Pass
+	for c, x := range distinct {
+		g, mg, err := GPassCurve([]Count{x}, ks, taus)
+		if err != nil {
+			return GPassBands{}, err
+		}
+		rows[c] = make([]float64, nf)
+		for i := range ks {
+			copy(rows[c][i*(nt+1):], g[i])
+			rows[c][i*(nt+1)+nt] = mg[i]
+		}
+	}
+	rs, err := NewResampler(typeOf, len(distinct))
+	if err != nil {
+		return GPassBands{}, err
+	}
+	vals := make([][]float64, nf) // [figure][draw]
+	for f := range vals {
+		vals[f] = make([]float64, draws)
+	}
+	r := rand.New(rand.NewPCG(seed, gpassStream))
+	w := make([]float64, len(distinct))
+	n := float64(len(counts))
+	acc := make([]float64, nf)
+	for d := range draws {
+		rs.Draw(r, w)
+		clear(acc)
+		for c, x := range w {
+			if x == 0 {
+				continue
+			}
+			for f, v := range rows[c] {
+				acc[f] += x * v
+			}
+		}
+		for f, v := range acc {
+			vals[f][d] = v / n
+		}
+	}
+	lo, hi := (1-level)/2, (1+level)/2
+	b := GPassBands{Draws: draws, Seed: seed, Level: level, MGLo: make([]float64, len(ks)), MGHi: make([]float64, len(ks))}
+	for i := range ks {
+		b.Lo, b.Hi = append(b.Lo, make([]float64, nt)), append(b.Hi, make([]float64, nt))
+		for j := 0; j <= nt; j++ {
+			v := vals[i*(nt+1)+j]
+			slices.Sort(v)
+			l, h := quantile(v, lo), quantile(v, hi)
+			if j == nt {
+				b.MGLo[i], b.MGHi[i] = l, h
+			} else {
+				b.Lo[i][j], b.Hi[i][j] = l, h
+			}
+		}
+	}
+	return b, nil
 }

@@ -77,3 +77,32 @@ func TestTailsAndGPassCurve(t *testing.T) {
 		t.Errorf("curve %v %v", g, mg)
 	}
 }
+
+// Two problems, (8, 5) and (8, 0): a resample holds the first twice (chance 1/4), once, or not
+// at all (1/4), so pass^4 (k = 4, τ = 1) is 5/70, 5/140 or 0 and with 2,000 draws the 95%
+// interval's ends are 0 and 5/70; mG-Pass@4's are 0 and 2/7.
+func TestGPassBootstrapByHand(t *testing.T) {
+	counts := []Count{{N: 8, C: 5}, {N: 8, C: 0}}
+	b, err := GPassBootstrap(counts, []int{4}, []float64{0.75, 1}, 2000, 3, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Lo[0][1] != 0 || math.Abs(b.Hi[0][1]-5.0/70) > 1e-12 || b.MGLo[0] != 0 || math.Abs(b.MGHi[0]-2.0/7) > 1e-12 {
+		t.Errorf("bands %+v", b)
+	}
+	if math.Abs(b.Hi[0][0]-0.5) > 1e-12 {
+		t.Errorf("G-Pass@4_0.75 high end %v, want 35/70", b.Hi[0][0])
+	}
+	// Same seed, same draws; one problem type: the interval is the point.
+	again, _ := GPassBootstrap(counts, []int{4}, []float64{0.75, 1}, 2000, 3, 0.95)
+	if again.Lo[0][0] != b.Lo[0][0] || again.Hi[0][0] != b.Hi[0][0] {
+		t.Errorf("not reproducible")
+	}
+	one, _ := GPassBootstrap([]Count{{N: 8, C: 5}, {N: 8, C: 5}}, []int{4}, []float64{1}, 100, 3, 0.95)
+	if math.Abs(one.Lo[0][0]-5.0/70) > 1e-12 || math.Abs(one.Hi[0][0]-5.0/70) > 1e-12 {
+		t.Errorf("one type: %+v", one)
+	}
+	if _, err := GPassBootstrap(counts, []int{4}, []float64{1}, 0, 3, 0.95); err == nil {
+		t.Error("no draws: no error")
+	}
+}

@@ -22,3 +22,20 @@ func designSep(i, n int) string {
 	}
 	return ", "
 }
+
+// sweepOnly says whether the only differing setting is the temperature of a
+// deliberate temperature sweep.
+func sweepOnly(cp *comparability.Result) bool {
+	return cp.TemperatureSweep && len(sweepless(cp)) == 0
+}
+
+// sweepless is the differing settings without the temperature of a sweep.
+func sweepless(cp *comparability.Result) []comparability.Difference {
+	var out []comparability.Difference
+	for _, d := range cp.Differences {
+		if !(cp.TemperatureSweep && d.Key == "temperature") {
+			out = append(out, d)
+		}
+	}
+	return out
+}
