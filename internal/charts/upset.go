@@ -100,7 +100,7 @@ func UpSet(id string, in UpSetInput) (Snippet, error) {
 		rows[m] = fmt.Sprintf("%s (%d)", name, totals[m])
 	}
 
-	const top, barH, rowH = 48, 200, 26
+	const top, barH, rowH = 66, 200, 26 // top: room for the title and the tallest bar's label above the bars
 	matrixTop := top + barH + 12
 	height := matrixTop + rowH*len(in.Models) + 16
 
