@@ -157,7 +157,9 @@ func (c *Client) ScoreTokens(ctx context.Context, method, prompt, completion str
 		return TokenScores{}, u, &Error{Kind: KindOther, Message: fmt.Sprintf("unknown scoring method %q", method)}
 	}
 	for _, t := range tops {
-		slices.SortFunc(t, func(a, b Alt) int { return cmp.Or(cmp.Compare(b.Logprob, a.Logprob), strings.Compare(a.Token, b.Token)) })
+		slices.SortFunc(t, func(a, b Alt) int {
+			return cmp.Or(cmp.Compare(b.Logprob, a.Logprob), strings.Compare(a.Token, b.Token))
+		})
 	}
 	from, to, boundary := completionRange(offsets, len(lps), res.Usage.PromptTokens, prompt, full, promptTokens)
 	if from >= to {
