@@ -288,3 +288,25 @@ func Summarize(samples []Sample, threshold float64, perSample, topN int) Aggrega
 	a.Frequent = a.Frequent[:min(topN, len(a.Frequent))]
 	return a
 }
+
+// FromArrays builds a Scored from stored arrays: tokens, their
+// log-probabilities, and k alternatives per position flattened (position i
+// at i*k …) whose empty-token or −Inf entries are padding.
+func FromArrays(tokens []string, logprobs []float32, k int, topTokens []string, topLogprobs []float32) Scored {
+	s := Scored{Tokens: tokens, Logprobs: make([]float64, len(logprobs))}
+	for i, v := range logprobs {
+		s.Logprobs[i] = float64(v)
+	}
+	if k > 0 && len(topTokens) == len(tokens)*k && len(topLogprobs) == len(topTokens) {
+		s.Top = make([][]Alt, len(tokens))
+		for i := range tokens {
+			for j := i * k; j < (i+1)*k; j++ {
+				if topTokens[j] == "" || math.IsInf(float64(topLogprobs[j]), -1) {
+					continue
+				}
+				s.Top[i] = append(s.Top[i], Alt{topTokens[j], float64(topLogprobs[j])})
+			}
+		}
+	}
+	return s
+}
