@@ -208,6 +208,9 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			read.Get("/mapping", s.mapping)
 			read.Get("/problems/{pid}", s.problem)
 			read.Get("/runs/{rid}/problems/{pid}/samples/{idx}/text", s.sampleTextPage)
+			read.Get("/runs/{rid}/problems/{pid}/samples/{idx}/tokens", s.tokenView)
+			read.Get("/runs/{rid}/problems/{pid}/samples/{idx}/tokens.json", s.tokenJSON)
+			read.Get("/tokens", s.tokenAggregates)
 			read.Get("/audit", s.auditPage)
 			read.Get("/data/{chart}", s.chartData)
 			read.Get("/charts/{file}", s.chartsJS)
@@ -229,6 +232,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 				edit.Post("/debate/{purpose}/"+a, s.debateAction(a))
 			}
 			edit.Post("/problems/{pid}/review", s.review)
+			edit.Post("/problems/{pid}/tokens", s.problemTokens)
 			edit.Post("/runs/{rid}/problems/{pid}/samples/{idx}/verdict", s.overrideSample)
 			edit.Post("/runs/{rid}/problems/{pid}/samples/{idx}/reasoning", s.reasoningLabel)
 			edit.Get("/follow", s.followPage)

@@ -257,3 +257,39 @@ var padLogprob = float32(math.Inf(-1))
 
 // PadLogprob is the log-probability of a padding slot in TopLogprobs.
 func PadLogprob() float32 { return padLogprob }
+
+// TokenScoredSample is one sample of a problem with token scores, for the
+// problem page's list.
+type TokenScoredSample struct {
+	RunID       int64
+	SampleIndex int
+	Correct     bool
+	Tokens      int    // positions scored (under the base model)
+	Models      int    // models it was scored under without an error (2: comparable)
+	Error       string // the first error, if any
+}
+
+// TokenScoredSamples lists a problem's samples with token scores in a
+// comparison, in run and sample order (arrays are not read).
+func (s *Store) TokenScoredSamples(ctx context.Context, comparisonID, problemID int64) ([]TokenScoredSample, error) {
+	rows, err := s.db.Query(ctx, `SELECT s.run_id, s.sample_index, `+solveSQL+`,
+			COALESCE(max(cardinality(t.logprobs)) FILTER (WHERE t.role = 'base'), 0), count(*) FILTER (WHERE t.error = ''),
+			COALESCE(min(NULLIF(t.error, '')), '')
+		FROM sample_token_scores t JOIN samples s USING (run_id, problem_id, sample_index)
+			JOIN problems p ON p.id = s.problem_id JOIN runs r ON r.id = s.run_id JOIN comparisons cmp ON cmp.id = r.comparison_id
+		WHERE r.comparison_id = $1 AND s.problem_id = $3
+		GROUP BY s.run_id, s.sample_index, r.position, s.status, cmp.grading_policy, s.override_at, s.verdict_source, s.rule,
+			s.finish_reason, p.kind
+		ORDER BY r.position, s.sample_index`, comparisonID, verify.FallbackRules, problemID)
+	if err != nil {
+		return nil, fmt.Errorf("token-scored samples of problem %d: %w", problemID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (TokenScoredSample, error) {
+		var x TokenScoredSample
+		return x, r.Scan(&x.RunID, &x.SampleIndex, &x.Correct, &x.Tokens, &x.Models, &x.Error)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("token-scored samples of problem %d: %w", problemID, err)
+	}
+	return out, nil
+}

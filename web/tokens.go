@@ -1,0 +1,283 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+
+	"github.com/reach-lab/reach/internal/jobs"
+	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/tokendiv"
+	"github.com/reach-lab/reach/web/views"
+)
+
+// Token-level divergence (issue 26): a completion's token view, its
+// per-token data for the hover script, a problem's start button and the
+// comparison page's aggregates. Scoring itself is jobs.TokenWorker's.
+
+// criticalShown is how many critical positions a token view lists.
+const criticalShown = 20
+
+// contextChars is how much text the critical list shows either side.
+const contextChars = 60
+
+// tokenView serves GET …/runs/{rid}/problems/{pid}/samples/{idx}/tokens.
+func (s *Server) tokenView(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.comparisonParam(w, r)
+	if !ok {
+		return
+	}
+	p, rid, idx, err := s.sampleOf(r, c)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	pair, err := s.st.TokenPair(r.Context(), rid, p.ID, idx)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v := buildTokenView(c, p, rid, idx, pair)
+	if pair.Base == nil && pair.RL == nil {
+		v.Note = "This sample is not scored token by token yet: score the problem's samples from the problem page, or start token scoring in the comparison's Debate section."
+	}
+	s.render(w, r, http.StatusOK, views.TokenPage(v))
+}
+
+// buildTokenView lines up a sample's two token scores (tokendiv.Compare)
+// and shapes the view: shaded chunks, critical positions, perplexities.
+func buildTokenView(c store.Comparison, p store.Problem, rid int64, idx int, pair store.TokenPair) views.TokenView {
+	v := views.TokenView{C: c, P: p, SampleIndex: idx, Threshold: tokendiv.DefaultThreshold,
+		ProblemURL: fmt.Sprintf("/comparisons/%d/problems/%d", c.ID, p.ID),
+		DataURL:    fmt.Sprintf("/comparisons/%d/runs/%d/problems/%d/samples/%d/tokens.json", c.ID, rid, p.ID, idx)}
+	for _, run := range c.Runs {
+		if run.ID == rid {
+			v.Run = run
+		}
+	}
+	base, rl, note := scoredPair(pair)
+	if pair.Base != nil {
+		v.BaseModel = pair.Base.Model
+	}
+	if pair.RL != nil {
+		v.RLModel = pair.RL.Model
+	}
+	v.Note = note
+	if note != "" {
+		return v
+	}
+	ps, ok := tokendiv.Compare(base, rl)
+	if !ok {
+		v.Note = "The two servers split this completion into different tokens: it cannot be compared position by position."
+		return v
+	}
+	v.Compared, v.Tokens = true, len(ps)
+	v.PplBase, v.PplRL = tokendiv.Perplexity(base.Logprobs), tokendiv.Perplexity(rl.Logprobs)
+	v.Share = tokendiv.Share(ps, v.Threshold)
+	v.Chunks = make([][]views.TokenCell, 0, len(ps)/views.TokenChunk+1)
+	for i := 0; i < len(ps); i += views.TokenChunk {
+		end := min(i+views.TokenChunk, len(ps))
+		chunk := make([]views.TokenCell, end-i)
+		for j := i; j < end; j++ {
+			chunk[j-i] = views.TokenCell{Text: ps[j].Token, Class: views.ShadeClass(ps[j].Delta)}
+			if ps[j].HasJS {
+				v.HasJS = true
+				v.MaxJS = max(v.MaxJS, ps[j].JS)
+			}
+		}
+		v.Chunks = append(v.Chunks, chunk)
+	}
+	for _, x := range tokendiv.Critical(ps, criticalShown) {
+		row := views.CriticalRow{Index: x.Index, Token: x.Token, Base: x.Base, RL: x.RL, Diff: x.Delta, JS: "—",
+			Before: contextOf(ps, x.Index, -1), After: contextOf(ps, x.Index, 1)}
+		if x.HasJS {
+			row.JS = fmt.Sprintf("%.3f", x.JS)
+		}
+		v.Critical = append(v.Critical, row)
+	}
+	return v
+}
+
+// contextOf returns up to contextChars characters of the tokens before
+// (dir −1) or after (dir 1) position i.
+func contextOf(ps []tokendiv.Position, i, dir int) string {
+	var parts []string
+	n := 0
+	for j := i + dir; j >= 0 && j < len(ps) && n < contextChars; j += dir {
+		parts = append(parts, ps[j].Token)
+		n += len([]rune(ps[j].Token))
+	}
+	if dir < 0 {
+		for a, b := 0, len(parts)-1; a < b; a, b = a+1, b-1 {
+			parts[a], parts[b] = parts[b], parts[a]
+		}
+	}
+	s := []rune(strings.Join(parts, ""))
+	if len(s) > contextChars {
+		if dir < 0 {
+			s = append([]rune("…"), s[len(s)-contextChars:]...)
+		} else {
+			s = append(s[:contextChars], []rune("…")...)
+		}
+	}
+	return string(s)
+}
+
+// scoredPair turns a sample's stored scores into tokendiv's form, or says
+// why it cannot be compared.
+func scoredPair(pair store.TokenPair) (base, rl tokendiv.Scored, note string) {
+	switch {
+	case pair.Base == nil:
+		return base, rl, "Not scored under the base model yet."
+	case pair.RL == nil:
+		return base, rl, "Not scored under the RL model yet."
+	case pair.Base.Error != "":
+		return base, rl, "Scoring under the base model failed: " + pair.Base.Error
+	case pair.RL.Error != "":
+		return base, rl, "Scoring under the RL model failed: " + pair.RL.Error
+	}
+	x, y := pair.Base, pair.RL
+	return tokendiv.FromArrays(x.Tokens, x.Logprobs, x.TopK, x.TopTokens, x.TopLogprobs),
+		tokendiv.FromArrays(y.Tokens, y.Logprobs, y.TopK, y.TopTokens, y.TopLogprobs), ""
+}
+
+// tokenDataModel is one model's part of the token JSON.
+type tokenDataModel struct {
+	Model    string     `json:"model"`
+	Logprobs []float64  `json:"logprobs"`
+	Top      [][][2]any `json:"top"` // per position: [token, log-probability] pairs, most likely first
+}
+
+// tokenData is what the hover script reads: per position the token, both
+// models' log-probabilities and alternatives, Δ and the JS divergence (null
+// without alternatives under both).
+type tokenData struct {
+	Tokens []string       `json:"tokens"`
+	Base   tokenDataModel `json:"base"`
+	RL     tokenDataModel `json:"rl"`
+	Delta  []float64      `json:"delta"`
+	JS     []*float64     `json:"js"`
+	Note   string         `json:"note,omitempty"` // why there is nothing to show
+}
+
+// tokenJSON serves GET …/samples/{idx}/tokens.json.
+func (s *Server) tokenJSON(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.comparisonParam(w, r)
+	if !ok {
+		return
+	}
+	p, rid, idx, err := s.sampleOf(r, c)
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	pair, err := s.st.TokenPair(r.Context(), rid, p.ID, idx)
+	if err != nil {
+		s.apiFail(w, r, err)
+		return
+	}
+	base, rl, note := scoredPair(pair)
+	ps, ok := tokendiv.Compare(base, rl)
+	if note == "" && !ok {
+		note = "the two servers split this completion into different tokens"
+	}
+	if note != "" {
+		writeJSON(w, http.StatusOK, tokenData{Note: note, Tokens: []string{}})
+		return
+	}
+	d := tokenData{Tokens: base.Tokens, Base: modelData(pair.Base.Model, base), RL: modelData(pair.RL.Model, rl),
+		Delta: make([]float64, len(ps)), JS: make([]*float64, len(ps))}
+	for i, x := range ps {
+		d.Delta[i] = x.Delta
+		if x.HasJS {
+			js := x.JS
+			d.JS[i] = &js
+		}
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func modelData(model string, s tokendiv.Scored) tokenDataModel {
+	m := tokenDataModel{Model: model, Logprobs: s.Logprobs, Top: make([][][2]any, len(s.Tokens))}
+	for i := range m.Top {
+		m.Top[i] = [][2]any{}
+		if i < len(s.Top) {
+			for _, a := range s.Top[i] {
+				if !math.IsInf(a.Logprob, 0) && !math.IsNaN(a.Logprob) {
+					m.Top[i] = append(m.Top[i], [2]any{a.Token, a.Logprob})
+				}
+			}
+		}
+	}
+	return m
+}
+
+// problemTokens serves POST /comparisons/{id}/problems/{pid}/tokens: score
+// this problem's samples token by token (both models' first max_per_problem).
+func (s *Server) problemTokens(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.comparisonParam(w, r)
+	if !ok {
+		return
+	}
+	p, err := s.problemOf(r, c)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	_, err = jobs.StartTokens(r.Context(), s.jobs, s.st, c.ID, p.ID)
+	if errors.Is(err, jobs.ErrWrongState) || errors.Is(err, store.ErrNotFound) {
+		msg := err.Error()
+		if errors.Is(err, store.ErrNotFound) {
+			msg = "Set up the RL model's scoring endpoint in the comparison's Debate section first."
+		}
+		s.render(w, r, http.StatusConflict, views.ErrorPage(409, "Cannot score this problem's tokens", msg))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, fmt.Sprintf("/comparisons/%d/problems/%d#tokens", c.ID, p.ID), http.StatusSeeOther)
+}
+
+// maxAggregateSamples caps the samples the comparison page's aggregates read.
+const maxAggregateSamples = views.MaxAggregateSamples
+
+// tokenAggregates serves GET /comparisons/{id}/tokens: the comparison
+// page's token-divergence section (loaded after the page).
+func (s *Server) tokenAggregates(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.comparisonParam(w, r)
+	if !ok {
+		return
+	}
+	pairs, err := s.st.TokenPairs(r.Context(), c.ID, 0, false, maxAggregateSamples)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, views.TokenAggregates(aggregateView(c, pairs)))
+}
+
+// aggregateView sums up the compared samples (tokendiv.Summarize): the
+// most divergent 5 positions of each sample feed the critical-token counts.
+func aggregateView(c store.Comparison, pairs []store.TokenPair) views.TokenAggregateView {
+	v := views.TokenAggregateView{C: c, Capped: len(pairs) >= maxAggregateSamples}
+	var samples []tokendiv.Sample
+	for _, p := range pairs {
+		base, rl, note := scoredPair(p)
+		if note != "" {
+			v.Skipped++
+			continue
+		}
+		ps, ok := tokendiv.Compare(base, rl)
+		if !ok {
+			v.Skipped++
+			continue
+		}
+		samples = append(samples, tokendiv.Sample{Correct: p.Correct, Positions: ps})
+	}
+	v.A = tokendiv.Summarize(samples, tokendiv.DefaultThreshold, 5, 20)
+	return v
+}
