@@ -2,6 +2,7 @@ package web
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -500,6 +501,18 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 	}
 	c, p := v.C, v.P
 	v.Judgments, v.Labels, v.Scores = reasoning.Judgments, reasoning.Labels, reasoning.Scores
+	if len(c.Runs) > 1 && c.HasTexts() {
+		if v.TokenSamples, err = s.st.TokenScoredSamples(ctx, c.ID, p.ID); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if _, err := s.st.GetDebateEndpoint(ctx, c.ID, store.PurposeTokens); err == nil {
+			v.TokensSetUp = true
+		} else if !errors.Is(err, store.ErrNotFound) {
+			s.fail(w, r, err)
+			return
+		}
+	}
 	var uncounted map[int64]map[string]int
 	var complete bool
 	v.Answers, v.OtherAnswers, complete, uncounted = answerGroups(c, answers, p.Kind)
