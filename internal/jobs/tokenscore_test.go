@@ -114,16 +114,14 @@ func TestTokenScoringTwoReplayServers(t *testing.T) {
 	// Aggregates: positions 1 + 1 + 9 + 7 ("Three and three: \boxed{6}":
 	// Three, ' ', and, ' ', three:, ' ', \boxed{6}); above ln 2 only
 	// "\boxed{9}" (0.89): 1 of 18. Correct: RL #0 alone (9 positions,
-	// mean |Δ| = (0.49 + 0.89)/9); the critical token of each sample: the
-	// base ones are one token each ("\boxed{6}", "\boxed{8}"), RL #0
-	// "\boxed{9}", RL #1 "Three": once each, sorted by text.
-	a := tokendiv.Summarize(samples, tokendiv.DefaultThreshold, 1, 10)
+	// mean |Δ| = (0.49 + 0.89)/9); the only critical token (among a
+	// sample's 5 largest |Δ| and above ln 2) is RL #0's "\\boxed{9}".
+	a := tokendiv.Summarize(samples, tokendiv.DefaultThreshold, 5, 10)
 	if a.Samples != 4 || a.Positions != 18 || math.Abs(a.Share-1.0/18) > 1e-9 || a.Correct.Samples != 1 ||
 		math.Abs(a.Correct.MeanAbsDelta-1.38/9) > 1e-6 || math.Abs(a.Incorrect.MeanAbsDelta-0.49/9) > 1e-6 {
 		t.Errorf("aggregate %+v", a)
 	}
-	if len(a.Frequent) != 4 || a.Frequent[0] != (tokendiv.TokenCount{Token: "Three", Count: 1}) ||
-		a.Frequent[3] != (tokendiv.TokenCount{Token: `\boxed{9}`, Count: 1}) {
+	if len(a.Frequent) != 1 || a.Frequent[0] != (tokendiv.TokenCount{Token: `\boxed{9}`, Count: 1}) {
 		t.Errorf("frequent critical tokens %+v", a.Frequent)
 	}
 	prs, err := e.st.ProgressForComparison(ctx, id)

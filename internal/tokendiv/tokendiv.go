@@ -221,9 +221,9 @@ var HistEdges = []float64{0, 0.01, 0.1, 0.25, 0.5, 1, 2, 4}
 
 // Summarize aggregates samples: the |Delta| histogram, the share of
 // positions above threshold (all, correct, incorrect), and the topN most
-// frequent tokens (white space trimmed; a token of white space only is
-// skipped) among each sample's perSample most divergent positions, each
-// sample counting a token once.
+// frequent critical tokens: those at a sample's perSample most divergent
+// positions whose |Delta| is above threshold (white space trimmed; a token
+// of white space only is skipped), each sample counting a token once.
 func Summarize(samples []Sample, threshold float64, perSample, topN int) Aggregate {
 	a := Aggregate{Threshold: threshold}
 	for i := range HistEdges {
@@ -262,6 +262,9 @@ func Summarize(samples []Sample, threshold float64, perSample, topN int) Aggrega
 		}
 		seen := map[string]bool{}
 		for _, p := range Critical(s.Positions, perSample) {
+			if math.Abs(p.Delta) <= threshold {
+				break // most divergent first: the rest are not above either
+			}
 			t := strings.TrimSpace(p.Token)
 			if t == "" || seen[t] {
 				continue

@@ -106,7 +106,13 @@ func TestSummarizeByHand(t *testing.T) {
 	if len(a.Frequent) != 1 || a.Frequent[0] != (TokenCount{"Wait", 2}) {
 		t.Errorf("Frequent = %v, want [Wait 2]", a.Frequent)
 	}
+	// Two per sample, but only above ln 2: "x" (0.05) and "Step" (0.3) are not critical.
 	a = Summarize(s, DefaultThreshold, 2, 10)
+	if len(a.Frequent) != 1 || a.Frequent[0] != (TokenCount{"Wait", 2}) {
+		t.Errorf("Frequent = %v, want [Wait 2]", a.Frequent)
+	}
+	// With a threshold of 0.01 all four count: Wait 2, then Step and x once (by text).
+	a = Summarize(s, 0.01, 2, 10)
 	if len(a.Frequent) != 3 || a.Frequent[0] != (TokenCount{"Wait", 2}) || a.Frequent[1] != (TokenCount{"Step", 1}) || a.Frequent[2] != (TokenCount{"x", 1}) {
 		t.Errorf("Frequent = %v, want [Wait 2, Step 1, x 1]", a.Frequent)
 	}

@@ -858,7 +858,7 @@ func TokenAggregates(v TokenAggregateView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, "</td></tr></table></div><div><h3>Most frequent critical tokens</h3><p class=\"small muted\">Among each sample's 5 largest |Δ|; a sample counts a token once.</p><table class=\"small\" id=\"token-frequent\"><thead><tr><th>token</th><th>samples</th></tr></thead> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, "</td></tr></table></div><div><h3>Most frequent critical tokens</h3><p class=\"small muted\">Tokens among each sample's 5 largest |Δ| that are above ln 2; a sample counts a token once.</p><table class=\"small\" id=\"token-frequent\"><thead><tr><th>token</th><th>samples</th></tr></thead> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
