@@ -19,12 +19,13 @@
     var t = el("table", undefined, "small");
     var cap = el("caption", title + " (" + m.model + ")");
     t.appendChild(cap);
-    (m.top[i] || []).forEach(function (a) {
+    var toks = m.top_tokens[i] || [];
+    toks.forEach(function (tok, j) {
       var tr = el("tr");
       var td = el("td");
-      td.appendChild(el("code", JSON.stringify(a[0]).slice(1, -1)));
+      td.appendChild(el("code", JSON.stringify(tok).slice(1, -1)));
       tr.appendChild(td);
-      tr.appendChild(el("td", fmt(a[1])));
+      tr.appendChild(el("td", fmt(m.top_logprobs[i][j])));
       t.appendChild(tr);
     });
     return t;

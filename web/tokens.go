@@ -143,11 +143,14 @@ func scoredPair(pair store.TokenPair) (base, rl tokendiv.Scored, note string) {
 		tokendiv.FromArrays(y.Tokens, y.Logprobs, y.TopK, y.TopTokens, y.TopLogprobs), ""
 }
 
-// tokenDataModel is one model's part of the token JSON.
+// tokenDataModel is one model's part of the token JSON: per position its
+// log-probability and its top alternatives (texts and log-probabilities,
+// most likely first). float32, as stored: shorter JSON.
 type tokenDataModel struct {
-	Model    string     `json:"model"`
-	Logprobs []float64  `json:"logprobs"`
-	Top      [][][2]any `json:"top"` // per position: [token, log-probability] pairs, most likely first
+	Model       string      `json:"model"`
+	Logprobs    []float32   `json:"logprobs"`
+	TopTokens   [][]string  `json:"top_tokens"`
+	TopLogprobs [][]float32 `json:"top_logprobs"`
 }
 
 // tokenData is what the hover script reads: per position the token, both
@@ -157,8 +160,8 @@ type tokenData struct {
 	Tokens []string       `json:"tokens"`
 	Base   tokenDataModel `json:"base"`
 	RL     tokenDataModel `json:"rl"`
-	Delta  []float64      `json:"delta"`
-	JS     []*float64     `json:"js"`
+	Delta  []float32      `json:"delta"`
+	JS     []*float32     `json:"js"`
 	Note   string         `json:"note,omitempty"` // why there is nothing to show
 }
 
@@ -188,11 +191,11 @@ func (s *Server) tokenJSON(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := tokenData{Tokens: base.Tokens, Base: modelData(pair.Base.Model, base), RL: modelData(pair.RL.Model, rl),
-		Delta: make([]float64, len(ps)), JS: make([]*float64, len(ps))}
+		Delta: make([]float32, len(ps)), JS: make([]*float32, len(ps))}
 	for i, x := range ps {
-		d.Delta[i] = x.Delta
+		d.Delta[i] = float32(x.Delta)
 		if x.HasJS {
-			js := x.JS
+			js := float32(x.JS)
 			d.JS[i] = &js
 		}
 	}
@@ -200,13 +203,18 @@ func (s *Server) tokenJSON(w http.ResponseWriter, r *http.Request) {
 }
 
 func modelData(model string, s tokendiv.Scored) tokenDataModel {
-	m := tokenDataModel{Model: model, Logprobs: s.Logprobs, Top: make([][][2]any, len(s.Tokens))}
-	for i := range m.Top {
-		m.Top[i] = [][2]any{}
+	m := tokenDataModel{Model: model, Logprobs: make([]float32, len(s.Logprobs)),
+		TopTokens: make([][]string, len(s.Tokens)), TopLogprobs: make([][]float32, len(s.Tokens))}
+	for i, v := range s.Logprobs {
+		m.Logprobs[i] = float32(v)
+	}
+	for i := range s.Tokens {
+		m.TopTokens[i], m.TopLogprobs[i] = []string{}, []float32{}
 		if i < len(s.Top) {
 			for _, a := range s.Top[i] {
 				if !math.IsInf(a.Logprob, 0) && !math.IsNaN(a.Logprob) {
-					m.Top[i] = append(m.Top[i], [2]any{a.Token, a.Logprob})
+					m.TopTokens[i] = append(m.TopTokens[i], a.Token)
+					m.TopLogprobs[i] = append(m.TopLogprobs[i], float32(a.Logprob))
 				}
 			}
 		}
