@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/reach-lab/reach/internal/replay"
+	"github.com/reach-lab/reach/internal/store"
 )
 
 // xssToken is the last replay token of base p3 #3 in debateBrowserSamples
@@ -142,4 +143,69 @@ func TestBrowserTokenDivergence(t *testing.T) {
 	if x := eval[any](t, b, `window.__xss === undefined ? null : window.__xss`); x != nil {
 		t.Errorf("model output ran as markup: %v", x)
 	}
+}
+
+// A 32,768-token completion's token view in chromium: every token is a
+// span, the hover card works at the far end, and the timings are logged
+// (a measurement, not a timed assertion; the README quotes it):
+// go test ./web -run TestBrowserTokenView32k -v
+func TestBrowserTokenView32k(t *testing.T) {
+	a := startApp(t)
+	ctx := context.Background()
+	cid, pids := debateBrowserFixture(t, a.st)
+	c, err := a.st.GetComparison(ctx, cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 32768
+	var text strings.Builder
+	for i := range n {
+		fmt.Fprintf(&text, " w%d", i%997)
+	}
+	rid := c.Runs[1].ID
+	if err := a.st.InsertSamples(ctx, []store.Sample{{RunID: rid, ProblemID: pids["p1"], SampleIndex: 4, Completion: text.String(),
+		Status: store.SampleIncorrect}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range []string{store.RoleBase, store.RoleRL} {
+		x := store.TokenScore{RunID: rid, ProblemID: pids["p1"], SampleIndex: 4, Role: role, Model: role, Method: "echo", TopK: 5}
+		for i := range n {
+			tok := fmt.Sprintf(" w%d", i%997)
+			lp := float32(-0.1 * float64(1+i%7))
+			if role == store.RoleBase && i%50 == 0 {
+				lp -= 2
+			}
+			x.Tokens = append(x.Tokens, tok)
+			x.Logprobs = append(x.Logprobs, lp)
+			x.TopTokens = append(x.TopTokens, tok, " a", " b", " c", " d")
+			x.TopLogprobs = append(x.TopLogprobs, lp, -2, -3, -4, -5)
+		}
+		if err := a.st.SaveTokenScore(ctx, x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := newBrowser(t, 2*time.Minute)
+	b.signIn(t, a)
+	start := time.Now()
+	b.open(t, fmt.Sprintf("%s/comparisons/%d/runs/%d/problems/%d/samples/4/tokens", a.url, cid, rid, pids["p1"]))
+	// Force layout of the whole text before reading the clock.
+	spans := eval[int](t, b, `(() => { document.body.offsetHeight; return document.querySelectorAll("#token-text .tk").length; })()`)
+	wall := time.Since(start)
+	if spans != n {
+		t.Fatalf("%d token spans, want %d", spans, n)
+	}
+	timing := eval[map[string]float64](t, b, `(() => { const e = performance.getEntriesByType("navigation")[0];
+		return {response: e.responseEnd, dom: e.domContentLoadedEventEnd, load: e.loadEventEnd}; })()`)
+	// Δ = 2 at every 50th token: 656 positions above ln 2 of 32,768 = 2.00%.
+	if s := eval[string](t, b, `document.getElementById("token-share").innerText`); s != "2.00%" {
+		t.Errorf("share %q", s)
+	}
+	b.do(t, "hover the last token", chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll("#token-text .tk")].pop().dispatchEvent(new MouseEvent("mouseover", {bubbles: true}))`))
+	hoverStart := time.Now()
+	tip := b.waitFor(t, "the hover card", `(() => { const t = document.getElementById("token-tip"); return t && !t.hidden ? t.innerText : ""; })()`, 20*time.Second)
+	if !strings.Contains(tip, fmt.Sprintf("#%d ", n-1)) {
+		t.Errorf("hover card of the last token: %q", tip)
+	}
+	t.Logf("32k-token view: response end %.0f ms, DOMContentLoaded %.0f ms, load %.0f ms after navigation start; open + layout %v; hover card %v after",
+		timing["response"], timing["dom"], timing["load"], wall.Round(time.Millisecond), time.Since(hoverStart).Round(time.Millisecond))
 }
