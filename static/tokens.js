@@ -64,6 +64,41 @@
         tip.setAttribute("data-index", String(i));
       });
     }
+    // Blocks past the first few come as plain text: each becomes shaded
+    // spans when it nears the screen (the same shading as the server's
+    // views.ShadeClass).
+    function shade(d) {
+      var a = Math.abs(d), lvl = 0;
+      [0.05, 0.25, Math.LN2, 1.5].forEach(function (e) { if (a >= e) lvl++; });
+      if (lvl === 0) return "tk";
+      return "tk " + (d > 0 ? "p" : "n") + lvl;
+    }
+    function upgrade(chunk) {
+      load().then(function (d) {
+        if (!chunk.classList.contains("lazy") || !d.tokens) return;
+        var from = parseInt(chunk.getAttribute("data-from"), 10);
+        var next = chunk.nextElementSibling;
+        var to = next ? parseInt(next.getAttribute("data-from"), 10) : d.tokens.length;
+        var frag = document.createDocumentFragment();
+        for (var i = from; i < to && i < d.tokens.length; i++) {
+          frag.appendChild(el("span", d.tokens[i], shade(d.delta[i])));
+        }
+        chunk.textContent = "";
+        chunk.appendChild(frag);
+        chunk.classList.remove("lazy");
+      });
+    }
+    var lazy = box.querySelectorAll(".tok-chunk.lazy");
+    if (lazy.length && "IntersectionObserver" in window) {
+      var io = new IntersectionObserver(function (entries) {
+        entries.forEach(function (e) {
+          if (e.isIntersecting) { io.unobserve(e.target); upgrade(e.target); }
+        });
+      }, { rootMargin: "1500px 0px" });
+      lazy.forEach(function (c) { io.observe(c); });
+    } else {
+      lazy.forEach(upgrade);
+    }
     box.addEventListener("mouseover", function (ev) {
       var t = ev.target;
       if (t && t.classList && t.classList.contains("tk")) show(t);

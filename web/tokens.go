@@ -76,17 +76,23 @@ func buildTokenView(c store.Comparison, p store.Problem, rid int64, idx int, pai
 	v.Compared, v.Tokens = true, len(ps)
 	v.PplBase, v.PplRL = tokendiv.Perplexity(base.Logprobs), tokendiv.Perplexity(rl.Logprobs)
 	v.Share = tokendiv.Share(ps, v.Threshold)
-	v.Chunks = make([][]views.TokenCell, 0, len(ps)/views.TokenChunk+1)
+	v.Chunks = make([]views.TokenChunkView, 0, len(ps)/views.TokenChunk+1)
 	for i := 0; i < len(ps); i += views.TokenChunk {
 		end := min(i+views.TokenChunk, len(ps))
-		chunk := make([]views.TokenCell, end-i)
+		chunk := views.TokenChunkView{From: i, Lazy: len(v.Chunks) >= views.EagerChunks}
+		var text strings.Builder
 		for j := i; j < end; j++ {
-			chunk[j-i] = views.TokenCell{Text: ps[j].Token, Class: views.ShadeClass(ps[j].Delta)}
+			if chunk.Lazy {
+				text.WriteString(ps[j].Token)
+			} else {
+				chunk.Cells = append(chunk.Cells, views.TokenCell{Text: ps[j].Token, Class: views.ShadeClass(ps[j].Delta)})
+			}
 			if ps[j].HasJS {
 				v.HasJS = true
 				v.MaxJS = max(v.MaxJS, ps[j].JS)
 			}
 		}
+		chunk.Text = text.String()
 		v.Chunks = append(v.Chunks, chunk)
 	}
 	for _, x := range tokendiv.Critical(ps, criticalShown) {
