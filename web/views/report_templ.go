@@ -1386,7 +1386,7 @@ func ReportPage(v ReportView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if len(v.DebateSetup.C.Runs) > 1 {
+			if len(v.DebateSetup.C.Runs) > 1 && v.DebateSetup.C.HasTexts() {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 108, "  <section class=\"chart-card\" id=\"token-divergence\" hx-get=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
