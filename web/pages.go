@@ -2,7 +2,6 @@ package web
 
 import (
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -491,7 +490,8 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 	err = s.st.Batch(ctx, s.st.ComparisonInto(id, &v.C), s.st.ProblemInto(pid, &v.P),
 		s.st.AnswerCountsInto(id, pid, &answers), s.st.ProblemCountsInto(id, pid, &counts),
 		s.st.ProblemSamplesInto(id, pid, limit, v.Answer, &samples), s.st.ReviewsInto(id, &all),
-		s.st.AuditInto(id, pid, &v.History), s.st.ReportVersionInto(id, &version), s.st.ReasoningInto(id, pid, &reasoning))
+		s.st.AuditInto(id, pid, &v.History), s.st.ReportVersionInto(id, &version), s.st.ReasoningInto(id, pid, &reasoning),
+		s.st.TokenScoredSamplesInto(id, pid, &v.TokenSamples, &v.TokensSetUp))
 	if err == nil {
 		err = problemIn(v.C, v.P)
 	}
@@ -501,18 +501,6 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 	}
 	c, p := v.C, v.P
 	v.Judgments, v.Labels, v.Scores = reasoning.Judgments, reasoning.Labels, reasoning.Scores
-	if len(c.Runs) > 1 && c.HasTexts() {
-		if v.TokenSamples, err = s.st.TokenScoredSamples(ctx, c.ID, p.ID); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		if _, err := s.st.GetDebateEndpoint(ctx, c.ID, store.PurposeTokens); err == nil {
-			v.TokensSetUp = true
-		} else if !errors.Is(err, store.ErrNotFound) {
-			s.fail(w, r, err)
-			return
-		}
-	}
 	var uncounted map[int64]map[string]int
 	var complete bool
 	v.Answers, v.OtherAnswers, complete, uncounted = answerGroups(c, answers, p.Kind)

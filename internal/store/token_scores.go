@@ -269,27 +269,38 @@ type TokenScoredSample struct {
 	Error       string // the first error, if any
 }
 
-// TokenScoredSamples lists a problem's samples with token scores in a
-// comparison, in run and sample order (arrays are not read).
-func (s *Store) TokenScoredSamples(ctx context.Context, comparisonID, problemID int64) ([]TokenScoredSample, error) {
-	rows, err := s.db.Query(ctx, `SELECT s.run_id, s.sample_index, `+solveSQL+`,
-			COALESCE(max(cardinality(t.logprobs)) FILTER (WHERE t.role = 'base'), 0), count(*) FILTER (WHERE t.error = ''),
-			COALESCE(min(NULLIF(t.error, '')), '')
-		FROM sample_token_scores t JOIN samples s USING (run_id, problem_id, sample_index)
-			JOIN problems p ON p.id = s.problem_id JOIN runs r ON r.id = s.run_id JOIN comparisons cmp ON cmp.id = r.comparison_id
-		WHERE r.comparison_id = $1 AND s.problem_id = $3
-		GROUP BY s.run_id, s.sample_index, r.position, s.status, cmp.grading_policy, s.override_at, s.verdict_source, s.rule,
-			s.finish_reason, p.kind
-		ORDER BY r.position, s.sample_index`, comparisonID, verify.FallbackRules, problemID)
-	if err != nil {
-		return nil, fmt.Errorf("token-scored samples of problem %d: %w", problemID, err)
+// TokenScoredSamplesInto queues the listing of a problem's samples with
+// token scores in a comparison, in run and sample order (arrays are not
+// read), and whether the comparison's RL scoring endpoint is set up, for
+// the problem page's one round trip (Batch).
+func (s *Store) TokenScoredSamplesInto(comparisonID, problemID int64, out *[]TokenScoredSample, setUp *bool) Queued {
+	return func(b *pgx.Batch) {
+		b.Queue(`SELECT s.run_id, s.sample_index, `+solveSQL+`,
+				COALESCE(max(cardinality(t.logprobs)) FILTER (WHERE t.role = 'base'), 0), count(*) FILTER (WHERE t.error = ''),
+				COALESCE(min(NULLIF(t.error, '')), '')
+			FROM sample_token_scores t JOIN samples s USING (run_id, problem_id, sample_index)
+				JOIN problems p ON p.id = s.problem_id JOIN runs r ON r.id = s.run_id JOIN comparisons cmp ON cmp.id = r.comparison_id
+			WHERE r.comparison_id = $1 AND s.problem_id = $3
+			GROUP BY s.run_id, s.sample_index, r.position, s.status, cmp.grading_policy, s.override_at, s.verdict_source, s.rule,
+				s.finish_reason, p.kind
+			ORDER BY r.position, s.sample_index`, comparisonID, verify.FallbackRules, problemID).
+			Query(func(rows pgx.Rows) error {
+				var err error
+				*out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (TokenScoredSample, error) {
+					var x TokenScoredSample
+					return x, r.Scan(&x.RunID, &x.SampleIndex, &x.Correct, &x.Tokens, &x.Models, &x.Error)
+				})
+				if err != nil {
+					return fmt.Errorf("token-scored samples of problem %d: %w", problemID, err)
+				}
+				return nil
+			})
+		b.Queue(`SELECT EXISTS (SELECT 1 FROM comparison_endpoints WHERE comparison_id = $1 AND purpose = 'tokens')`, comparisonID).
+			QueryRow(func(row pgx.Row) error {
+				if err := row.Scan(setUp); err != nil {
+					return fmt.Errorf("token endpoint of comparison %d: %w", comparisonID, err)
+				}
+				return nil
+			})
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (TokenScoredSample, error) {
-		var x TokenScoredSample
-		return x, r.Scan(&x.RunID, &x.SampleIndex, &x.Correct, &x.Tokens, &x.Models, &x.Error)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("token-scored samples of problem %d: %w", problemID, err)
-	}
-	return out, nil
 }
