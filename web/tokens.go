@@ -1,7 +1,9 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"fmt"
 	"math"
 	"net/http"
@@ -135,14 +137,14 @@ func contextOf(ps []tokendiv.Position, i, dir int) string {
 // why it cannot be compared.
 func scoredPair(pair store.TokenPair) (base, rl tokendiv.Scored, note string) {
 	switch {
+	case pair.Base != nil && pair.Base.Error != "":
+		return base, rl, "Scoring under the base model failed: " + pair.Base.Error
+	case pair.RL != nil && pair.RL.Error != "":
+		return base, rl, "Scoring under the RL model failed: " + pair.RL.Error
 	case pair.Base == nil:
 		return base, rl, "Not scored under the base model yet."
 	case pair.RL == nil:
 		return base, rl, "Not scored under the RL model yet."
-	case pair.Base.Error != "":
-		return base, rl, "Scoring under the base model failed: " + pair.Base.Error
-	case pair.RL.Error != "":
-		return base, rl, "Scoring under the RL model failed: " + pair.RL.Error
 	}
 	x, y := pair.Base, pair.RL
 	return tokendiv.FromArrays(x.Tokens, x.Logprobs, x.TopK, x.TopTokens, x.TopLogprobs),
@@ -205,7 +207,13 @@ func (s *Server) tokenJSON(w http.ResponseWriter, r *http.Request) {
 			d.JS[i] = &js
 		}
 	}
-	writeJSON(w, http.StatusOK, d)
+	// Compact, not writeJSON's indented form: a 32k-token completion's
+	// data is megabytes.
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "private, max-age=60")
+	if err := json.NewEncoder(w).Encode(d); err != nil {
+		slog.Debug("write token data", "err", err)
+	}
 }
 
 func modelData(model string, s tokendiv.Scored) tokenDataModel {
