@@ -3,8 +3,8 @@ package web
 import (
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"strings"
