@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
@@ -143,5 +144,85 @@ func TestTokenScoringTwoReplayServers(t *testing.T) {
 	// Resuming asks for nothing more.
 	if left, err := jobs.StartTokens(ctx, e.client, e.st, id, 0); err != nil || left != 0 {
 		t.Errorf("restart: %d left, %v", left, err)
+	}
+}
+
+// Pause stops token scoring at once and keeps what was stored; start
+// resumes with the rest only (scope all: 3 problems × 2 models × 2 samples).
+func TestTokenScoringPauseResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := reachOnce(t)
+	e := start(t)
+	ctx := context.Background()
+	id, _ := e.debateFixture(t)
+	baseURL := replayServer(t, bin, "--logprobs", "echo", "--latency", "150ms")
+	rlURL := replayServer(t, bin, "--logprobs", "echo", "--latency", "150ms", "--favour", "Three")
+	for _, x := range []struct{ purpose, url string }{{store.PurposeScore, baseURL}, {store.PurposeTokens, rlURL}} {
+		ep := store.DebateEndpoint{ComparisonID: id, Purpose: x.purpose, Endpoint: store.Endpoint{BaseURL: x.url, Model: x.purpose,
+			Style: "completions", MaxConcurrency: 1}, Template: "qwen-boxed", MaxPerProblem: 2}
+		if err := e.st.PutDebateEndpoint(ctx, ep, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.st.SetTokenScope(ctx, id, store.TokenScopeAll); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jobs.TestTokenEndpoints(ctx, e.st, nil, id); err != nil {
+		t.Fatal(err)
+	}
+	left, err := jobs.StartTokens(ctx, e.client, e.st, id, 0)
+	if err != nil || left != 12 {
+		t.Fatalf("start: %d left, %v; want 12", left, err)
+	}
+	complete := 0 // samples with both scores, at the last count
+	stored := func() int {
+		pairs, err := e.st.TokenPairs(ctx, id, 0, false, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		complete = 0
+		for _, p := range pairs {
+			if p.Base != nil {
+				n++
+			}
+			if p.RL != nil {
+				n++
+			}
+			if p.Base != nil && p.RL != nil {
+				complete++
+			}
+		}
+		return n
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for stored() == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := jobs.PauseDebate(ctx, e.client, e.st, id, store.PurposeTokens); err != nil {
+		t.Fatal(err)
+	}
+	e.waitDebate(t, id, store.PurposeTokens)
+	paused := stored()
+	if paused == 0 || paused >= 24 {
+		t.Fatalf("%d of 24 scores stored when paused", paused)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := stored(); n != paused {
+		t.Errorf("scoring went on after the pause: %d, then %d", paused, n)
+	}
+	if ep, _ := e.st.GetDebateEndpoint(ctx, id, store.PurposeTokens); ep.Status != store.DebatePaused {
+		t.Errorf("status %q after the pause", ep.Status)
+	}
+	left, err = jobs.StartTokens(ctx, e.client, e.st, id, 0)
+	// A sample counts as left until both its scores are stored.
+	if err != nil || left != 12-int64(complete) {
+		t.Fatalf("resume: %d left after %d scores (%d samples complete), %v; want %d", left, paused, complete, err, 12-complete)
+	}
+	e.waitDebate(t, id, store.PurposeTokens)
+	if n := stored(); n != 24 {
+		t.Errorf("%d scores stored after resuming, want 24", n)
 	}
 }
