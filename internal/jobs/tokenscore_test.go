@@ -116,7 +116,7 @@ func TestTokenScoringTwoReplayServers(t *testing.T) {
 	// Three, ' ', and, ' ', three:, ' ', \boxed{6}); above ln 2 only
 	// "\boxed{9}" (0.89): 1 of 18. Correct: RL #0 alone (9 positions,
 	// mean |Δ| = (0.49 + 0.89)/9); the only critical token (among a
-	// sample's 5 largest |Δ| and above ln 2) is RL #0's "\\boxed{9}".
+	// sample's 5 largest |Δ| and above ln 2) is RL #0's "\boxed{9}".
 	a := tokendiv.Summarize(samples, tokendiv.DefaultThreshold, 5, 10)
 	if a.Samples != 4 || a.Positions != 18 || math.Abs(a.Share-1.0/18) > 1e-9 || a.Correct.Samples != 1 ||
 		math.Abs(a.Correct.MeanAbsDelta-1.38/9) > 1e-6 || math.Abs(a.Incorrect.MeanAbsDelta-0.49/9) > 1e-6 {
