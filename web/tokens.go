@@ -98,6 +98,9 @@ func buildTokenView(c store.Comparison, p store.Problem, rid int64, idx int, pai
 		v.Chunks = append(v.Chunks, chunk)
 	}
 	for _, x := range tokendiv.Critical(ps, criticalShown) {
+		if math.Abs(x.Delta) < 1e-6 {
+			break // most divergent first: the rest do not diverge at all
+		}
 		row := views.CriticalRow{Index: x.Index, Token: x.Token, Base: x.Base, RL: x.RL, Diff: x.Delta, JS: "—",
 			Before: contextOf(ps, x.Index, -1), After: contextOf(ps, x.Index, 1)}
 		if x.HasJS {

@@ -101,7 +101,8 @@ func TestBrowserTokenDivergence(t *testing.T) {
 	}
 	b.do(t, "open the critical positions", chromedp.Click(chromedp.CSS("#critical summary")))
 	rows := eval[[]string](t, b, `[...document.querySelectorAll("#critical tbody tr")].map(r => r.innerText.replace(/\s+/g, " ").trim())`)
-	if len(rows) != 9 || !strings.HasPrefix(rows[0], "0 Three threes make nine. 9 -0.500 -0.010 0.490") {
+	// Only "Three" diverges: the list holds it alone.
+	if len(rows) != 1 || !strings.HasPrefix(rows[0], "0 Three threes make nine. 9 -0.500 -0.010 0.490") {
 		t.Errorf("critical rows %q", rows)
 	}
 	if eval[bool](t, b, `document.querySelector("#critical").open && document.querySelector("#critical tbody tr").offsetParent !== null`) != true {

@@ -366,7 +366,7 @@ func TokenPage(v TokenView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, " largest |Δ|</summary><table class=\"small critical\"><thead><tr><th>#</th><th>context</th><th>log p base</th><th>log p RL</th><th>Δ</th><th>JS</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, " largest |Δ| (at most 20, Δ ≠ 0)</summary><table class=\"small critical\"><thead><tr><th>#</th><th>context</th><th>log p base</th><th>log p RL</th><th>Δ</th><th>JS</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
