@@ -1,12 +1,14 @@
 package web
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/reach-lab/reach/internal/jobs"
@@ -305,4 +307,66 @@ func aggregateView(c store.Comparison, pairs []store.TokenPair) views.TokenAggre
 	}
 	v.A = tokendiv.Summarize(samples, tokendiv.DefaultThreshold, 5, 20)
 	return v
+}
+
+// tokensCSV serves /comparisons/{id}/data/tokens.csv: one row per token
+// position of every sample scored under both models (the first
+// maxAggregateSamples samples): model, problem, sample, whether it is
+// correct, position, token, both log-probabilities, Δ and the JS
+// divergence (empty without alternatives). Token texts that a spreadsheet
+// would run as formulas are quoted (csvCell).
+func (s *Server) tokensCSV(w http.ResponseWriter, r *http.Request, id int64) error {
+	ctx := r.Context()
+	c, err := s.st.GetComparison(ctx, id)
+	if err != nil {
+		return err
+	}
+	pairs, err := s.st.TokenPairs(ctx, id, 0, true, maxAggregateSamples)
+	if err != nil {
+		return err
+	}
+	if len(pairs) == 0 {
+		return fmt.Errorf("no sample of comparison %d is scored token by token: %w", id, store.ErrNotFound)
+	}
+	keys := map[int64]string{}
+	if c.DatasetID != nil {
+		ps, err := s.st.Problems(ctx, *c.DatasetID, false)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			keys[p.ID] = p.Key
+		}
+	}
+	names := map[int64]string{}
+	for _, run := range c.Runs {
+		names[run.ID] = run.ModelName
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="tokens-%d.csv"`, id))
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"model", "problem", "sample_index", "correct", "position", "token", "logprob_base", "logprob_rl", "delta", "js_bits"})
+	for _, p := range pairs {
+		base, rl, note := scoredPair(p)
+		if note != "" {
+			continue
+		}
+		ps, ok := tokendiv.Compare(base, rl)
+		if !ok {
+			continue
+		}
+		for _, x := range ps {
+			js := ""
+			if x.HasJS {
+				js = strconv.FormatFloat(x.JS, 'g', 6, 64)
+			}
+			if err := cw.Write([]string{csvCell(names[p.RunID]), csvCell(keys[p.ProblemID]), strconv.Itoa(p.SampleIndex),
+				strconv.FormatBool(p.Correct), strconv.Itoa(x.Index), csvCell(x.Token), strconv.FormatFloat(x.Base, 'g', 6, 64),
+				strconv.FormatFloat(x.RL, 'g', 6, 64), strconv.FormatFloat(x.Delta, 'g', 6, 64), js}); err != nil {
+				return nil // the client went away: nothing to answer
+			}
+		}
+	}
+	cw.Flush()
+	return nil
 }

@@ -110,6 +110,18 @@ func TestTokenDataAndAPI(t *testing.T) {
 			t.Errorf("aggregates lack %q (HTTP %d)", want, code)
 		}
 	}
+	// One row per position; the failed sample is left out.
+	code, body = get(t, fmt.Sprintf("%s/comparisons/%d/data/tokens.csv", srv.url, cid), "Cookie", cookie)
+	want := "model,problem,sample_index,correct,position,token,logprob_base,logprob_rl,delta,js_bits\n" +
+		"rl,p3,0,true,0,A,-1,-1,0,0\n" +
+		"rl,p3,0,true,1,\" B\",-2,-0.5,1.5,0.225592\n" // a leading space is quoted
+	if code != 200 || body != want {
+		t.Errorf("tokens.csv: HTTP %d\n%s\nwant\n%s", code, body, want)
+	}
+	_, token := shareToken(t, srv.st, store.ShareLink{ComparisonID: cid})
+	if code, _ := get(t, srv.url+"/s/"+token+"/data/tokens.csv"); code != 404 {
+		t.Errorf("shared tokens.csv: HTTP %d, want 404", code)
+	}
 	_, body = get(t, fmt.Sprintf("%s/comparisons/%d/runs/%d/problems/%d/samples/1/tokens", srv.url, cid, rl, p3), "Cookie", cookie)
 	if !strings.Contains(body, "Scoring under the base model failed: HTTP 500") {
 		t.Error("a failed sample's view does not say so")
