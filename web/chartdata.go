@@ -284,6 +284,12 @@ func (s *Server) chartData(w http.ResponseWriter, r *http.Request) {
 		s.dataFail(w, r, err)
 		return
 	}
+	if chiParam(r, "chart") == "tokens.csv" { // per-token divergence: not from the report
+		if err := s.tokensCSV(w, r, id); err != nil {
+			s.dataFail(w, r, err)
+		}
+		return
+	}
 	opt, err := s.reportOptionsFor(r, id)
 	if err != nil {
 		s.dataFail(w, r, err)

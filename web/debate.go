@@ -57,15 +57,19 @@ type apiDebateEndpoint struct {
 	TokensOut      int64            `json:"tokens_out"`
 	Requests       int64            `json:"requests"`
 	Errors         map[string]int64 `json:"failed_attempts,omitempty"`
+	Scope          string           `json:"scope,omitempty"` // tokens: split or all
 }
 
 func apiDebate(e views.DebateEndpointView) apiDebateEndpoint {
 	x := e.E
+	if e.Purpose != store.PurposeTokens || !e.Configured {
+		x.Scope = ""
+	}
 	return apiDebateEndpoint{Purpose: e.Purpose, State: e.State(), Error: x.Error, BaseURL: x.Endpoint.BaseURL, Model: x.Endpoint.Model,
 		Style: x.Endpoint.Style, HasAPIKey: e.HasKey, MaxConcurrency: x.Endpoint.MaxConcurrency, MaxTokens: x.MaxTokens,
 		MaxPerProblem: x.MaxPerProblem, Template: x.Template, TemplateText: x.TemplateText, Method: x.Method, MethodNote: x.MethodNote,
 		SamplesDone: e.Done, SamplesTotal: e.Total, TokensIn: x.Usage.TokensIn, TokensOut: x.Usage.TokensOut, Requests: x.Usage.Requests,
-		Errors: x.Usage.Errors}
+		Errors: x.Usage.Errors, Scope: x.Scope}
 }
 
 // writeDebate answers the API with both endpoints' state.
@@ -75,14 +79,15 @@ func (s *Server) writeDebate(w http.ResponseWriter, r *http.Request, c store.Com
 		s.apiFail(w, r, err)
 		return
 	}
-	writeJSON(w, status, map[string]apiDebateEndpoint{store.PurposeJudge: apiDebate(v.Judge), store.PurposeScore: apiDebate(v.Score)})
+	writeJSON(w, status, map[string]apiDebateEndpoint{store.PurposeJudge: apiDebate(v.Judge), store.PurposeScore: apiDebate(v.Score),
+		store.PurposeTokens: apiDebate(v.Tokens)})
 }
 
-// purposeParam reads {purpose}: judge or score, else ErrNotFound.
+// purposeParam reads {purpose}: judge, score or tokens, else ErrNotFound.
 func purposeParam(r *http.Request) (string, error) {
 	p := chiParam(r, "purpose")
-	if p != store.PurposeJudge && p != store.PurposeScore {
-		return "", fmt.Errorf("%q is neither judge nor score: %w", p, store.ErrNotFound)
+	if p != store.PurposeJudge && p != store.PurposeScore && p != store.PurposeTokens {
+		return "", fmt.Errorf("%q is neither judge, score nor tokens: %w", p, store.ErrNotFound)
 	}
 	return p, nil
 }
@@ -96,7 +101,7 @@ func (s *Server) debateView(ctx context.Context, c store.Comparison, canEdit boo
 	if err != nil {
 		return v, err
 	}
-	for _, purpose := range []string{store.PurposeJudge, store.PurposeScore} {
+	for _, purpose := range []string{store.PurposeJudge, store.PurposeScore, store.PurposeTokens} {
 		ev := views.DebateEndpointView{Purpose: purpose}
 		e, err := s.st.GetDebateEndpoint(ctx, c.ID, purpose)
 		switch {
@@ -107,10 +112,8 @@ func (s *Server) debateView(ctx context.Context, c store.Comparison, canEdit boo
 			ev.Configured, ev.E = true, e
 			ev.E.Endpoint.APIKeyEnc = nil
 			ev.HasKey = len(e.Endpoint.APIKeyEnc) > 0
-			stage := jobs.StageJudge
-			if purpose == store.PurposeScore {
-				stage = jobs.StageScore
-			}
+			stage := map[string]string{store.PurposeJudge: jobs.StageJudge, store.PurposeScore: jobs.StageScore,
+				store.PurposeTokens: jobs.StageTokens}[purpose]
 			for _, p := range ps {
 				if p.Stage == stage {
 					ev.Done, ev.Total = ev.Done+p.Done, ev.Total+p.Total
@@ -122,10 +125,13 @@ func (s *Server) debateView(ctx context.Context, c store.Comparison, canEdit boo
 				}
 			}
 		}
-		if purpose == store.PurposeJudge {
+		switch purpose {
+		case store.PurposeJudge:
 			v.Judge = ev
-		} else {
+		case store.PurposeScore:
 			v.Score = ev
+		default:
+			v.Tokens = ev
 		}
 	}
 	return v, nil
@@ -157,9 +163,20 @@ func (s *Server) parseDebateEndpoint(r *http.Request, id int64, purpose string) 
 	e.Endpoint = store.Endpoint{BaseURL: get("base_url"), Model: get("model"), Style: get("style")}
 	key := get("api_key")
 	what := "Judge"
-	if purpose == store.PurposeScore {
+	switch purpose {
+	case store.PurposeScore:
 		what = "Scoring model"
 		e.Endpoint.Style = string(sampling.StyleCompletions) // log-probabilities of a prompt: completions only
+	case store.PurposeTokens:
+		what = "RL scoring model"
+		e.Endpoint.Style = string(sampling.StyleCompletions)
+		e.Scope = get("scope")
+		if e.Scope == "" {
+			e.Scope = store.TokenScopeSplit
+		}
+		if e.Scope != store.TokenScopeSplit && e.Scope != store.TokenScopeAll {
+			return e, false, badForm("RL scoring model: scope %q is neither split nor all", e.Scope)
+		}
 	}
 	if e.Endpoint.Style == "" {
 		e.Endpoint.Style = string(sampling.StyleChat)
@@ -197,7 +214,9 @@ func (s *Server) parseDebateEndpoint(r *http.Request, id int64, purpose string) 
 	if e.MaxPerProblem, err = num("max_per_problem", 0, 0, 1<<20); err != nil {
 		return e, false, err
 	}
-	if purpose == store.PurposeJudge {
+	if purpose == store.PurposeTokens {
+		e.Template, e.TemplateText = "", "" // scored after the base scoring endpoint's prompt
+	} else if purpose == store.PurposeJudge {
 		if e.Template != "custom" {
 			e.Template, e.TemplateText = "default", ""
 		} else if err := sampling.ParseJudgeTemplate(sampling.Template{Name: "custom", Text: e.TemplateText}); err != nil {
@@ -262,6 +281,9 @@ func (s *Server) debateSave(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = s.st.PutDebateEndpoint(r.Context(), e, keep)
 	}
+	if err == nil && purpose == store.PurposeTokens {
+		err = s.st.SetTokenScope(r.Context(), c.ID, e.Scope)
+	}
 	if err != nil {
 		s.failFor(w, r, err)
 		return
@@ -288,7 +310,12 @@ func (s *Server) debateTest(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 90*time.Second)
 	defer cancel()
-	reply, err := jobs.TestDebateEndpoint(ctx, s.st, s.cfg.Secret, c.ID, purpose)
+	var reply string
+	if purpose == store.PurposeTokens {
+		reply, err = jobs.TestTokenEndpoints(ctx, s.st, s.cfg.Secret, c.ID)
+	} else {
+		reply, err = jobs.TestDebateEndpoint(ctx, s.st, s.cfg.Secret, c.ID, purpose)
+	}
 	if isAPI(r) {
 		// {"ok", "message"}: the judge's or the server's answer, or the error.
 		switch {
@@ -334,7 +361,8 @@ func (s *Server) debateAction(action string) http.HandlerFunc {
 			return
 		}
 		ctx := r.Context()
-		title := "Cannot " + action + " " + map[string]string{store.PurposeJudge: "judging", store.PurposeScore: "scoring"}[purpose]
+		title := "Cannot " + action + " " + map[string]string{store.PurposeJudge: "judging", store.PurposeScore: "scoring",
+			store.PurposeTokens: "token scoring"}[purpose]
 		conflict := func(msg string) {
 			if isAPI(r) {
 				writeJSON(w, http.StatusConflict, apiError{msg})
@@ -349,9 +377,12 @@ func (s *Server) debateAction(action string) http.HandlerFunc {
 			s.failFor(w, r, err)
 			return
 		}
-		if action == "start" {
+		switch {
+		case action == "start" && purpose == store.PurposeTokens:
+			_, err = jobs.StartTokens(ctx, s.jobs, s.st, c.ID, 0)
+		case action == "start":
 			_, err = jobs.StartDebate(ctx, s.jobs, s.st, c.ID, purpose)
-		} else {
+		default:
 			err = jobs.PauseDebate(ctx, s.jobs, s.st, c.ID, purpose)
 		}
 		if errors.Is(err, jobs.ErrWrongState) {

@@ -449,7 +449,8 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 	err = s.st.Batch(ctx, s.st.ComparisonInto(id, &v.C), s.st.ProblemInto(pid, &v.P),
 		s.st.AnswerCountsInto(id, pid, &answers), s.st.ProblemCountsInto(id, pid, &counts),
 		s.st.ProblemSamplesInto(id, pid, limit, v.Answer, &samples), s.st.ReviewsInto(id, &all),
-		s.st.AuditInto(id, pid, &v.History), s.st.ReportVersionInto(id, &version), s.st.ReasoningInto(id, pid, &reasoning))
+		s.st.AuditInto(id, pid, &v.History), s.st.ReportVersionInto(id, &version), s.st.ReasoningInto(id, pid, &reasoning),
+		s.st.TokenScoredSamplesInto(id, pid, &v.TokenSamples, &v.TokensSetUp))
 	if err == nil {
 		err = problemIn(v.C, v.P)
 	}

@@ -190,6 +190,7 @@ func runReplayServer(ctx context.Context, args []string) error {
 	logprobs := fs.String("logprobs", "both", "prompt log-probabilities offered: both, echo, prompt_logprobs or none")
 	ignoreSeed := fs.Bool("ignore-seed", false, "hand out the recorded completions in order also to requests with a seed "+
 		"(a recording in random order then replays as draws without replacement)")
+	favour := fs.String("favour", "", "comma-separated tokens given log-probability -0.01 (a second server with --favour plays an RL model differing from the base at those tokens)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -199,6 +200,9 @@ func runReplayServer(ctx context.Context, args []string) error {
 	}
 	opts := replay.Options{Latency: *latency, ErrorRate: *errRate, Seed: *seed, ModelName: *model, JudgeDefault: *judgeDefault,
 		IgnoreSeed: *ignoreSeed}
+	if *favour != "" {
+		opts.Favour = strings.Split(*favour, ",")
+	}
 	switch *logprobs {
 	case "both":
 	case replay.LogprobsEcho, replay.LogprobsPrompt, replay.LogprobsNone:

@@ -230,10 +230,7 @@ func PauseDebate(ctx context.Context, client *Client, st *store.Store, compariso
 	if err := st.SetDebateStatus(ctx, comparisonID, purpose, store.DebatePaused, ""); err != nil {
 		return err
 	}
-	kind := JudgeArgs{}.Kind()
-	if purpose == store.PurposeScore {
-		kind = ScoreArgs{}.Kind()
-	}
+	kind := debateKind(purpose)
 	ids, err := st.ActiveJobs(ctx, comparisonID, kind)
 	if err != nil {
 		return err
@@ -249,12 +246,19 @@ func PauseDebate(ctx context.Context, client *Client, st *store.Store, compariso
 // ActiveDebateJobs counts a comparison's unfinished judge or scoring jobs
 // (the page shows judging as finished when none is left).
 func ActiveDebateJobs(ctx context.Context, st *store.Store, comparisonID int64, purpose string) (int, error) {
-	kind := JudgeArgs{}.Kind()
-	if purpose == store.PurposeScore {
-		kind = ScoreArgs{}.Kind()
-	}
-	ids, err := st.ActiveJobs(ctx, comparisonID, kind)
+	ids, err := st.ActiveJobs(ctx, comparisonID, debateKind(purpose))
 	return len(ids), err
+}
+
+// debateKind is the job kind of a purpose's work.
+func debateKind(purpose string) string {
+	switch purpose {
+	case store.PurposeScore:
+		return ScoreArgs{}.Kind()
+	case store.PurposeTokens:
+		return TokenArgs{}.Kind()
+	}
+	return JudgeArgs{}.Kind()
 }
 
 // debateGate loads the endpoint of a job and says whether the job should

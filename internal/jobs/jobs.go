@@ -94,6 +94,7 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	river.AddWorker(workers, &JudgeWorker{st: st, clients: endpointClients{box: cfg.Secret}})
 	river.AddWorker(workers, &ScoreWorker{st: st, clients: endpointClients{box: cfg.Secret}})
 	river.AddWorker(workers, &AuditWorker{st: st, clients: endpointClients{box: cfg.Secret}})
+	river.AddWorker(workers, &TokenWorker{st: st, clients: endpointClients{box: cfg.Secret}})
 	lease := cfg.Lease.withDefaults()
 	river.AddWorker(workers, &ReapWorker{st: st, cfg: lease})
 	if cfg.Register != nil {

@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"hash/fnv"
+	"math"
 	"net/http"
 	"regexp"
 	"time"
@@ -30,6 +31,44 @@ func Tokens(text string) []string { return tokenRE.FindAllString(text, -1) }
 
 // TokenLogprob is a replay token's natural-log probability: −0.1 per character.
 func TokenLogprob(tok string) float64 { return -0.1 * float64(utf8.RuneCountInString(tok)) }
+
+// FavouredLogprob is the log-probability a server with Options.Favour gives
+// a favoured token, whatever its length: a second replay server with
+// --favour Wait plays an RL model that differs from the base model exactly
+// at the "Wait" tokens.
+const FavouredLogprob = -0.01
+
+// ModelLogprob is a replay token's log-probability under a server favouring
+// the tokens in favour (TokenLogprob otherwise).
+func ModelLogprob(tok string, favour map[string]bool) float64 {
+	if favour[tok] {
+		return FavouredLogprob
+	}
+	return TokenLogprob(tok)
+}
+
+// Alternatives returns a replay position's top-k list for the token tok
+// with log-probability lp: tok itself first, then k−1 made-up tokens
+// "alt1", "alt2", … with probabilities (1 − e^lp)/2^j, so that a position's
+// whole distribution is known and the Jensen–Shannon divergence between two
+// servers can be worked out by hand. k ≤ 1 gives tok alone.
+func Alternatives(tok string, lp float64, k int) []Alt {
+	out := []Alt{{tok, lp}}
+	rest := 1 - math.Exp(lp)
+	for j := 1; j < k; j++ {
+		out = append(out, Alt{fmt.Sprintf("alt%d", j), math.Log(rest / math.Pow(2, float64(j)))})
+	}
+	return out
+}
+
+// Alt is a token and its log-probability in a top-k list.
+type Alt struct {
+	Token   string
+	Logprob float64
+}
+
+// maxTopK bounds the alternatives asked for, as vLLM's max_logprobs does.
+const maxTopK = 20
 
 // generated is the one token a scoring request gets after its prompt.
 const generated = "."
@@ -63,6 +102,10 @@ func (s *server) logprobCompletion(w http.ResponseWriter, r *http.Request, req r
 		writeError(w, http.StatusBadRequest, "echo is not supported by this server")
 		return
 	}
+	if (req.Logprobs != nil && *req.Logprobs > maxTopK) || (req.PromptLogprobs != nil && *req.PromptLogprobs > maxTopK) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("at most %d log-probabilities per token", maxTopK))
+		return
+	}
 	if !s.gate(w, r) {
 		return
 	}
@@ -93,9 +136,13 @@ func (s *server) logprobCompletion(w http.ResponseWriter, r *http.Request, req r
 				lp.TokenLogprobs, lp.TopLogprobs = append(lp.TokenLogprobs, nil), append(lp.TopLogprobs, nil)
 				continue
 			}
-			v := TokenLogprob(t)
+			v := ModelLogprob(t, s.favour)
 			lp.TokenLogprobs = append(lp.TokenLogprobs, &v)
-			lp.TopLogprobs = append(lp.TopLogprobs, map[string]float64{t: v})
+			top := map[string]float64{}
+			for _, a := range Alternatives(t, v, *req.Logprobs) {
+				top[a.Token] = a.Logprob
+			}
+			lp.TopLogprobs = append(lp.TopLogprobs, top)
 		}
 		choice.Logprobs = lp
 	}
@@ -105,7 +152,11 @@ func (s *server) logprobCompletion(w http.ResponseWriter, r *http.Request, req r
 			if i == 0 {
 				continue // null, as vLLM sends for the first prompt token
 			}
-			pl[i] = map[string]promptLogprob{tokenID(t): {Logprob: TokenLogprob(t), Rank: 1, DecodedToken: t}}
+			m := map[string]promptLogprob{}
+			for r, a := range Alternatives(t, ModelLogprob(t, s.favour), *req.PromptLogprobs) {
+				m[tokenID(a.Token)] = promptLogprob{Logprob: a.Logprob, Rank: r + 1, DecodedToken: a.Token}
+			}
+			pl[i] = m
 		}
 		choice.PromptLogprobs = pl
 	}

@@ -52,6 +52,10 @@ type Options struct {
 	// and drawing all of them gives the recording back: what a test of a
 	// sampling design against the full recording needs.
 	IgnoreSeed bool
+	// Favour lists tokens this server gives log-probability FavouredLogprob
+	// (see ModelLogprob): two servers, one with Favour, play a base and an
+	// RL model that differ at known positions.
+	Favour []string
 }
 
 // maxN bounds `n` per request, as a real server bounds its batch.
@@ -64,6 +68,8 @@ type server struct {
 	judge *judge // nil unless Options.Judge
 	mux   *http.ServeMux
 	ids   atomic.Int64
+	// favour is Options.Favour as a set.
+	favour map[string]bool
 
 	mu  sync.Mutex // guards rng
 	rng *rand.Rand
@@ -109,6 +115,10 @@ func New(samples map[string][]string, opts Options) http.Handler {
 		index: newIndex(samples, opts.FinishReasons),
 		mux:   http.NewServeMux(),
 		rng:   rand.New(rand.NewPCG(uint64(opts.Seed), 0x9e3779b97f4a7c15)),
+	}
+	s.favour = map[string]bool{}
+	for _, t := range opts.Favour {
+		s.favour[t] = true
 	}
 	if len(opts.Judge) > 0 {
 		s.judge = newJudge(opts.Judge, opts.JudgeDefault)

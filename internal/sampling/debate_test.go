@@ -162,3 +162,49 @@ func TestDecodedOffsets(t *testing.T) {
 		t.Errorf("replacement character: %v", got)
 	}
 }
+
+func TestScoreTokensThroughReplay(t *testing.T) {
+	ctx := context.Background()
+	for _, mode := range []string{replay.LogprobsEcho, replay.LogprobsPrompt} {
+		c := replayClient(t, replay.Options{Logprobs: mode, Favour: []string{"Wait"}}, StyleCompletions)
+		m, note, err := c.DetectTopLogprobs(ctx)
+		if err != nil || m != mode || !strings.Contains(note, "top-5") {
+			t.Fatalf("%s: DetectTopLogprobs = %q, %q, %v", mode, m, note, err)
+		}
+		n, _, err := c.PromptTokenCount(ctx, m, "Q: x?\nA:")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Completion tokens " ", "Wait", ",", … — replay tokens are runs of
+		// white space or not: " ", "Wait,", " ", "x=1".
+		ts, u, err := c.ScoreTokens(ctx, m, "Q: x?\nA:", " Wait, x=1", n)
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		want := []string{" ", "Wait,", " ", "x=1"}
+		if strings.Join(ts.Tokens, "|") != strings.Join(want, "|") || u.PromptTokens == 0 {
+			t.Fatalf("%s: tokens %q (usage %+v), want %q", mode, ts.Tokens, u, want)
+		}
+		wantLp := []float64{-0.1, -0.5, -0.1, -0.3}
+		for i, lp := range ts.Logprobs {
+			if math.Abs(lp-wantLp[i]) > 1e-9 {
+				t.Errorf("%s: logprob %d = %v, want %v", mode, i, lp, wantLp[i])
+			}
+			top := ts.Top[i]
+			// The token itself (most likely here) then alt1…alt4 at (1 − e^lp)/2^j.
+			if len(top) != TopK || top[0].Token != want[i] || top[1].Token != "alt1" ||
+				math.Abs(top[1].Logprob-math.Log((1-math.Exp(wantLp[i]))/2)) > 1e-9 {
+				t.Errorf("%s: top %d = %+v", mode, i, top)
+			}
+		}
+		// A favoured token: −0.01 whatever its length.
+		ts, _, err = c.ScoreTokens(ctx, m, "Q: x?\nA:", " Wait again", n)
+		if err != nil || ts.Logprobs[1] != replay.FavouredLogprob {
+			t.Errorf("%s: favoured %v %v", mode, ts.Logprobs, err)
+		}
+	}
+	c := replayClient(t, replay.Options{Logprobs: replay.LogprobsNone}, StyleCompletions)
+	if _, _, err := c.DetectTopLogprobs(ctx); err == nil || !strings.Contains(err.Error(), "no per-token log-probabilities") {
+		t.Errorf("none: %v", err)
+	}
+}

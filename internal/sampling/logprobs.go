@@ -34,9 +34,10 @@ type logprobResponse struct {
 	Choices []struct {
 		Text     string `json:"text"`
 		Logprobs *struct {
-			Tokens        []string   `json:"tokens"`
-			TokenLogprobs []*float64 `json:"token_logprobs"`
-			TextOffset    []int      `json:"text_offset"`
+			Tokens        []string             `json:"tokens"`
+			TokenLogprobs []*float64           `json:"token_logprobs"`
+			TextOffset    []int                `json:"text_offset"`
+			TopLogprobs   []map[string]float64 `json:"top_logprobs"`
 		} `json:"logprobs"`
 		PromptLogprobs []map[string]promptLogprob `json:"prompt_logprobs"`
 	} `json:"choices"`
@@ -152,6 +153,12 @@ type LogprobResult struct {
 // prompt log-probabilities by method, generating one token (some servers
 // refuse max_tokens 0).
 func (c *Client) logprobRequest(ctx context.Context, method, prompt string) (*logprobResponse, Usage, error) {
+	return c.logprobRequestK(ctx, method, prompt, 0)
+}
+
+// logprobRequestK is logprobRequest asking for the top k alternatives of
+// each token too (k = 0: the token alone).
+func (c *Client) logprobRequestK(ctx context.Context, method, prompt string, k int) (*logprobResponse, Usage, error) {
 	var res logprobResponse
 	err := c.retrying(ctx, "scoring", func() *Error {
 		res = logprobResponse{}
@@ -163,9 +170,9 @@ func (c *Client) logprobRequest(ctx context.Context, method, prompt string) (*lo
 				Temperature: openai.Float(0),
 			}
 			if method == MethodEcho {
-				q.Echo, q.Logprobs = openai.Bool(true), openai.Int(1)
+				q.Echo, q.Logprobs = openai.Bool(true), openai.Int(int64(max(k, 1)))
 			} else {
-				opts = append(opts, option.WithJSONSet("prompt_logprobs", 0))
+				opts = append(opts, option.WithJSONSet("prompt_logprobs", k))
 			}
 			opts = append(opts, option.WithResponseBodyInto(&res))
 			_, err := c.completions.New(actx, q, opts...)

@@ -41,6 +41,9 @@ func IsReviewVerdict(v string) bool {
 const (
 	PurposeJudge = "judge" // a judge model grading the reasoning of answer-correct samples
 	PurposeScore = "score" // a scoring model (the base model) giving log-probabilities of completions
+	// PurposeTokens: the RL model's scoring endpoint, for token-level
+	// divergence against the base model's (the PurposeScore endpoint).
+	PurposeTokens = "tokens"
 )
 
 // Reasoning verdicts of a judge, and labels of a person (valid or flawed only).
@@ -76,6 +79,9 @@ type DebateEndpoint struct {
 	Error         string
 	Usage         RunUsage
 	UpdatedAt     time.Time
+	// Scope (PurposeTokens): whose samples are scored, TokenScopeSplit or
+	// TokenScopeAll.
+	Scope string
 }
 
 // GetDebateEndpoint returns a comparison's judge or scoring endpoint, or
@@ -84,11 +90,11 @@ func (s *Store) GetDebateEndpoint(ctx context.Context, comparisonID int64, purpo
 	e := DebateEndpoint{ComparisonID: comparisonID, Purpose: purpose}
 	var errs []byte
 	err := s.db.QueryRow(ctx, `SELECT base_url, model, style, api_key_enc, max_concurrency, template, template_text, max_tokens,
-			max_per_problem, method, method_note, status, error, tokens_in, tokens_out, requests, errors, started_at, updated_at
+			max_per_problem, method, method_note, status, error, tokens_in, tokens_out, requests, errors, started_at, updated_at, scope
 		FROM comparison_endpoints WHERE comparison_id = $1 AND purpose = $2`, comparisonID, purpose).Scan(
 		&e.Endpoint.BaseURL, &e.Endpoint.Model, &e.Endpoint.Style, &e.Endpoint.APIKeyEnc, &e.Endpoint.MaxConcurrency,
 		&e.Template, &e.TemplateText, &e.MaxTokens, &e.MaxPerProblem, &e.Method, &e.MethodNote, &e.Status, &e.Error,
-		&e.Usage.TokensIn, &e.Usage.TokensOut, &e.Usage.Requests, &errs, &e.Usage.StartedAt, &e.UpdatedAt)
+		&e.Usage.TokensIn, &e.Usage.TokensOut, &e.Usage.Requests, &errs, &e.Usage.StartedAt, &e.UpdatedAt, &e.Scope)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return e, fmt.Errorf("%s endpoint of comparison %d: %w", purpose, comparisonID, ErrNotFound)
 	}
@@ -143,8 +149,14 @@ func (s *Store) SetDebateStatus(ctx context.Context, comparisonID int64, purpose
 // SetScoreMethod records how the scoring endpoint gives log-probabilities
 // (echo or prompt_logprobs) and what the detection found.
 func (s *Store) SetScoreMethod(ctx context.Context, comparisonID int64, method, note string) error {
+	return s.SetEndpointMethod(ctx, comparisonID, PurposeScore, method, note)
+}
+
+// SetEndpointMethod records how a scoring endpoint (PurposeScore or
+// PurposeTokens) gives log-probabilities and what the detection found.
+func (s *Store) SetEndpointMethod(ctx context.Context, comparisonID int64, purpose, method, note string) error {
 	_, err := s.db.Exec(ctx, `UPDATE comparison_endpoints SET method = $2, method_note = $3, updated_at = now()
-		WHERE comparison_id = $1 AND purpose = 'score'`, comparisonID, method, note)
+		WHERE comparison_id = $1 AND purpose = $4`, comparisonID, method, note, purpose)
 	if err != nil {
 		return fmt.Errorf("set scoring method of comparison %d: %w", comparisonID, err)
 	}
