@@ -321,7 +321,7 @@ func encodeReport(rep *Report) ([]byte, error) {
 		return nil, fmt.Errorf("encode report %d: %w", rep.ComparisonID, err)
 	}
 	tests, ids := rep.bulkyLists()
-	writeLists(bw, tests, ids)
+	writeLists(bw, rep.Rows, tests, ids)
 	sr := storedReport{Version: reportEncoding, Report: rep.withoutBulkyLists(), StatsHash: rep.statsHash}
 	noCounts := jsonv2.WithMarshalers(jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, _ ProblemCounts) error {
 		return enc.WriteToken(jsontext.Null)
@@ -354,7 +354,7 @@ func decodeReport(data []byte) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decode report: %w", err)
 	}
-	tests, ids, err := readLists(br)
+	tests, ids, err := readLists(br, rows)
 	if err != nil {
 		return nil, fmt.Errorf("decode report: %w", err)
 	}

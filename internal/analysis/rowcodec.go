@@ -283,7 +283,31 @@ func (rep *Report) withoutBulkyLists() *Report {
 	return &cp
 }
 
-func writeLists(w *bufio.Writer, tests []*[]ProblemTest, ids []*[]string) {
+// rowIndexes returns the problem table's index of each of n problem keys
+// when they come in the table's order (the lists do: dataset order), so a
+// list can be stored as row numbers and read back sharing the table's keys;
+// false when they do not.
+func rowIndexes(rows []ProblemRow, n int, key func(i int) string) ([]int, bool) {
+	out := make([]int, n)
+	j := 0
+	for i := range n {
+		k := key(i)
+		for j < len(rows) && rows[j].Key != k {
+			j++
+		}
+		if j == len(rows) {
+			return nil, false
+		}
+		out[i] = j
+		j++
+	}
+	return out, true
+}
+
+// writeLists writes the lists after the problem table: each list's problem
+// ids as row numbers (deltas) when they follow the table's order, else as
+// strings.
+func writeLists(w *bufio.Writer, rows []ProblemRow, tests []*[]ProblemTest, ids []*[]string) {
 	var buf [binary.MaxVarintLen64]byte
 	uv := func(x uint64) { w.Write(buf[:binary.PutUvarint(buf[:], x)]) }
 	f64 := func(x float64) {
@@ -294,6 +318,27 @@ func writeLists(w *bufio.Writer, tests []*[]ProblemTest, ids []*[]string) {
 		uv(uint64(len(s)))
 		w.WriteString(s)
 	}
+	// The problem ids of a list: a byte saying how, then per item either a
+	// row-number delta or a string (idOf).
+	var at []int
+	prev := -1
+	howIDs := func(n int, key func(i int) string) {
+		var ok bool
+		if at, ok = rowIndexes(rows, n, key); ok {
+			w.WriteByte(1)
+		} else {
+			w.WriteByte(0)
+		}
+		prev = -1
+	}
+	idOf := func(i int, id string) {
+		if at == nil {
+			str(id)
+			return
+		}
+		uv(uint64(at[i] - prev - 1))
+		prev = at[i]
+	}
 	// Each list: 0 for nil, else 1 + its length (nil and empty differ in the JSON).
 	uv(uint64(len(tests)))
 	for _, l := range tests {
@@ -302,8 +347,10 @@ func writeLists(w *bufio.Writer, tests []*[]ProblemTest, ids []*[]string) {
 			continue
 		}
 		uv(uint64(len(*l)) + 1)
-		for _, t := range *l {
-			str(t.ProblemID)
+		list := *l
+		howIDs(len(list), func(i int) string { return list[i].ProblemID })
+		for i, t := range list {
+			idOf(i, t.ProblemID)
 			uv(uint64(t.BaseC))
 			uv(uint64(t.BaseN))
 			uv(uint64(t.OtherC))
@@ -327,14 +374,17 @@ func writeLists(w *bufio.Writer, tests []*[]ProblemTest, ids []*[]string) {
 			continue
 		}
 		uv(uint64(len(*l)) + 1)
-		for _, s := range *l {
-			str(s)
+		list := *l
+		howIDs(len(list), func(i int) string { return list[i] })
+		for i, s := range list {
+			idOf(i, s)
 		}
 	}
 }
 
-// readLists reads what writeLists wrote, into lists of their own.
-func readLists(r *bufio.Reader) (tests [][]ProblemTest, ids [][]string, err error) {
+// readLists reads what writeLists wrote; ids stored as row numbers share
+// the keys of rows.
+func readLists(r *bufio.Reader, rows []ProblemRow) (tests [][]ProblemTest, ids [][]string, err error) {
 	uv := func() uint64 {
 		if err != nil {
 			return 0
@@ -379,6 +429,32 @@ func readLists(r *bufio.Reader) (tests [][]ProblemTest, ids [][]string, err erro
 		}
 		return fmt.Errorf("problem lists: %s: %w", what, err)
 	}
+	// The ids of the list being read: as rows' keys (byRow) or strings.
+	byRow, prev := false, -1
+	howIDs := func() {
+		if err != nil {
+			return
+		}
+		var c byte
+		if c, err = r.ReadByte(); err == nil && c > 1 {
+			err = errRowTable
+		}
+		byRow, prev = c == 1, -1
+	}
+	id := func() string {
+		if !byRow {
+			return str()
+		}
+		d := uv()
+		if err == nil && d >= uint64(len(rows)-prev-1) {
+			err = errRowTable
+		}
+		if err != nil {
+			return ""
+		}
+		prev += int(d) + 1
+		return rows[prev].Key
+	}
 	nt := uv()
 	if err != nil || nt > maxStoredModels*4 {
 		return nil, nil, fail("header")
@@ -393,9 +469,10 @@ func readLists(r *bufio.Reader) (tests [][]ProblemTest, ids [][]string, err erro
 			continue
 		}
 		l := make([]ProblemTest, n)
+		howIDs()
 		for j := range l {
 			t := &l[j]
-			t.ProblemID = str()
+			t.ProblemID = id()
 			t.BaseC, t.BaseN, t.OtherC, t.OtherN = int(uv()), int(uv()), int(uv()), int(uv())
 			t.P, t.PHolm = f64(), f64()
 			var flags byte
@@ -423,8 +500,9 @@ func readLists(r *bufio.Reader) (tests [][]ProblemTest, ids [][]string, err erro
 			continue
 		}
 		l := make([]string, n)
+		howIDs()
 		for j := range l {
-			l[j] = str()
+			l[j] = id()
 		}
 		if err != nil {
 			return nil, nil, fail("ids")

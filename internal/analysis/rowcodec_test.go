@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -33,6 +34,15 @@ func TestStoredReportRoundTrip(t *testing.T) {
 		t.Fatalf("the fixture lacks what is tested: %d guessable rows, %d tested, %d pairs, %d intersections", guessed, tested, len(rep.Pairs), len(rep.Intersections))
 	}
 	rep.Pairs[1].OtherOnly = []string{} // empty, not nil: the JSON says [] rather than null
+	// A list out of the table's order (stored as strings) and one naming a
+	// problem the table lacks: both read back as they were.
+	rev := slices.Clone(rep.Pairs[0].BaseOnly)
+	slices.Reverse(rev)
+	if len(rev) < 2 {
+		t.Fatalf("%d base-only problems", len(rev))
+	}
+	rep.Pairs[0].BaseOnly = rev
+	rep.Intersections[0].Problems = append(slices.Clone(rep.Intersections[0].Problems), "not-a-row")
 	var want bytes.Buffer
 	if err := rep.WriteJSON(&want); err != nil {
 		t.Fatal(err)
