@@ -25,6 +25,7 @@ import (
 // as string-table indexes, n and c per model, a byte per model saying
 // whether P follows (8 bytes, IEEE 754 little-endian; else P is −1), and a
 // byte saying whether a guess follows (its rule index and 8-byte chance).
+// The per-problem lists follow (writeLists), then the report's JSON.
 
 const rowMagic = "RT1"
 
@@ -36,6 +37,107 @@ const (
 	maxStoredString = 1 << 20
 )
 
+// binWriter writes the codec's values; write errors are the zstd
+// writer's, reported by its Close.
+type binWriter struct {
+	w   *bufio.Writer
+	buf [binary.MaxVarintLen64]byte
+}
+
+func (b *binWriter) uv(x uint64) { b.w.Write(b.buf[:binary.PutUvarint(b.buf[:], x)]) }
+func (b *binWriter) sv(x int64)  { b.w.Write(b.buf[:binary.PutVarint(b.buf[:], x)]) }
+func (b *binWriter) f64(x float64) {
+	binary.LittleEndian.PutUint64(b.buf[:8], math.Float64bits(x))
+	b.w.Write(b.buf[:8])
+}
+func (b *binWriter) str(s string) {
+	b.uv(uint64(len(s)))
+	b.w.WriteString(s)
+}
+func (b *binWriter) flag(v bool) {
+	if v {
+		b.w.WriteByte(1)
+	} else {
+		b.w.WriteByte(0)
+	}
+}
+
+// binReader reads them; the first error sticks, and every later read
+// returns zero values.
+type binReader struct {
+	r   *bufio.Reader
+	err error
+	b8  [8]byte
+}
+
+func (b *binReader) uv() uint64 {
+	if b.err != nil {
+		return 0
+	}
+	var x uint64
+	x, b.err = binary.ReadUvarint(b.r)
+	return x
+}
+
+func (b *binReader) sv() int64 {
+	if b.err != nil {
+		return 0
+	}
+	var x int64
+	x, b.err = binary.ReadVarint(b.r)
+	return x
+}
+
+func (b *binReader) f64() float64 {
+	if b.err != nil {
+		return 0
+	}
+	_, b.err = io.ReadFull(b.r, b.b8[:])
+	return math.Float64frombits(binary.LittleEndian.Uint64(b.b8[:]))
+}
+
+func (b *binReader) flag() bool {
+	if b.err != nil {
+		return false
+	}
+	var c byte
+	if c, b.err = b.r.ReadByte(); b.err == nil && c > 1 {
+		b.err = errRowTable
+	}
+	return c == 1
+}
+
+// bytes reads n bytes into p (len(p) == n).
+func (b *binReader) bytes(p []byte) {
+	if b.err == nil {
+		_, b.err = io.ReadFull(b.r, p)
+	}
+}
+
+// str reads a string of at most maxStoredString bytes.
+func (b *binReader) str() string {
+	l := b.uv()
+	if b.err == nil && l > maxStoredString {
+		b.err = errRowTable
+	}
+	if b.err != nil {
+		return ""
+	}
+	p := make([]byte, l)
+	b.bytes(p)
+	return string(p)
+}
+
+// fail wraps the sticky error (errRowTable when the data is short or wrong).
+func (b *binReader) fail(section, what string) error {
+	if b.err == nil || errors.Is(b.err, io.EOF) || errors.Is(b.err, io.ErrUnexpectedEOF) {
+		b.err = fmt.Errorf("%w (%v)", errRowTable, b.err)
+	}
+	return fmt.Errorf("%s: %s: %w", section, what, b.err)
+}
+
+var errRowTable = errors.New("stored problem table is malformed")
+
 func writeRows(w *bufio.Writer, rows []ProblemRow) error {
 	models, keyBytes := 0, 0
 	if len(rows) > 0 {
@@ -43,7 +145,7 @@ func writeRows(w *bufio.Writer, rows []ProblemRow) error {
 	}
 	index := map[string]uint64{}
 	var table []string
-	str := func(s string) {
+	intern := func(s string) {
 		if _, ok := index[s]; !ok {
 			index[s] = uint64(len(table))
 			table = append(table, s)
@@ -55,132 +157,76 @@ func writeRows(w *bufio.Writer, rows []ProblemRow) error {
 			return fmt.Errorf("problem table row %d (%s): %d counts and %d p-values for %d models", i, r.Key, len(r.Counts), len(r.P), models)
 		}
 		keyBytes += len(r.Key)
-		str(r.Subject)
-		str(r.Level)
-		str(r.Region)
+		intern(r.Subject)
+		intern(r.Level)
+		intern(r.Region)
 		if r.Guess != nil {
-			str(r.Guess.Rule)
+			intern(r.Guess.Rule)
 		}
 	}
-	var buf [binary.MaxVarintLen64]byte
-	uv := func(x uint64) { w.Write(buf[:binary.PutUvarint(buf[:], x)]) }
-	sv := func(x int64) { w.Write(buf[:binary.PutVarint(buf[:], x)]) }
-	f64 := func(x float64) {
-		binary.LittleEndian.PutUint64(buf[:8], math.Float64bits(x))
-		w.Write(buf[:8])
-	}
+	b := &binWriter{w: w}
 	w.WriteString(rowMagic)
-	uv(uint64(len(rows)))
-	uv(uint64(models))
-	uv(uint64(keyBytes))
-	uv(uint64(len(table)))
+	b.uv(uint64(len(rows)))
+	b.uv(uint64(models))
+	b.uv(uint64(keyBytes))
+	b.uv(uint64(len(table)))
 	for _, s := range table {
-		uv(uint64(len(s)))
-		w.WriteString(s)
+		b.str(s)
 	}
 	for i := range rows {
 		r := &rows[i]
-		sv(r.ProblemID)
-		uv(uint64(len(r.Key)))
-		w.WriteString(r.Key)
-		sv(int64(r.Idx))
-		uv(index[r.Subject])
-		uv(index[r.Level])
-		uv(index[r.Region])
+		b.sv(r.ProblemID)
+		b.str(r.Key)
+		b.sv(int64(r.Idx))
+		b.uv(index[r.Subject])
+		b.uv(index[r.Level])
+		b.uv(index[r.Region])
 		for _, c := range r.Counts {
-			uv(uint64(c.N))
-			uv(uint64(c.C))
+			b.uv(uint64(c.N))
+			b.uv(uint64(c.C))
 		}
 		for _, p := range r.P {
-			if p == -1 {
-				w.WriteByte(0)
-				continue
+			b.flag(p != -1)
+			if p != -1 {
+				b.f64(p)
 			}
-			w.WriteByte(1)
-			f64(p)
 		}
-		if r.Guess == nil {
-			w.WriteByte(0)
-			continue
+		b.flag(r.Guess != nil)
+		if r.Guess != nil {
+			b.uv(index[r.Guess.Rule])
+			b.f64(r.Guess.Chance)
 		}
-		w.WriteByte(1)
-		uv(index[r.Guess.Rule])
-		f64(r.Guess.Chance)
 	}
 	return nil
 }
 
-var errRowTable = errors.New("stored problem table is malformed")
-
 func readRows(r *bufio.Reader) ([]ProblemRow, error) {
-	var err error
-	fail := func(what string) error {
-		if err == nil {
-			err = errRowTable
-		}
-		return fmt.Errorf("problem table: %s: %w", what, err)
-	}
-	uv := func() uint64 {
-		if err != nil {
-			return 0
-		}
-		var x uint64
-		x, err = binary.ReadUvarint(r)
-		return x
-	}
-	sv := func() int64 {
-		if err != nil {
-			return 0
-		}
-		var x int64
-		x, err = binary.ReadVarint(r)
-		return x
-	}
-	var b8 [8]byte
-	f64 := func() float64 {
-		if err != nil {
-			return 0
-		}
-		_, err = io.ReadFull(r, b8[:])
-		return math.Float64frombits(binary.LittleEndian.Uint64(b8[:]))
-	}
-	flag := func() bool {
-		if err != nil {
-			return false
-		}
-		var c byte
-		c, err = r.ReadByte()
-		if err == nil && c > 1 {
-			err = errRowTable
-		}
-		return c == 1
-	}
+	b := &binReader{r: r}
+	const section = "problem table"
 	magic := make([]byte, len(rowMagic))
-	if _, err = io.ReadFull(r, magic); err != nil || string(magic) != rowMagic {
-		return nil, fail("no header")
+	if b.bytes(magic); b.err != nil || string(magic) != rowMagic {
+		return nil, b.fail(section, "no header")
 	}
-	n, models, keyBytes, strs := uv(), uv(), uv(), uv()
-	if err != nil || n > maxStoredRows || models > maxStoredModels || keyBytes > maxStoredKeys || strs > maxStoredRows {
-		return nil, fail("header")
+	n, models, keyBytes, strs := b.uv(), b.uv(), b.uv(), b.uv()
+	if b.err == nil && (n > maxStoredRows || models > maxStoredModels || keyBytes > maxStoredKeys || strs > maxStoredRows) {
+		b.err = errRowTable
+	}
+	if b.err != nil {
+		return nil, b.fail(section, "header")
 	}
 	table := make([]string, strs)
 	for i := range table {
-		l := uv()
-		if err != nil || l > maxStoredString {
-			return nil, fail("string table")
-		}
-		s := make([]byte, l)
-		if _, err = io.ReadFull(r, s); err != nil {
-			return nil, fail("string table")
-		}
-		table[i] = string(s)
+		table[i] = b.str()
+	}
+	if b.err != nil {
+		return nil, b.fail(section, "string table")
 	}
 	str := func() string {
-		i := uv()
-		if err == nil && i >= uint64(len(table)) {
-			err = errRowTable
+		i := b.uv()
+		if b.err == nil && i >= uint64(len(table)) {
+			b.err = errRowTable
 		}
-		if err != nil {
+		if b.err != nil {
 			return ""
 		}
 		return table[i]
@@ -195,36 +241,37 @@ func readRows(r *bufio.Reader) ([]ProblemRow, error) {
 	m := int(models)
 	for i := range rows {
 		row := &rows[i]
-		row.ProblemID = sv()
-		l := uv()
-		if err != nil || uint64(len(keys))+l > keyBytes {
-			return nil, fail(fmt.Sprintf("row %d key", i))
+		row.ProblemID = b.sv()
+		l := b.uv()
+		if b.err == nil && uint64(len(keys))+l > keyBytes {
+			b.err = errRowTable
+		}
+		if b.err != nil {
+			return nil, b.fail(section, fmt.Sprintf("row %d key", i))
 		}
 		k := len(keys)
 		keys = keys[:k+int(l)]
-		if _, err = io.ReadFull(r, keys[k:]); err != nil {
-			return nil, fail(fmt.Sprintf("row %d key", i))
-		}
+		b.bytes(keys[k:])
 		keyEnd[i] = len(keys)
-		row.Idx = int(sv())
+		row.Idx = int(b.sv())
 		row.Subject, row.Level, row.Region = str(), str(), str()
 		row.Counts = counts[i*m : (i+1)*m : (i+1)*m]
 		for j := range row.Counts {
-			row.Counts[j] = passk.Count{N: int(uv()), C: int(uv())}
+			row.Counts[j] = passk.Count{N: int(b.uv()), C: int(b.uv())}
 		}
 		row.P = ps[i*m : (i+1)*m : (i+1)*m]
 		for j := range row.P {
 			row.P[j] = -1
-			if flag() {
-				row.P[j] = f64()
+			if b.flag() {
+				row.P[j] = b.f64()
 			}
 		}
-		if flag() {
+		if b.flag() {
 			guessAt[i] = len(guesses)
-			guesses = append(guesses, Guess{Rule: str(), Chance: f64()})
+			guesses = append(guesses, Guess{Rule: str(), Chance: b.f64()})
 		}
-		if err != nil {
-			return nil, fail(fmt.Sprintf("row %d", i))
+		if b.err != nil {
+			return nil, b.fail(section, fmt.Sprintf("row %d", i))
 		}
 	}
 	all := string(keys)
@@ -308,73 +355,54 @@ func rowIndexes(rows []ProblemRow, n int, key func(i int) string) ([]int, bool) 
 // ids as row numbers (deltas) when they follow the table's order, else as
 // strings.
 func writeLists(w *bufio.Writer, rows []ProblemRow, tests []*[]ProblemTest, ids []*[]string) {
-	var buf [binary.MaxVarintLen64]byte
-	uv := func(x uint64) { w.Write(buf[:binary.PutUvarint(buf[:], x)]) }
-	f64 := func(x float64) {
-		binary.LittleEndian.PutUint64(buf[:8], math.Float64bits(x))
-		w.Write(buf[:8])
-	}
-	str := func(s string) {
-		uv(uint64(len(s)))
-		w.WriteString(s)
-	}
-	// The problem ids of a list: a byte saying how, then per item either a
-	// row-number delta or a string (idOf).
+	b := &binWriter{w: w}
+	// The problem ids of a list: a flag saying how (row numbers or
+	// strings), then per item a row-number delta or a string (idOf).
 	var at []int
 	prev := -1
 	howIDs := func(n int, key func(i int) string) {
-		var ok bool
-		if at, ok = rowIndexes(rows, n, key); ok {
-			w.WriteByte(1)
-		} else {
-			w.WriteByte(0)
-		}
+		at, _ = rowIndexes(rows, n, key)
+		b.flag(at != nil)
 		prev = -1
 	}
 	idOf := func(i int, id string) {
 		if at == nil {
-			str(id)
+			b.str(id)
 			return
 		}
-		uv(uint64(at[i] - prev - 1))
+		b.uv(uint64(at[i] - prev - 1))
 		prev = at[i]
 	}
 	// Each list: 0 for nil, else 1 + its length (nil and empty differ in the JSON).
-	uv(uint64(len(tests)))
+	b.uv(uint64(len(tests)))
 	for _, l := range tests {
 		if *l == nil {
-			uv(0)
+			b.uv(0)
 			continue
 		}
-		uv(uint64(len(*l)) + 1)
 		list := *l
+		b.uv(uint64(len(list)) + 1)
 		howIDs(len(list), func(i int) string { return list[i].ProblemID })
 		for i, t := range list {
 			idOf(i, t.ProblemID)
-			uv(uint64(t.BaseC))
-			uv(uint64(t.BaseN))
-			uv(uint64(t.OtherC))
-			uv(uint64(t.OtherN))
-			f64(t.P)
-			f64(t.PHolm)
-			var flags byte
-			if t.CouldBeLuck {
-				flags |= 1
-			}
-			if t.Guessable {
-				flags |= 2
-			}
-			w.WriteByte(flags)
+			b.uv(uint64(t.BaseC))
+			b.uv(uint64(t.BaseN))
+			b.uv(uint64(t.OtherC))
+			b.uv(uint64(t.OtherN))
+			b.f64(t.P)
+			b.f64(t.PHolm)
+			b.flag(t.CouldBeLuck)
+			b.flag(t.Guessable)
 		}
 	}
-	uv(uint64(len(ids)))
+	b.uv(uint64(len(ids)))
 	for _, l := range ids {
 		if *l == nil {
-			uv(0)
+			b.uv(0)
 			continue
 		}
-		uv(uint64(len(*l)) + 1)
 		list := *l
+		b.uv(uint64(len(list)) + 1)
 		howIDs(len(list), func(i int) string { return list[i] })
 		for i, s := range list {
 			idOf(i, s)
@@ -385,127 +413,86 @@ func writeLists(w *bufio.Writer, rows []ProblemRow, tests []*[]ProblemTest, ids 
 // readLists reads what writeLists wrote; ids stored as row numbers share
 // the keys of rows.
 func readLists(r *bufio.Reader, rows []ProblemRow) (tests [][]ProblemTest, ids [][]string, err error) {
-	uv := func() uint64 {
-		if err != nil {
-			return 0
-		}
-		var x uint64
-		x, err = binary.ReadUvarint(r)
-		return x
-	}
-	var b8 [8]byte
-	f64 := func() float64 {
-		if err != nil {
-			return 0
-		}
-		_, err = io.ReadFull(r, b8[:])
-		return math.Float64frombits(binary.LittleEndian.Uint64(b8[:]))
-	}
-	str := func() string {
-		l := uv()
-		if err == nil && l > maxStoredString {
-			err = errRowTable
-		}
-		if err != nil {
-			return ""
-		}
-		b := make([]byte, l)
-		_, err = io.ReadFull(r, b)
-		return string(b)
-	}
-	length := func() (int, bool) {
-		n := uv()
-		if err == nil && n > maxStoredRows+1 {
-			err = errRowTable
-		}
-		if err != nil || n == 0 {
-			return 0, false
-		}
-		return int(n - 1), true
-	}
-	fail := func(what string) error {
-		if err == nil || errors.Is(err, io.EOF) {
-			err = fmt.Errorf("%w (%v)", errRowTable, err)
-		}
-		return fmt.Errorf("problem lists: %s: %w", what, err)
-	}
-	// The ids of the list being read: as rows' keys (byRow) or strings.
+	b := &binReader{r: r}
+	const section = "problem lists"
 	byRow, prev := false, -1
-	howIDs := func() {
-		if err != nil {
-			return
-		}
-		var c byte
-		if c, err = r.ReadByte(); err == nil && c > 1 {
-			err = errRowTable
-		}
-		byRow, prev = c == 1, -1
-	}
 	id := func() string {
 		if !byRow {
-			return str()
+			return b.str()
 		}
-		d := uv()
-		if err == nil && d >= uint64(len(rows)-prev-1) {
-			err = errRowTable
+		d := b.uv()
+		if b.err == nil && d >= uint64(len(rows)-prev-1) {
+			b.err = errRowTable
 		}
-		if err != nil {
+		if b.err != nil {
 			return ""
 		}
 		prev += int(d) + 1
 		return rows[prev].Key
 	}
-	nt := uv()
-	if err != nil || nt > maxStoredModels*4 {
-		return nil, nil, fail("header")
+	// length reads a list's header: false for a nil list.
+	length := func() (int, bool) {
+		n := b.uv()
+		if b.err == nil && n > maxStoredRows+1 {
+			b.err = errRowTable
+		}
+		if b.err != nil || n == 0 {
+			return 0, false
+		}
+		byRow, prev = b.flag(), -1
+		return int(n - 1), b.err == nil
+	}
+	nt := b.uv()
+	if b.err == nil && nt > maxStoredModels*4 {
+		b.err = errRowTable
+	}
+	if b.err != nil {
+		return nil, nil, b.fail(section, "header")
 	}
 	tests = make([][]ProblemTest, nt)
 	for i := range tests {
 		n, ok := length()
 		if !ok {
-			if err != nil {
-				return nil, nil, fail("tests")
+			if b.err != nil {
+				return nil, nil, b.fail(section, "tests")
 			}
 			continue
 		}
 		l := make([]ProblemTest, n)
-		howIDs()
 		for j := range l {
 			t := &l[j]
 			t.ProblemID = id()
-			t.BaseC, t.BaseN, t.OtherC, t.OtherN = int(uv()), int(uv()), int(uv()), int(uv())
-			t.P, t.PHolm = f64(), f64()
-			var flags byte
-			if err == nil {
-				flags, err = r.ReadByte()
-			}
-			t.CouldBeLuck, t.Guessable = flags&1 != 0, flags&2 != 0
+			t.BaseC, t.BaseN, t.OtherC, t.OtherN = int(b.uv()), int(b.uv()), int(b.uv()), int(b.uv())
+			t.P, t.PHolm = b.f64(), b.f64()
+			t.CouldBeLuck, t.Guessable = b.flag(), b.flag()
 		}
-		if err != nil {
-			return nil, nil, fail("tests")
+		if b.err != nil {
+			return nil, nil, b.fail(section, "tests")
 		}
 		tests[i] = l
 	}
-	ni := uv()
-	if err != nil || ni > maxStoredRows {
-		return nil, nil, fail("ids header")
+	ni := b.uv()
+	if b.err == nil && ni > maxStoredRows {
+		b.err = errRowTable
+	}
+	if b.err != nil {
+		return nil, nil, b.fail(section, "ids header")
 	}
 	ids = make([][]string, ni)
 	for i := range ids {
 		n, ok := length()
 		if !ok {
-			if err != nil {
-				return nil, nil, fail("ids")
+			if b.err != nil {
+				return nil, nil, b.fail(section, "ids")
 			}
 			continue
 		}
 		l := make([]string, n)
-		howIDs()
 		for j := range l {
 			l[j] = id()
 		}
-		if err != nil {
-			return nil, nil, fail("ids")
+		if b.err != nil {
+			return nil, nil, b.fail(section, "ids")
 		}
 		ids[i] = l
 	}
