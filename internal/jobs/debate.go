@@ -151,6 +151,29 @@ func stopping(err error) bool {
 	return e.Kind == sampling.KindAuth || (e.Kind == sampling.KindBadRequest && (e.Status == 404 || e.Status == 0))
 }
 
+// requestOutcome sorts one request's error for the jobs that ask an
+// endpoint about samples one at a time (judge, scoring, token scoring,
+// verifier audit). fatal ends the job's attempt: the context is done, the
+// endpoint as a whole refuses (recorded in stop, so the job stops with
+// that message), or a transient failure that River retries while attempts
+// remain (finished items stay). Otherwise itemError is what to store on
+// the item: "" on success, the request's own failure else.
+func requestOutcome(ctx context.Context, err error, last bool, stop *stopFlag) (itemError string, fatal error) {
+	var se *sampling.Error
+	switch {
+	case err == nil:
+		return "", nil
+	case ctx.Err() != nil:
+		return "", ctx.Err()
+	case stopping(err):
+		stop.set(err)
+		return "", err
+	case errors.As(err, &se) && se.Retryable() && !last:
+		return "", err
+	}
+	return err.Error(), nil
+}
+
 // StartDebate starts (or resumes) judging or scoring a ready comparison:
 // failed samples are cleared so they are tried again, each run's progress
 // row counts what is done, and one job is enqueued per run and problem with

@@ -97,20 +97,14 @@ func (w *JudgeWorker) Work(ctx context.Context, job *river.Job[JudgeArgs]) error
 		out.Add(int64(res.Usage.CompletionTokens))
 		reqs.Add(1)
 		j.PromptTokens, j.CompletionTokens = res.Usage.PromptTokens, res.Usage.CompletionTokens
-		var se *sampling.Error
-		switch {
-		case err == nil:
-			j.Verdict, j.Reason = res.Verdict, res.Reason
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case stopping(err):
-			stop.set(err)
-			return err
-		case errors.As(err, &se) && se.Retryable() && !last:
-			return err // River retries the job; finished samples stay
-		default:
-			j.Error = err.Error()
+		msg, fatal := requestOutcome(ctx, err, last, &stop)
+		if fatal != nil {
+			return fatal
 		}
+		if err == nil {
+			j.Verdict, j.Reason = res.Verdict, res.Reason
+		}
+		j.Error = msg
 		return w.save(ctx, j, &done)
 	})
 	uctx := context.WithoutCancel(ctx)

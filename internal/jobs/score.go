@@ -115,20 +115,14 @@ func (w *ScoreWorker) Work(ctx context.Context, job *river.Job[ScoreArgs]) error
 		in.Add(int64(u.PromptTokens))
 		out.Add(int64(u.CompletionTokens))
 		reqs.Add(1)
-		var se *sampling.Error
-		switch {
-		case err == nil:
-			x.Tokens, x.SumLogprob, x.Perplexity = res.Tokens, res.SumLogprob, res.Perplexity
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case stopping(err):
-			stop.set(err)
-			return err
-		case errors.As(err, &se) && se.Retryable() && !last:
-			return err
-		default:
-			x.Error = err.Error()
+		msg, fatal := requestOutcome(ctx, err, last, &stop)
+		if fatal != nil {
+			return fatal
 		}
+		if err == nil {
+			x.Tokens, x.SumLogprob, x.Perplexity = res.Tokens, res.SumLogprob, res.Perplexity
+		}
+		x.Error = msg
 		if err := w.st.SaveScore(ctx, x); err != nil {
 			return err
 		}

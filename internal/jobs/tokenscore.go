@@ -161,20 +161,14 @@ func (w *TokenWorker) Work(ctx context.Context, job *river.Job[TokenArgs]) error
 		in.Add(int64(u.PromptTokens))
 		out.Add(int64(u.CompletionTokens))
 		reqs.Add(1)
-		var se *sampling.Error
-		switch {
-		case err == nil:
-			flattenTokenScores(&x, res)
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case stopping(err):
-			stop.set(err)
-			return err
-		case errors.As(err, &se) && se.Retryable() && !last:
-			return err
-		default:
-			x.Error = err.Error()
+		msg, fatal := requestOutcome(ctx, err, last, &stop)
+		if fatal != nil {
+			return fatal
 		}
+		if err == nil {
+			flattenTokenScores(&x, res)
+		}
+		x.Error = msg
 		if err := w.st.SaveTokenScore(ctx, x); err != nil {
 			return err
 		}

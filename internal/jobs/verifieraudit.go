@@ -111,20 +111,14 @@ func (w *AuditWorker) ask(ctx context.Context, job *river.Job[AuditArgs], e stor
 		out.Add(int64(res.Usage.CompletionTokens))
 		reqs.Add(1)
 		v.PromptTokens, v.CompletionTokens = res.Usage.PromptTokens, res.Usage.CompletionTokens
-		var se *sampling.Error
-		switch {
-		case err == nil:
-			v.Verdict, v.Reason = audit.FromJudge(res.Verdict), res.Reason
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case stopping(err):
-			stop.set(err)
-			return err
-		case errors.As(err, &se) && se.Retryable() && !last:
-			return err // River retries the job; answered items stay
-		default:
-			v.Error = err.Error()
+		msg, fatal := requestOutcome(ctx, err, last, &stop)
+		if fatal != nil {
+			return fatal
 		}
+		if err == nil {
+			v.Verdict, v.Reason = audit.FromJudge(res.Verdict), res.Reason
+		}
+		v.Error = msg
 		return w.st.SaveAuditVerdict(ctx, v)
 	})
 	uctx := context.WithoutCancel(ctx)
