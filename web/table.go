@@ -236,6 +236,18 @@ func (s *Server) tableRows(ctx context.Context, e *analysis.Entry, datasetID int
 				texts = append(texts, m)
 			}
 		}
+		// Every run's trigram index ready and a query it can serve: all
+		// problems searched, whatever n. Otherwise the samples are read,
+		// the table's first problems up to completionSearchBudget.
+		trigrams := store.Trigrammable(f.Query)
+		indexed := false
+		if len(runs) > 0 && trigrams {
+			ready, err := s.st.SearchIndexedRuns(ctx, runs)
+			if err != nil {
+				return nil, err
+			}
+			indexed = len(ready) == len(runs)
+		}
 		var pids []int64
 		samples, searched, inStatement := 0, 0, len(matched)
 		for _, i := range order {
@@ -247,22 +259,31 @@ func (s *Server) tableRows(ctx context.Context, e *analysis.Entry, datasetID int
 			for _, m := range texts {
 				n += row.Counts[m].N
 			}
-			if samples+n > completionSearchBudget && searched > 0 {
+			if !indexed && samples+n > completionSearchBudget && searched > 0 {
 				break
 			}
 			samples += n
 			searched++
 			pids = append(pids, row.ProblemID)
 		}
-		hits, err := s.st.SearchCompletions(ctx, runs, pids, f.Query)
+		var hits map[int64]bool
+		var err error
+		if indexed {
+			hits, err = s.st.SearchCompletionsIndexed(ctx, runs, f.Query)
+		} else {
+			hits, err = s.st.SearchCompletions(ctx, runs, pids, f.Query)
+		}
 		if err != nil {
 			return nil, err
 		}
-		for id := range hits {
-			matched[id] = true
+		for _, id := range pids {
+			if hits[id] {
+				matched[id] = true
+			}
 		}
 		*search = views.SearchInfo{Completions: true, Problems: searched, Samples: samples,
-			Unsearched: len(order) - inStatement - searched, NoTexts: len(runs) == 0, Budget: completionSearchBudget}
+			Unsearched: len(order) - inStatement - searched, NoTexts: len(runs) == 0, Budget: completionSearchBudget,
+			Indexed: indexed, Building: len(runs) > 0 && trigrams && !indexed, Short: len(runs) > 0 && !trigrams}
 	}
 	keep(func(i int) bool { return matched[rep.Rows[i].ProblemID] })
 	return order, nil
