@@ -87,6 +87,7 @@ func run() error {
 		cpuprof  = flag.String("cpuprofile", "", "write a CPU profile of the page load to this file")
 		statprof = flag.String("stats-cpuprofile", "", "write a CPU profile of the statistics job to this file")
 		dump     = flag.String("dump", "", "write each page's body (uncompressed) into this directory")
+		trgm     = flag.Bool("search-index", true, "with -texts: build each run's trigram search index (as the search_index job does) before the pages, timed")
 	)
 	flag.Parse()
 	if *clients < 1 || *clients > 200 || *requests < 1 || *requests > 100_000 {
@@ -159,6 +160,19 @@ func run() error {
 		return err
 	}
 	fmt.Printf("report computed from counts and statistics: %.0fms\n", float64(time.Since(start).Microseconds())/1000)
+
+	if *texts && *trgm {
+		if err := buildSearchIndexes(ctx, st, id); err != nil {
+			return err
+		}
+	} else if *use != "" && !*trgm {
+		if _, err := st.Pool().Exec(ctx, `DO $$ DECLARE r record; BEGIN
+			FOR r IN SELECT relname FROM pg_class WHERE relkind = 'i' AND relname LIKE 'samples\_trgm\_run\_%' LOOP
+				EXECUTE 'DROP INDEX ' || quote_ident(r.relname); END LOOP; END $$`); err != nil {
+			return fmt.Errorf("drop search indexes: %w", err)
+		}
+		fmt.Println("search indexes dropped: completion searches read the samples")
+	}
 
 	cookie, token, err := signIn(ctx, st)
 	if err != nil {
@@ -514,4 +528,34 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// buildSearchIndexes builds the trigram index of each run of comparison id
+// with texts (store.BuildSearchIndex) and prints its build time and size
+// next to the size of the texts it indexes.
+func buildSearchIndexes(ctx context.Context, st *store.Store, id int64) error {
+	c, err := st.GetComparison(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, r := range c.Runs {
+		if !r.HasTexts {
+			continue
+		}
+		fmt.Printf("load average before the search index of run %d: %s\n", r.ID, loadAvg())
+		start := time.Now()
+		built, err := st.BuildSearchIndex(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		took := time.Since(start)
+		var samples, index, texts int64
+		if err := st.Pool().QueryRow(ctx, `SELECT count(*), pg_relation_size($2::regclass), sum(pg_column_size(completion))
+			FROM samples WHERE run_id = $1`, r.ID, store.SearchIndexName(r.ID)).Scan(&samples, &index, &texts); err != nil {
+			return fmt.Errorf("search index size: %w", err)
+		}
+		fmt.Printf("search index of run %d (built now: %v): %.1fs, %d MB for %d samples (%d bytes per sample; the texts take %d MB as stored)\n",
+			r.ID, built, took.Seconds(), index>>20, samples, index/max(samples, 1), texts>>20)
+	}
+	return nil
 }
