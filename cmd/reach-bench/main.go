@@ -81,7 +81,7 @@ func run() error {
 		clients  = flag.Int("clients", 20, "concurrent clients per page")
 		requests = flag.Int("requests", 400, "requests per page (bounded also by -max-time)")
 		maxTime  = flag.Duration("max-time", 60*time.Second, "longest load per page")
-		only     = flag.String("only", "", "run only the page with this name")
+		only     = flag.String("only", "", "run only the pages with these names (separated by |)")
 		keep     = flag.Bool("keep", false, "keep the benchmark database")
 		use      = flag.String("use", "", "use this database (from an earlier -keep run) instead of generating one")
 		cpuprof  = flag.String("cpuprofile", "", "write a CPU profile of the page load to this file")
@@ -220,6 +220,14 @@ func run() error {
 	for i := range 500 {
 		freshSearches = append(freshSearches, fmt.Sprintf("%s?q=answer+%d&in=completions&region=base-only", cp, i))
 	}
+	// Searches of every problem's texts for a line of one completion (a
+	// check "x \cdot y = xy" the generator wrote): with the search index
+	// every problem is searched, without it the first 50,000 samples.
+	var wholeSearches []string
+	for i := range 500 {
+		x, y := 11+i%80, 13+(i*7)%80
+		wholeSearches = append(wholeSearches, fmt.Sprintf("%s?q=%s&in=completions", cp, url.QueryEscape(fmt.Sprintf(`\cdot %d = %d`, y, x*y))))
+	}
 	pages := []page{
 		{name: "comparison page", path: cp},
 		{name: "table sorted", path: cp + "?sort=diff&page=40"},
@@ -227,6 +235,7 @@ func run() error {
 		{name: "table search", path: cp + "?q=triangle+area&sort=p"},
 		{name: "table in texts", path: cp + "?q=triangle&in=completions&region=base-only"},
 		{name: "texts, new queries", paths: freshSearches},
+		{name: "texts, whole table", paths: wholeSearches},
 		{name: "problem page", paths: problemPaths},
 		{name: "report JSON", path: fmt.Sprintf("/api/v1/comparisons/%d/report", id)},
 		{name: "crossover.csv", path: cp + "/data/crossover.csv"},
@@ -246,7 +255,7 @@ func run() error {
 	fmt.Printf("%-16s %8s %8s %8s %8s %8s %7s %8s %8s %10s %10s\n", "page", "1: p50", "1: p95", "p50", "p95", "p99", "req/s", "CPU/req", "PG/req", "bytes", "on wire")
 	pg := func() time.Duration { return postgresCPU(ctx, st) }
 	for _, p := range pages {
-		if *only != "" && p.name != *only {
+		if *only != "" && !slices.Contains(strings.Split(*only, "|"), p.name) {
 			continue
 		}
 		if err := load(base, p, cookie, token, *clients, *requests, *maxTime, *dump, pg); err != nil {
