@@ -22,11 +22,3 @@ func PageAnswerClasses(c store.Comparison, counts []store.AnswerCount, kind stri
 	}
 	return classOf, correct, label
 }
-
-// SetCompletionSearchBudget sets the samples a search in completions reads
-// without the search index, until the returned function restores it.
-func SetCompletionSearchBudget(n int) (restore func()) {
-	old := completionSearchBudget
-	completionSearchBudget = n
-	return func() { completionSearchBudget = old }
-}

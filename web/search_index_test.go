@@ -16,7 +16,7 @@ import (
 // samples.
 func TestSearchIndexNotes(t *testing.T) {
 	f := newFixture(t)
-	notes := func(b string) string { return has(b, "search-building", "search-indexed", "search-short") }
+	notes := func(b string) string { return hasIDs(b, "search-building", "search-indexed", "search-short") }
 	ctx := context.Background()
 	c, err := f.srv.st.GetComparison(ctx, f.cid)
 	if err != nil {
@@ -58,8 +58,8 @@ func TestSearchIndexNotes(t *testing.T) {
 	}
 }
 
-// has lists which of the element ids body holds.
-func has(body string, ids ...string) string {
+// hasIDs lists which of the element ids body holds.
+func hasIDs(body string, ids ...string) string {
 	var out []string
 	for _, id := range ids {
 		if strings.Contains(body, `id="`+id+`"`) {
