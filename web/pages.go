@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/url"
@@ -269,7 +270,9 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 			return v, fmt.Errorf("render the problem table: %w", err)
 		}
 		v.TableHTML = b.String()
-		renderedTables.Set(tkey, v.TableHTML)
+		if !v.Search.Building { // kept only once the search index can serve it
+			renderedTables.Set(tkey, v.TableHTML)
+		}
 	}
 	cs, err := memoCharts(e, c.ID, opt, f.Pair, true)
 	v.Crossover, v.Venns, v.VennPairs, v.Histogram, v.Stats = cs.crossover, cs.venns, cs.vennPairs, cs.histogram, cs.stats
@@ -373,6 +376,11 @@ func (s *Server) deleteComparison(w http.ResponseWriter, r *http.Request) {
 	id, err := idParam(r, "id")
 	if err == nil {
 		err = s.st.DeleteComparison(r.Context(), id)
+	}
+	if err == nil && s.jobs != nil { // its runs' search indexes are dropped by a job
+		if qerr := jobs.StartSearchIndex(r.Context(), s.jobs); qerr != nil {
+			slog.Warn("enqueue search index job", "comparison", id, "err", qerr)
+		}
 	}
 	switch {
 	case err != nil && isAPI(r):

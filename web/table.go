@@ -15,11 +15,12 @@ import (
 	"github.com/reach-lab/reach/web/views"
 )
 
-// completionSearchBudget bounds a search in completions: the samples of at
+// completionSearchBudget bounds a search in completions that the search
+// index cannot serve (not built yet, or a query without trigrams): the samples of at
 // most this many (problem, model) completions are read, the table's first
 // matching problems first. 50,000 one-kilobyte completions take about a
 // second on a loaded 2-core machine.
-const completionSearchBudget = 50_000
+var completionSearchBudget = 50_000 // a variable for tests (SetCompletionSearchBudget)
 
 // previewChars is how much of a statement the table's one-line preview
 // reads (the cell cuts it to its width).
@@ -236,8 +237,10 @@ func (s *Server) tableRows(ctx context.Context, e *analysis.Entry, datasetID int
 				texts = append(texts, m)
 			}
 		}
+		// The problems to search, in the table's order, and their samples.
 		var pids []int64
-		samples, searched, inStatement := 0, 0, len(matched)
+		var sizes []int // samples of each
+		total, inStatement := 0, len(matched)
 		for _, i := range order {
 			row := &rep.Rows[i]
 			if matched[row.ProblemID] {
@@ -247,22 +250,52 @@ func (s *Server) tableRows(ctx context.Context, e *analysis.Entry, datasetID int
 			for _, m := range texts {
 				n += row.Counts[m].N
 			}
-			if samples+n > completionSearchBudget && searched > 0 {
-				break
-			}
-			samples += n
-			searched++
-			pids = append(pids, row.ProblemID)
+			pids, sizes, total = append(pids, row.ProblemID), append(sizes, n), total+n
 		}
-		hits, err := s.st.SearchCompletions(ctx, runs, pids, f.Query)
+		// Within the budget the samples are read (every one, as cheap as
+		// the index's candidates); beyond it every run's trigram index
+		// serves a query of trigrams, else the first problems up to the
+		// budget are read.
+		trigrams := store.Trigrammable(f.Query)
+		indexed := false
+		if total > completionSearchBudget && len(runs) > 0 && trigrams {
+			ready, err := s.st.SearchIndexedRuns(ctx, runs)
+			if err != nil {
+				return nil, err
+			}
+			indexed = len(ready) == len(runs)
+		}
+		searched, samples := len(pids), total
+		if !indexed {
+			samples = 0
+			for j, n := range sizes {
+				if samples+n > completionSearchBudget && j > 0 {
+					searched = j
+					break
+				}
+				samples += n
+			}
+		}
+		pids = pids[:searched]
+		var hits map[int64]bool
+		var err error
+		if indexed {
+			hits, err = s.st.SearchCompletionsIndexed(ctx, runs, f.Query)
+		} else {
+			hits, err = s.st.SearchCompletions(ctx, runs, pids, f.Query)
+		}
 		if err != nil {
 			return nil, err
 		}
-		for id := range hits {
-			matched[id] = true
+		for _, id := range pids {
+			if hits[id] {
+				matched[id] = true
+			}
 		}
+		unsearched := len(order) - inStatement - searched
 		*search = views.SearchInfo{Completions: true, Problems: searched, Samples: samples,
-			Unsearched: len(order) - inStatement - searched, NoTexts: len(runs) == 0, Budget: completionSearchBudget}
+			Unsearched: unsearched, NoTexts: len(runs) == 0, Budget: completionSearchBudget,
+			Indexed: indexed, Building: unsearched > 0 && trigrams, Short: unsearched > 0 && !trigrams}
 	}
 	keep(func(i int) bool { return matched[rep.Rows[i].ProblemID] })
 	return order, nil

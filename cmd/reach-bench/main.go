@@ -81,12 +81,13 @@ func run() error {
 		clients  = flag.Int("clients", 20, "concurrent clients per page")
 		requests = flag.Int("requests", 400, "requests per page (bounded also by -max-time)")
 		maxTime  = flag.Duration("max-time", 60*time.Second, "longest load per page")
-		only     = flag.String("only", "", "run only the page with this name")
+		only     = flag.String("only", "", "run only the pages with these names (separated by |)")
 		keep     = flag.Bool("keep", false, "keep the benchmark database")
 		use      = flag.String("use", "", "use this database (from an earlier -keep run) instead of generating one")
 		cpuprof  = flag.String("cpuprofile", "", "write a CPU profile of the page load to this file")
 		statprof = flag.String("stats-cpuprofile", "", "write a CPU profile of the statistics job to this file")
 		dump     = flag.String("dump", "", "write each page's body (uncompressed) into this directory")
+		trgm     = flag.Bool("search-index", true, "with -texts: build each run's trigram search index (as the search_index job does) before the pages, timed")
 	)
 	flag.Parse()
 	if *clients < 1 || *clients > 200 || *requests < 1 || *requests > 100_000 {
@@ -160,6 +161,19 @@ func run() error {
 	}
 	fmt.Printf("report computed from counts and statistics: %.0fms\n", float64(time.Since(start).Microseconds())/1000)
 
+	if *texts && *trgm {
+		if err := buildSearchIndexes(ctx, st, id); err != nil {
+			return err
+		}
+	} else if *use != "" && !*trgm {
+		if _, err := st.Pool().Exec(ctx, `DO $$ DECLARE r record; BEGIN
+			FOR r IN SELECT relname FROM pg_class WHERE relkind = 'i' AND relname LIKE 'samples\_trgm\_run\_%' LOOP
+				EXECUTE 'DROP INDEX ' || quote_ident(r.relname); END LOOP; END $$`); err != nil {
+			return fmt.Errorf("drop search indexes: %w", err)
+		}
+		fmt.Println("search indexes dropped: completion searches read the samples")
+	}
+
 	cookie, token, err := signIn(ctx, st)
 	if err != nil {
 		return err
@@ -206,6 +220,14 @@ func run() error {
 	for i := range 500 {
 		freshSearches = append(freshSearches, fmt.Sprintf("%s?q=answer+%d&in=completions&region=base-only", cp, i))
 	}
+	// Searches of every problem's texts for a line of one completion (a
+	// check "x \cdot y = xy" the generator wrote): with the search index
+	// every problem is searched, without it the first 50,000 samples.
+	var wholeSearches []string
+	for i := range 500 {
+		x, y := 11+i%80, 13+(i*7)%80
+		wholeSearches = append(wholeSearches, fmt.Sprintf("%s?q=%s&in=completions", cp, url.QueryEscape(fmt.Sprintf(`\cdot %d = %d`, y, x*y))))
+	}
 	pages := []page{
 		{name: "comparison page", path: cp},
 		{name: "table sorted", path: cp + "?sort=diff&page=40"},
@@ -213,6 +235,7 @@ func run() error {
 		{name: "table search", path: cp + "?q=triangle+area&sort=p"},
 		{name: "table in texts", path: cp + "?q=triangle&in=completions&region=base-only"},
 		{name: "texts, new queries", paths: freshSearches},
+		{name: "texts, whole table", paths: wholeSearches},
 		{name: "problem page", paths: problemPaths},
 		{name: "report JSON", path: fmt.Sprintf("/api/v1/comparisons/%d/report", id)},
 		{name: "crossover.csv", path: cp + "/data/crossover.csv"},
@@ -232,7 +255,7 @@ func run() error {
 	fmt.Printf("%-16s %8s %8s %8s %8s %8s %7s %8s %8s %10s %10s\n", "page", "1: p50", "1: p95", "p50", "p95", "p99", "req/s", "CPU/req", "PG/req", "bytes", "on wire")
 	pg := func() time.Duration { return postgresCPU(ctx, st) }
 	for _, p := range pages {
-		if *only != "" && p.name != *only {
+		if *only != "" && !slices.Contains(strings.Split(*only, "|"), p.name) {
 			continue
 		}
 		if err := load(base, p, cookie, token, *clients, *requests, *maxTime, *dump, pg); err != nil {
@@ -514,4 +537,34 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// buildSearchIndexes builds the trigram index of each run of comparison id
+// with texts (store.BuildSearchIndex) and prints its build time and size
+// next to the size of the texts it indexes.
+func buildSearchIndexes(ctx context.Context, st *store.Store, id int64) error {
+	c, err := st.GetComparison(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, r := range c.Runs {
+		if !r.HasTexts {
+			continue
+		}
+		fmt.Printf("load average before the search index of run %d: %s\n", r.ID, loadAvg())
+		start := time.Now()
+		built, err := st.BuildSearchIndex(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		took := time.Since(start)
+		var samples, index, texts int64
+		if err := st.Pool().QueryRow(ctx, `SELECT count(*), pg_relation_size($2::regclass), sum(pg_column_size(completion))
+			FROM samples WHERE run_id = $1`, r.ID, store.SearchIndexName(r.ID)).Scan(&samples, &index, &texts); err != nil {
+			return fmt.Errorf("search index size: %w", err)
+		}
+		fmt.Printf("search index of run %d (built now: %v): %.1fs, %d MB for %d samples (%d bytes per sample; the texts take %d MB as stored)\n",
+			r.ID, built, took.Seconds(), index>>20, samples, index/max(samples, 1), texts>>20)
+	}
+	return nil
 }

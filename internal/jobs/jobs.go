@@ -97,6 +97,7 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	river.AddWorker(workers, &TokenWorker{st: st, clients: endpointClients{box: cfg.Secret}})
 	lease := cfg.Lease.withDefaults()
 	river.AddWorker(workers, &ReapWorker{st: st, cfg: lease})
+	river.AddWorker(workers, &SearchIndexWorker{st: st})
 	if cfg.Register != nil {
 		cfg.Register(workers)
 	}
@@ -111,7 +112,7 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 		Middleware: []rivertype.Middleware{metricsMiddleware(), leaseMiddleware(st, lease)},
 	}
 	if cfg.Workers > 0 {
-		rc.PeriodicJobs = append(statsPeriodic(), reapPeriodic(lease)...)
+		rc.PeriodicJobs = append(append(statsPeriodic(), reapPeriodic(lease)...), searchIndexPeriodic()...)
 		sw := cfg.SamplingWorkers
 		if sw <= 0 {
 			sw = 32
@@ -120,7 +121,8 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 		// reaper that resumes a dead worker's jobs have queues of their own:
 		// neither repair nor imports and verification wait behind statistics.
 		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}, SamplingQueue: {MaxWorkers: sw},
-			StatsQueue: {MaxWorkers: max(1, cfg.Workers/2)}, RepairQueue: {MaxWorkers: 1}}
+			StatsQueue: {MaxWorkers: max(1, cfg.Workers/2)}, RepairQueue: {MaxWorkers: 1},
+			SearchIndexQueue: {MaxWorkers: 1}}
 		for q, n := range cfg.Queues {
 			rc.Queues[q] = river.QueueConfig{MaxWorkers: max(1, n)}
 		}

@@ -20,7 +20,7 @@ import (
 var kinds = func() []string {
 	var out []string
 	for _, a := range []river.JobArgs{ImportArgs{}, ImportRunArgs{}, ImportChunkArgs{}, ImportLocalArgs{}, VerifyArgs{}, AggregateArgs{},
-		ReverifyArgs{}, StatsArgs{}, SampleArgs{}, AdaptiveRoundArgs{}, JudgeArgs{}, ScoreArgs{}, TokenArgs{}, ReapArgs{}} {
+		ReverifyArgs{}, StatsArgs{}, SampleArgs{}, AdaptiveRoundArgs{}, JudgeArgs{}, ScoreArgs{}, TokenArgs{}, AuditArgs{}, ReapArgs{}, SearchIndexArgs{}} {
 		out = append(out, a.Kind())
 	}
 	return out

@@ -218,7 +218,8 @@ func StartStats(ctx context.Context, client *Client, comparisonID int64) error {
 	return nil
 }
 
-// startStatsIfReady enqueues the statistics once a comparison is ready
+// startStatsIfReady enqueues the statistics (and, with texts, the search
+// indexes: SearchIndexArgs) once a comparison is ready
 // (called by the worker that may have made it so).
 func startStatsIfReady(ctx context.Context, st *store.Store, comparisonID int64) error {
 	c, err := st.GetComparison(ctx, comparisonID)
@@ -228,6 +229,9 @@ func startStatsIfReady(ctx context.Context, st *store.Store, comparisonID int64)
 	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
 	if err != nil {
 		return fmt.Errorf("river client: %w", err)
+	}
+	if err := startSearchIndexIfTexts(ctx, c); err != nil {
+		return err
 	}
 	return StartStats(ctx, client, comparisonID)
 }

@@ -39,9 +39,10 @@ func (s *Store) SearchStatements(ctx context.Context, datasetID int64, query str
 // runIDs that contains text (case-insensitive, literally: "\boxed{",
 // "wait," and "重新" are found as typed). Not full-text search: parsing
 // completions into text search vectors ran at about 2 MB/s on a loaded
-// 2-core machine, 15 times slower than matching, and an index on them
-// would slow every import. The caller bounds the work by the problems it
-// passes: every one of their samples is read.
+// 2-core machine, 15 times slower than matching. The caller bounds the
+// work by the problems it passes: every one of their samples is read.
+// SearchCompletionsIndexed answers the same question for all problems
+// through the runs' trigram indexes.
 func (s *Store) SearchCompletions(ctx context.Context, runIDs, problemIDs []int64, text string) (map[int64]bool, error) {
 	out := map[int64]bool{}
 	if len(runIDs) == 0 || len(problemIDs) == 0 || text == "" {

@@ -1,0 +1,9 @@
+package web
+
+// SetCompletionSearchBudget sets the samples a search in completions reads
+// without the search index, until the returned function restores it.
+func SetCompletionSearchBudget(n int) (restore func()) {
+	old := completionSearchBudget
+	completionSearchBudget = n
+	return func() { completionSearchBudget = old }
+}
