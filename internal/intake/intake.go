@@ -481,33 +481,46 @@ func SweepName(name string, t float64) string {
 	return name + "@T=" + s
 }
 
-// SweepModels turns every model into one per temperature (each model's
-// runs together, temperatures in the order given), named by SweepName,
-// with the temperature as their override. Errors: a temperature below 0 or
-// not finite, or one given twice.
+// MaxTemperature is the largest sampling temperature a sweep accepts
+// (servers take more, but past a few the samples are noise).
+const MaxTemperature = 10
+
+// SweepModels turns every model into one per temperature (temperatures in
+// the order given, every model at the first before any at the second),
+// named by SweepName, with the temperature as their override. Errors: a
+// temperature below 0, above MaxTemperature or not a number, or one given
+// twice.
 func SweepModels(models []EndpointModel, temps []float64) ([]EndpointModel, error) {
 	seen := map[float64]bool{}
 	for _, t := range temps {
-		if !(t >= 0) || math.IsInf(t, 0) {
-			return nil, fmt.Errorf("temperature %v: want a number ≥ 0", t)
+		if !(t >= 0) || t > MaxTemperature {
+			return nil, fmt.Errorf("temperature %v: want a number from 0 to %g", t, float64(MaxTemperature))
 		}
 		if seen[t] {
 			return nil, fmt.Errorf("temperature %v is given twice", t)
 		}
 		seen[t] = true
 	}
-	var out []EndpointModel
+	// Temperature by temperature, the models in their order within each:
+	// the first two runs are the base and the RL model at the first
+	// temperature, so the headline pair (the base model against the second
+	// run) and token scoring compare base with RL, not the base model with
+	// itself at another temperature.
+	roles := make([]string, len(models))
 	for i, m := range models {
-		role := m.Role
-		if role == "" {
-			role = "rl"
+		roles[i] = m.Role
+		if roles[i] == "" {
+			roles[i] = "rl"
 			if i == 0 {
-				role = "base"
+				roles[i] = "base"
 			}
 		}
-		for _, t := range temps {
+	}
+	var out []EndpointModel
+	for _, t := range temps {
+		for i, m := range models {
 			x := m
-			x.Name, x.Role, x.Temperature = SweepName(m.Name, t), role, &t
+			x.Name, x.Role, x.Temperature = SweepName(m.Name, t), roles[i], &t
 			out = append(out, x)
 		}
 	}

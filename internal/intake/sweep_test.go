@@ -35,11 +35,17 @@ func TestParseTemperaturesAndSweepModels(t *testing.T) {
 	for _, m := range ms {
 		names = append(names, m.Name+"/"+m.Role)
 	}
-	if !slices.Equal(names, []string{"base@T=0.6/base", "base@T=1.0/base", "rl@T=0.6/rl", "rl@T=1.0/rl"}) || *ms[1].Temperature != 1 || *ms[2].Temperature != 0.6 || ms[3].Template != "chat" {
+	// Temperature by temperature: the first two runs are base and RL (the headline pair).
+	if !slices.Equal(names, []string{"base@T=0.6/base", "rl@T=0.6/rl", "base@T=1.0/base", "rl@T=1.0/rl"}) || *ms[2].Temperature != 1 || *ms[1].Temperature != 0.6 || ms[3].Template != "chat" {
 		t.Errorf("swept models %v", names)
 	}
+	for _, bad := range []float64{-1, 1e9, 10.5} {
+		if _, err := SweepModels([]EndpointModel{{Name: "rl"}}, []float64{bad}); err == nil {
+			t.Errorf("temperature %v accepted", bad)
+		}
+	}
 	// A run's temperature override is the temperature it samples at.
-	o, _ := json.Marshal(jobs.ModelOverride{Temperature: ms[1].Temperature})
+	o, _ := json.Marshal(jobs.ModelOverride{Temperature: ms[2].Temperature})
 	cfg, err := jobs.DefaultSamplingConfig().ForRun(store.Run{ModelName: "base@T=1.0", SamplingOverride: o})
 	if err != nil || cfg.Temperature != 1 || cfg.Params(1).Temperature != 1 {
 		t.Errorf("ForRun: %+v, %v", cfg, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/intake"
+	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/replay"
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/testfiles"
@@ -69,7 +70,8 @@ func TestTemperatureSweepSampled(t *testing.T) {
 	for _, r := range c.Runs {
 		names, roles = append(names, r.ModelName), append(roles, r.Role)
 	}
-	if !slices.Equal(names, []string{"SFT@T=0.6", "SFT@T=1.0", "PPO@T=0.6", "PPO@T=1.0"}) || !slices.Equal(roles, []string{"base", "base", "rl", "rl"}) {
+	// Temperature by temperature: the headline pair is base and RL at the first temperature.
+	if !slices.Equal(names, []string{"SFT@T=0.6", "PPO@T=0.6", "SFT@T=1.0", "PPO@T=1.0"}) || !slices.Equal(roles, []string{"base", "rl", "base", "rl"}) || rep0Other(c) != "PPO@T=0.6" {
 		t.Fatalf("runs %v, roles %v", names, roles)
 	}
 	mu.Lock()
@@ -110,3 +112,6 @@ func TestTemperatureSweepSampled(t *testing.T) {
 		t.Errorf("comparability %+v; want a temperature sweep", rep.Comparability)
 	}
 }
+
+// rep0Other is the model token scoring compares with the base model.
+func rep0Other(c store.Comparison) string { return jobs.TokenRLRun(c).ModelName }

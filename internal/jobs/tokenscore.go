@@ -185,8 +185,21 @@ func (a TokenArgs) work() store.TokenWork {
 	return store.TokenWork{ComparisonID: a.ComparisonID, Window: a.Window, Split: a.Split, BaseRun: a.BaseRun, RLRun: a.RLRun, ProblemID: a.Only}
 }
 
+// TokenRLRun is the model token scoring compares with the base model: the
+// first model after it that is not a base model (a temperature sweep may
+// hold the base model at several temperatures), else the second model.
+// c has at least two models.
+func TokenRLRun(c store.Comparison) store.Run {
+	for _, r := range c.Runs[1:] {
+		if r.Role != "base" {
+			return r
+		}
+	}
+	return c.Runs[1]
+}
+
 // StartTokens starts (or resumes) token scoring of a ready comparison with
-// at least two models: the base model (Runs[0]) and the RL model (Runs[1])
+// at least two models: the base model (Runs[0]) and the RL model (TokenRLRun)
 // samples, the first MaxPerProblem of each problem in the tokens endpoint's
 // scope, or of problemID alone when it is not 0. Failed scores are cleared
 // so they are tried again. It returns the samples left (0: nothing
@@ -218,7 +231,7 @@ func StartTokens(ctx context.Context, client *Client, st *store.Store, compariso
 		if e.Method == "" || be.Method == "" {
 			return fmt.Errorf("%w: how the servers give per-token log-probabilities is not known yet: test the RL model's scoring endpoint first", ErrWrongState)
 		}
-		w := store.TokenWork{ComparisonID: comparisonID, BaseRun: c.Runs[0].ID, RLRun: c.Runs[1].ID, Window: e.MaxPerProblem,
+		w := store.TokenWork{ComparisonID: comparisonID, BaseRun: c.Runs[0].ID, RLRun: TokenRLRun(c).ID, Window: e.MaxPerProblem,
 			Split: e.Scope != store.TokenScopeAll, ProblemID: problemID}
 		if err := tx.ClearTokenErrors(ctx, comparisonID); err != nil {
 			return err
