@@ -109,12 +109,15 @@ func (w *AuditWorker) ask(ctx context.Context, job *river.Job[AuditArgs], e stor
 		res, err := ec.c.Judge(ctx, prompt, cmp.Or(e.MaxTokens, 512))
 		in.Add(int64(res.Usage.PromptTokens))
 		out.Add(int64(res.Usage.CompletionTokens))
-		reqs.Add(1)
 		v.PromptTokens, v.CompletionTokens = res.Usage.PromptTokens, res.Usage.CompletionTokens
 		msg, fatal := requestOutcome(ctx, err, last, &stop)
 		if fatal != nil {
 			return fatal
 		}
+		// Spent requests are the ones that got an answer (or failed for good):
+		// attempts refused on the way (a judge that is down) are not the
+		// cost the page announced.
+		reqs.Add(1)
 		if err == nil {
 			v.Verdict, v.Reason = audit.FromJudge(res.Verdict), res.Reason
 		}
@@ -127,6 +130,15 @@ func (w *AuditWorker) ask(ctx context.Context, job *river.Job[AuditArgs], e stor
 	}
 	if s := stop.get(); s != nil {
 		return w.fail(ctx, a.ComparisonID, s)
+	}
+	// While River retries a transient failure the audit is still running:
+	// the page says why nothing moves (and the next answer clears it).
+	note := ""
+	if err != nil && ctx.Err() == nil {
+		note = fmt.Sprintf("The judge did not answer (attempt %d of %d; Reach tries again): %v", job.Attempt, job.MaxAttempts, err)
+	}
+	if nerr := w.st.NoteAuditRetry(uctx, a.ComparisonID, note); nerr != nil {
+		slog.Warn("note verifier audit retry", "comparison", a.ComparisonID, "err", nerr)
 	}
 	return err
 }
@@ -157,10 +169,23 @@ func StartAudit(ctx context.Context, client *Client, st *store.Store, comparison
 	} else if err != nil {
 		return 0, err
 	}
-	if _, err := st.GetVerifierAudit(ctx, comparisonID); errors.Is(err, store.ErrNotFound) {
+	if au, err := st.GetVerifierAudit(ctx, comparisonID); errors.Is(err, store.ErrNotFound) {
 		fresh = true
 	} else if err != nil {
 		return 0, err
+	} else if fresh {
+		// Replacing an audit whose jobs still run left the new one's items
+		// behind the old jobs (taken for duplicates) and "finished" short.
+		active, err := ActiveAuditJobs(ctx, st, comparisonID)
+		if err != nil {
+			return 0, err
+		}
+		if active > 0 && au.Status == store.DebateRunning {
+			return 0, fmt.Errorf("%w: an audit is running; pause it before starting a new one", ErrWrongState)
+		}
+		if active > 0 {
+			return 0, fmt.Errorf("%w: the last audit's requests are still stopping; start the new one in a few seconds", ErrWrongState)
+		}
 	}
 	if fresh {
 		sc, err := analysis.LoadAuditScope(ctx, st, comparisonID)

@@ -2,7 +2,10 @@ package jobs_test
 
 import (
 	"context"
+	"errors"
+	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -218,4 +221,57 @@ func TestVerifierAuditFindsPlantedDisagreements(t *testing.T) {
 	if n != 3 {
 		t.Errorf("%d verifier-audit entries in the audit log, want 3", n)
 	}
+}
+
+// A judge that does not answer: the audit stays running (River tries
+// again), the page's message says why nothing moves, and the refused
+// attempts are not counted as requests spent (a new user saw "Spent: 2730
+// requests" against a judge that was down, and no message).
+func TestVerifierAuditJudgeDown(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	id, _ := e.debateFixture(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	if err := e.st.PutDebateEndpoint(ctx, store.DebateEndpoint{ComparisonID: id, Purpose: store.PurposeJudge,
+		Endpoint: store.Endpoint{BaseURL: down, Model: "judge", Style: "chat", MaxConcurrency: 2}, Template: "default", MaxTokens: 64}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jobs.StartAudit(ctx, e.client, e.st, id, 0, 1, 0, true); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		a, err := e.st.GetVerifierAudit(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(a.Error, "did not answer") {
+			if a.Status != store.DebateRunning || a.Requests != 0 || a.Answered != 0 {
+				t.Errorf("judge down: status %s, %d requests spent, %d answered; want running, 0, 0", a.Status, a.Requests, a.Answered)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no message after 90 s: status %s, error %q, %d requests", a.Status, a.Error, a.Requests)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// A new audit is refused while this one's jobs still run (its items were
+	// left behind the old jobs), and accepted once it is paused.
+	if _, err := jobs.StartAudit(ctx, e.client, e.st, id, 0, 2, 0, true); !errors.Is(err, jobs.ErrWrongState) {
+		t.Errorf("a new audit while one runs: %v, want ErrWrongState", err)
+	}
+	if err := jobs.PauseAudit(ctx, e.client, e.st, id); err != nil {
+		t.Fatal(err)
+	}
+	e.waitAudit(t, id)
+	if _, err := jobs.StartAudit(ctx, e.client, e.st, id, 0, 2, 0, true); err != nil {
+		t.Errorf("a new audit after a pause: %v", err)
+	}
+	jobs.PauseAudit(ctx, e.client, e.st, id)
 }

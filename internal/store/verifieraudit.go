@@ -94,6 +94,11 @@ func (s *Store) NewVerifierAudit(ctx context.Context, comparisonID int64, m int,
 	kept, decidingProblems, randomOrdinals []int64) (int64, error) {
 	var n int64
 	err := s.WithTx(ctx, func(tx *Store) error {
+		// Two starts at once (a double click) replace the audit one after
+		// the other instead of colliding on its key.
+		if _, err := tx.db.Exec(ctx, `SELECT 1 FROM comparisons WHERE id = $1 FOR UPDATE`, comparisonID); err != nil {
+			return fmt.Errorf("replace verifier audit of comparison %d: %w", comparisonID, err)
+		}
 		if _, err := tx.db.Exec(ctx, `DELETE FROM verifier_audits WHERE comparison_id = $1`, comparisonID); err != nil {
 			return fmt.Errorf("replace verifier audit of comparison %d: %w", comparisonID, err)
 		}
@@ -124,6 +129,18 @@ func (s *Store) SetAuditStatus(ctx context.Context, comparisonID int64, status, 
 		comparisonID, status, errText)
 	if err != nil {
 		return fmt.Errorf("set verifier audit status of comparison %d: %w", comparisonID, err)
+	}
+	return nil
+}
+
+// NoteAuditRetry sets the message of a running audit (why it waits: a
+// judge that does not answer), or clears it with "". An audit that is not
+// running keeps its own.
+func (s *Store) NoteAuditRetry(ctx context.Context, comparisonID int64, text string) error {
+	_, err := s.db.Exec(ctx, `UPDATE verifier_audits SET error = $2 WHERE comparison_id = $1 AND status = 'running' AND error <> $2`,
+		comparisonID, text)
+	if err != nil {
+		return fmt.Errorf("note verifier audit of comparison %d: %w", comparisonID, err)
 	}
 	return nil
 }
