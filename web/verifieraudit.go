@@ -38,6 +38,21 @@ func auditM(v string, def int) (int, error) {
 	return m, nil
 }
 
+// auditSeed reads the seed: a whole number from 1 to 2^64 − 1 (empty: 1).
+// A mistyped seed is refused rather than replaced: the same m and seed
+// must give the same samples.
+func auditSeed(v string) (uint64, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 1, nil
+	}
+	x, err := strconv.ParseUint(v, 10, 64)
+	if err != nil || x == 0 {
+		return 0, errors.New("the seed must be a whole number from 1 to 18446744073709551615")
+	}
+	return x, nil
+}
+
 func (s *Server) verifierAuditView(ctx context.Context, r *http.Request, c store.Comparison) (views.VerifierAuditView, error) {
 	v := views.VerifierAuditView{C: c, CanEdit: perms(routeRole(r)).Edit, Ready: c.Status == store.StatusReady, HasTexts: c.HasTexts(), M: defaultAuditM, Seed: 1}
 	if e, err := s.st.GetDebateEndpoint(ctx, c.ID, store.PurposeJudge); err == nil {
@@ -61,7 +76,9 @@ func (s *Server) verifierAuditView(ctx context.Context, r *http.Request, c store
 		v.M = m
 	}
 	if sd := r.URL.Query().Get("seed"); sd != "" {
-		if x, err := strconv.ParseUint(sd, 10, 64); err == nil {
+		if x, err := auditSeed(sd); err != nil {
+			v.Error = err.Error()
+		} else {
 			v.Seed = x
 		}
 	}
@@ -136,9 +153,10 @@ func (s *Server) verifierAuditAction(action string) http.HandlerFunc {
 				s.deny(w, r, http.StatusBadRequest, merr.Error())
 				return
 			}
-			seed, serr := strconv.ParseUint(strings.TrimSpace(r.PostForm.Get("seed")), 10, 64)
+			seed, serr := auditSeed(r.PostForm.Get("seed"))
 			if serr != nil {
-				seed = 1
+				s.deny(w, r, http.StatusBadRequest, serr.Error())
+				return
 			}
 			if !c.HasTexts() {
 				conflict("This comparison has no completion texts: the judge needs them.")
