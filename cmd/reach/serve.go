@@ -153,6 +153,14 @@ func runServe(ctx context.Context, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if v := os.Getenv("REACH_REPORT_CACHE_MIB"); v != "" {
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			return fmt.Errorf("REACH_REPORT_CACHE_MIB=%q: want a whole number of MiB from 1 to 1048576", v)
+		}
+	}
+	if *cacheMiB < 1 || *cacheMiB > 1<<20 {
+		return fmt.Errorf("--report-cache-mib %d: want 1 to 1048576 (MiB of reports kept decoded; REACH_REPORT_CACHE_MIB)", *cacheMiB)
+	}
 	st, err := openStore(ctx, *dbURL, true)
 	if err != nil {
 		return err
