@@ -71,7 +71,7 @@ func newJobs(st *store.Store, workers int, box *secret.Box, localQueue string, f
 	}
 	return jobs.NewClient(st, jobs.Config{Workers: workers, SamplingWorkers: samplingWorkers(), Verifier: newVerifier(),
 		Secret: box, Logger: slog.Default(), JobTimeout: timeout, RescueAfter: rescue, Lease: leaseFromEnv(), LocalQueue: localQueue,
-		ImportChunkBytes: split, Register: follow.Register(st), Queues: queues})
+		ImportChunkBytes: split, Register: follow.Register(st), Queues: queues, SkipSampling: box == nil})
 }
 
 // importChunkBytes reads REACH_IMPORT_CHUNK_MB (v), the part size in MiB

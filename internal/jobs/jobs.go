@@ -68,6 +68,11 @@ type Config struct {
 	// Register, when set, adds workers of packages that build on this one
 	// (internal/follow's, which adds checkpoints through intake).
 	Register func(*river.Workers)
+	// SkipSampling leaves the sampling queue (sampling, and the jobs that
+	// ask endpoints: judge, scoring, audit) to other processes: a process
+	// without the secret that seals endpoint keys (reach import --wait)
+	// would take other comparisons' jobs it cannot do.
+	SkipSampling bool
 	// Queues are further queues this client works, with their workers at
 	// once, when Workers > 0 (follow.Queue).
 	Queues map[string]int
@@ -123,6 +128,9 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}, SamplingQueue: {MaxWorkers: sw},
 			StatsQueue: {MaxWorkers: max(1, cfg.Workers/2)}, RepairQueue: {MaxWorkers: 1},
 			SearchIndexQueue: {MaxWorkers: 1}}
+		if cfg.SkipSampling {
+			delete(rc.Queues, SamplingQueue)
+		}
 		for q, n := range cfg.Queues {
 			rc.Queues[q] = river.QueueConfig{MaxWorkers: max(1, n)}
 		}

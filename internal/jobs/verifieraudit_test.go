@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -274,4 +276,34 @@ func TestVerifierAuditJudgeDown(t *testing.T) {
 		t.Errorf("a new audit after a pause: %v", err)
 	}
 	jobs.PauseAudit(ctx, e.client, e.st, id)
+}
+
+// A process that skips the sampling queue (reach import --wait, which has
+// no secret for endpoint keys) leaves an audit's jobs to others: the judge
+// is never asked. A new user saw import --wait take another comparison's
+// audit jobs and lose their accounting when it exited.
+func TestSkipSamplingLeavesEndpointJobs(t *testing.T) {
+	e := startWith(t, func(c *jobs.Config) { c.SkipSampling = true })
+	ctx := context.Background()
+	id, _ := e.debateFixture(t)
+	asked := make(chan struct{}, 100)
+	judge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked <- struct{}{}
+		http.Error(w, "no", http.StatusInternalServerError)
+	}))
+	defer judge.Close()
+	if err := e.st.PutDebateEndpoint(ctx, store.DebateEndpoint{ComparisonID: id, Purpose: store.PurposeJudge,
+		Endpoint: store.Endpoint{BaseURL: judge.URL + "/v1", Model: "judge", Style: "chat", MaxConcurrency: 2}, Template: "default", MaxTokens: 64}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := jobs.StartAudit(ctx, e.client, e.st, id, 0, 1, 0, true); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	if n, err := jobs.ActiveAuditJobs(ctx, e.st, id); err != nil || n == 0 {
+		t.Errorf("%d audit jobs left (%v), want them all waiting", n, err)
+	}
+	if len(asked) != 0 {
+		t.Errorf("the judge was asked %d times by a process that skips the sampling queue", len(asked))
+	}
 }
