@@ -75,6 +75,9 @@ func (s *Server) verifierAuditView(ctx context.Context, r *http.Request, c store
 	} else {
 		v.M = m
 	}
+	if pg, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && pg >= 1 && pg <= 1_000_000 {
+		v.Page = pg
+	}
 	if sd := r.URL.Query().Get("seed"); sd != "" {
 		if x, err := auditSeed(sd); err != nil {
 			v.Error = err.Error()
