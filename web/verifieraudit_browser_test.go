@@ -60,7 +60,7 @@ func TestBrowserVerifierAudit(t *testing.T) {
 	if c := cost(); !strings.Contains(c, "random sample of 5 sends the judge 12 requests") || !strings.Contains(c, "5 of the 17 others") {
 		t.Errorf("cost with m = 5: %q", c)
 	}
-	if s := eval[string](t, b, `document.getElementById("audit-start").innerText`); s != "Start a new audit (12 requests)" {
+	if s := eval[string](t, b, `document.getElementById("audit-start").innerText`); s != "Start the audit (12 requests)" {
 		t.Errorf("start button %q", s)
 	}
 	b.do(t, "m = 17", chromedp.SetValue(chromedp.CSS("#audit-m"), "17"))

@@ -65,8 +65,12 @@ func (c *Client) DetectTopLogprobs(ctx context.Context) (method, note string, er
 			alts = max(alts, len(t))
 		}
 		if alts > 1 {
+			how := fmt.Sprintf(`"echo": true and "logprobs": %d`, TopK)
+			if m != MethodEcho {
+				how = fmt.Sprintf(`vLLM's "prompt_logprobs": %d`, TopK)
+			}
 			return m, fmt.Sprintf("the server returns per-token log-probabilities with top-%d alternatives through %s (%d probe tokens)",
-				alts, describeMethod(m), len(ts.Tokens)), nil
+				alts, how, len(ts.Tokens)), nil
 		}
 		notes = append(notes, fmt.Sprintf("%s gave log-probabilities but no alternatives", m))
 	}
