@@ -97,10 +97,10 @@ func purposeParam(r *http.Request) (string, error) {
 func (s *Server) debateView(ctx context.Context, c store.Comparison, canEdit bool) (views.DebateView, error) {
 	v := views.DebateView{C: c, CanEdit: canEdit, Presets: sampling.PresetNames(), DefaultJudge: sampling.DefaultJudgeTemplate,
 		Ready: c.Status == store.StatusReady}
-	ps, err := s.st.ProgressForComparison(ctx, c.ID)
-	if err != nil {
-		return v, err
-	}
+	// Active jobs are counted before progress is read: a job that ends in
+	// between has saved its progress, so "finished" never shows with the
+	// last samples uncounted (a race seen under load: "9 of 10 samples").
+	var evs []views.DebateEndpointView
 	for _, purpose := range []string{store.PurposeJudge, store.PurposeScore, store.PurposeTokens} {
 		ev := views.DebateEndpointView{Purpose: purpose}
 		e, err := s.st.GetDebateEndpoint(ctx, c.ID, purpose)
@@ -112,16 +112,26 @@ func (s *Server) debateView(ctx context.Context, c store.Comparison, canEdit boo
 			ev.Configured, ev.E = true, e
 			ev.E.Endpoint.APIKeyEnc = nil
 			ev.HasKey = len(e.Endpoint.APIKeyEnc) > 0
+			if e.Status == store.DebateRunning {
+				if ev.Active, err = jobs.ActiveDebateJobs(ctx, s.st, c.ID, purpose); err != nil {
+					return v, err
+				}
+			}
+		}
+		evs = append(evs, ev)
+	}
+	ps, err := s.st.ProgressForComparison(ctx, c.ID)
+	if err != nil {
+		return v, err
+	}
+	for _, ev := range evs {
+		purpose := ev.Purpose
+		if ev.Configured {
 			stage := map[string]string{store.PurposeJudge: jobs.StageJudge, store.PurposeScore: jobs.StageScore,
 				store.PurposeTokens: jobs.StageTokens}[purpose]
 			for _, p := range ps {
 				if p.Stage == stage {
 					ev.Done, ev.Total = ev.Done+p.Done, ev.Total+p.Total
-				}
-			}
-			if e.Status == store.DebateRunning {
-				if ev.Active, err = jobs.ActiveDebateJobs(ctx, s.st, c.ID, purpose); err != nil {
-					return v, err
 				}
 			}
 		}

@@ -60,12 +60,15 @@ func (s *Server) verifierAuditView(ctx context.Context, r *http.Request, c store
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return v, err
 	}
+	// Active jobs before the audit's counts: a job that ends in between has
+	// saved its answers, so "finished" never shows with answers uncounted.
+	active, err := jobs.ActiveAuditJobs(ctx, s.st, c.ID)
+	if err != nil {
+		return v, err
+	}
 	if a, err := s.st.GetVerifierAudit(ctx, c.ID); err == nil {
-		v.Audit = &a
+		v.Audit, v.Active = &a, active
 		v.M, v.Seed = a.M, a.Seed
-		if v.Active, err = jobs.ActiveAuditJobs(ctx, s.st, c.ID); err != nil {
-			return v, err
-		}
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return v, err
 	}
