@@ -70,21 +70,41 @@ type binReader struct {
 	b8  [8]byte
 }
 
+// uv reads an unsigned varint (encoding/binary's), byte by byte from the
+// bufio.Reader itself: through binary.ReadUvarint's io.ByteReader it was
+// most of reading a million rows back.
 func (b *binReader) uv() uint64 {
 	if b.err != nil {
 		return 0
 	}
 	var x uint64
-	x, b.err = binary.ReadUvarint(b.r)
-	return x
+	var s uint
+	for i := range binary.MaxVarintLen64 {
+		c, err := b.r.ReadByte()
+		if err != nil {
+			b.err = err
+			return 0
+		}
+		if c < 0x80 {
+			if i == binary.MaxVarintLen64-1 && c > 1 {
+				break // overflows 64 bits
+			}
+			return x | uint64(c)<<s
+		}
+		x |= uint64(c&0x7f) << s
+		s += 7
+	}
+	b.err = errRowTable
+	return 0
 }
 
+// sv reads a signed (zig-zag) varint.
 func (b *binReader) sv() int64 {
-	if b.err != nil {
-		return 0
+	ux := b.uv()
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
 	}
-	var x int64
-	x, b.err = binary.ReadVarint(b.r)
 	return x
 }
 

@@ -1,8 +1,10 @@
 package analysis
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"math"
 	"reflect"
 	"slices"
 	"testing"
@@ -129,4 +131,36 @@ func approxOf(t *testing.T, problems int) int64 {
 		t.Fatal(err)
 	}
 	return rep.ApproxBytes()
+}
+
+// The codec's varints read back what encoding/binary wrote, at the
+// extremes too, and an overlong one is an error.
+func TestBinVarints(t *testing.T) {
+	us := []uint64{0, 1, 127, 128, 300, 1<<32 - 1, 1 << 63, ^uint64(0)}
+	ss := []int64{0, -1, 1, -64, 64, math.MinInt64, math.MaxInt64}
+	var buf bytes.Buffer
+	bw := bufio.NewWriter(&buf)
+	w := &binWriter{w: bw}
+	for _, u := range us {
+		w.uv(u)
+	}
+	for _, s := range ss {
+		w.sv(s)
+	}
+	bw.Flush()
+	r := &binReader{r: bufio.NewReader(bytes.NewReader(buf.Bytes()))}
+	for _, u := range us {
+		if got := r.uv(); got != u || r.err != nil {
+			t.Errorf("uv %d: got %d (%v)", u, got, r.err)
+		}
+	}
+	for _, s := range ss {
+		if got := r.sv(); got != s || r.err != nil {
+			t.Errorf("sv %d: got %d (%v)", s, got, r.err)
+		}
+	}
+	over := &binReader{r: bufio.NewReader(bytes.NewReader(bytes.Repeat([]byte{0xff}, 11)))}
+	if over.uv(); !errors.Is(over.err, errRowTable) {
+		t.Errorf("an overlong varint: %v", over.err)
+	}
 }
