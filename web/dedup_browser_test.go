@@ -44,7 +44,7 @@ func TestBrowserDatasetUploadedTwice(t *testing.T) {
 {"problem_id":"b","sample_index":0,"completion":"\\boxed{5}","correct":false}
 `)
 	a := startApp(t)
-	b := newBrowser(t, 90*time.Second)
+	b := newBrowser(t, 3*time.Minute) // three uploads, each until ready: 90 s ran out once under a loaded test run
 	b.signIn(t, a)
 	progress := regexp.MustCompile(`^/comparisons/(\d+)$`)
 	upload := func(name, dataset string) int64 {
