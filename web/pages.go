@@ -2,6 +2,7 @@ package web
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -99,6 +100,22 @@ func (s *Server) comparison(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e, err := s.reports.Get(r.Context(), id, opt)
+	if errors.Is(err, analysis.ErrNotReady) {
+		// The comparison left ready between the two reads (a followed
+		// folder's new step, a re-grade): show where its jobs stand.
+		if c, err = s.st.GetComparison(r.Context(), id); err == nil && c.Status != store.StatusReady {
+			v, err := s.progressView(r, c)
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			s.render(w, r, http.StatusOK, views.ProgressPage(v))
+			return
+		}
+		if err == nil {
+			err = fmt.Errorf("comparison %d: %w", id, analysis.ErrNotReady)
+		}
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

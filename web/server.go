@@ -504,6 +504,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.render(w, r, http.StatusConflict, views.ErrorPage(409, "No figures to show", err.Error()))
 		return
 	}
+	if errors.Is(err, analysis.ErrNotReady) { // its jobs run again (a new step, a re-grade): not a server fault
+		s.render(w, r, http.StatusConflict, views.ErrorPage(409, "Not ready", err.Error()+": its jobs are running; the comparison page shows their progress."))
+		return
+	}
 	if errors.Is(err, context.Canceled) {
 		return
 	}
