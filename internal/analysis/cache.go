@@ -263,33 +263,43 @@ func (c *Cache) load(ctx context.Context, id int64, opt Options, key cacheKey, v
 	return c.items[key], nil
 }
 
-// Precompute computes and stores the default report of a comparison (what
-// its page shows first) when the stored one is not current, so that the
-// first page view after a change finds it ready. The statistics job calls
-// it once the statistics are stored. A comparison that is not ready is no
-// error: there is nothing to show yet.
-func Precompute(ctx context.Context, st *store.Store, id int64) error {
-	version, err := st.ReportVersion(ctx, id)
-	if err != nil {
-		return err
+// Precompute computes and stores the report variants opts (the default
+// report when none is given: what a comparison's page shows first) whose
+// stored report is not current, so that the first page view after a change
+// finds them ready instead of computing them in the request. The statistics
+// job calls it once the statistics are stored, with the views the page
+// links to. A comparison or variant that is not ready or has no figures is
+// no error: there is nothing to store, and the page says why.
+func Precompute(ctx context.Context, st *store.Store, id int64, opts ...Options) error {
+	if len(opts) == 0 {
+		opts = []Options{{}}
 	}
-	key := Options{}.Key()
-	if stored, err := st.GetReport(ctx, id, key); err == nil && stored.Version == version {
-		return nil
+	for _, opt := range opts {
+		version, err := st.ReportVersion(ctx, id)
+		if err != nil {
+			return err
+		}
+		key := opt.Key()
+		if stored, err := st.GetReport(ctx, id, key); err == nil && stored.Version == version {
+			continue
+		}
+		start := time.Now()
+		rep, err := BuildWith(ctx, st, id, opt)
+		if errors.Is(err, ErrNotReady) || errors.Is(err, ErrNoData) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("precompute report %d (%s): %w", id, key, err)
+		}
+		data, err := encodeReport(rep)
+		if err != nil {
+			return err
+		}
+		if err := st.PutReport(ctx, id, key, store.StoredReport{Version: version, Data: data, Seconds: time.Since(start).Seconds()}); err != nil {
+			return err
+		}
 	}
-	start := time.Now()
-	rep, err := Build(ctx, st, id)
-	if errors.Is(err, ErrNotReady) || errors.Is(err, ErrNoData) {
-		return nil // nothing to store: the page says why
-	}
-	if err != nil {
-		return err
-	}
-	data, err := encodeReport(rep)
-	if err != nil {
-		return err
-	}
-	return st.PutReport(ctx, id, key, store.StoredReport{Version: version, Data: data, Seconds: time.Since(start).Seconds()})
+	return nil
 }
 
 // storedReport is a report's JSON without its problem table (models[].counts

@@ -98,6 +98,7 @@ func ComputeStats(ctx context.Context, st *store.Store, id int64, draws int) err
 	var answers map[int64]map[int64][]store.Answer
 	memo := analysis.NewStatsMemo() // the variants share each problem's answer grouping and maj@k
 	variants := []analysis.Options{{}, {ExcludeGuessable: true}}
+	var shown []analysis.Options // the views the page links to, each with either estimator
 	for i := 0; i < len(variants); i++ {
 		opt := variants[i]
 		rep, err := analysis.ComputeWith(c, problems, counts, opt)
@@ -110,6 +111,7 @@ func ComputeStats(ctx context.Context, st *store.Store, id int64, draws int) err
 		if (opt.ExcludeGuessable && rep.Excluded == 0) || (opt.MinN > 0 && rep.ShortLeftOut == 0) {
 			continue // nothing left out: the same as a variant already computed
 		}
+		shown = append(shown, opt, analysis.Options{ExcludeGuessable: opt.ExcludeGuessable, MinN: opt.MinN, Biased: true})
 		if m := rep.Budget.SuggestMinN; m > 0 && opt.MinN == 0 {
 			// The page offers leaving the few short problems out: give that view intervals too.
 			variants = append(variants, analysis.Options{ExcludeGuessable: opt.ExcludeGuessable, MinN: m})
@@ -143,8 +145,10 @@ func ComputeStats(ctx context.Context, st *store.Store, id int64, draws int) err
 		}
 		slog.InfoContext(ctx, "statistics computed", "comparison", id, "variant", rep.Variant, "status", row.Status, "seconds", s.Seconds)
 	}
-	// The page shows the report with these statistics: compute it now, once.
-	return analysis.Precompute(ctx, st, id)
+	// The page shows the report with these statistics, and links to the
+	// other views: compute them now, once, here rather than in a page
+	// request (a million problems take seconds and a gigabyte per view).
+	return analysis.Precompute(ctx, st, id, shown...)
 }
 
 // readAnswers reads the answers of the runs with texts, several runs at a
