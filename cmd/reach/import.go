@@ -251,6 +251,11 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := jobs.ComputeStats(ctx, st, id, 0); err != nil {
 			return fmt.Errorf("statistics of comparison %d: %w", id, err)
 		}
+		// The page's other views (guessable problems left out, ...) are
+		// computed by a worker, so that no page request has to.
+		if err := jobs.StartStats(ctx, client, id); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintln(stdout, id)
 	if *follow {

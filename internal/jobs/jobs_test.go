@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"os"
@@ -425,22 +426,25 @@ func TestStatsPrecomputeLinkedViews(t *testing.T) {
 	}
 	ctx := context.Background()
 	id := rep.ComparisonID
-	if err := jobs.ComputeStats(ctx, e.st, id, 50); err != nil {
-		t.Fatal(err)
-	}
-	version, err := e.st.ReportVersion(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The statistics job enqueued when the comparison became ready stores them.
 	views := []analysis.Options{{}, {Biased: true}, {ExcludeGuessable: true}, {ExcludeGuessable: true, Biased: true}}
-	for _, opt := range views {
-		got, err := e.st.GetReport(ctx, id, opt.Key())
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		version, err := e.st.ReportVersion(ctx, id)
 		if err != nil {
-			t.Errorf("view %s not stored: %v", opt.Key(), err)
-			continue
+			t.Fatal(err)
 		}
-		if got.Version != version {
-			t.Errorf("view %s stored at version %s, current %s", opt.Key(), got.Version, version)
+		var missing []string
+		for _, opt := range views {
+			got, err := e.st.GetReport(ctx, id, opt.Key())
+			if err != nil || got.Version != version {
+				missing = append(missing, fmt.Sprintf("%s (%v)", opt.Key(), err))
+			}
+		}
+		if len(missing) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("views not stored at version %s: %s", version, strings.Join(missing, ", "))
 		}
 	}
 	c := analysis.NewCache(e.st, 8)

@@ -70,7 +70,13 @@ func (w *StatsWorker) Work(ctx context.Context, job *river.Job[StatsArgs]) error
 	if job.Args.ComparisonID == 0 {
 		return w.sweep(ctx)
 	}
-	err := ComputeStats(ctx, w.st, job.Args.ComparisonID, w.draws)
+	views, err := computeStats(ctx, w.st, job.Args.ComparisonID, w.draws)
+	if err == nil {
+		// The page shows the default report and links to the other views:
+		// compute them here, once, rather than in a page request (a
+		// million problems take seconds and a gigabyte per view).
+		err = analysis.Precompute(ctx, w.st, job.Args.ComparisonID, views...)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return river.JobCancel(err)
 	}
@@ -83,17 +89,31 @@ func (w *StatsWorker) Work(ctx context.Context, job *river.Job[StatsArgs]) error
 // CLI's `import --wait` and `report` so that their figures never wait on a
 // worker that may not run. draws 0 means 2,000. Statistics that cannot be
 // computed from the counts are stored as failed (shown on the page).
+//
+// It stores the default report too; the other views the page links to are
+// left to the statistics job (StartStats), which computes them the same way.
 func ComputeStats(ctx context.Context, st *store.Store, id int64, draws int) error {
+	if _, err := computeStats(ctx, st, id, draws); err != nil {
+		return err
+	}
+	return analysis.Precompute(ctx, st, id)
+}
+
+// computeStats is ComputeStats without the stored reports. It returns the
+// report views the comparison page shows or links to (all problems first,
+// then those without guessable or short problems that leave some out), each
+// with either estimator.
+func computeStats(ctx context.Context, st *store.Store, id int64, draws int) ([]analysis.Options, error) {
 	w := &StatsWorker{st: st, draws: draws}
 	c, problems, counts, err := analysis.Load(ctx, w.st, id)
 	switch {
 	case errors.Is(err, analysis.ErrNotReady) && c.Status == store.StatusReady:
 		// Ready but without a dataset or a second model: record why, so the sweep stops asking.
-		return w.st.PutStats(ctx, store.Stats{ComparisonID: id, Variant: analysis.VariantAll, Status: analysis.StatsFailed, Error: err.Error()})
+		return nil, w.st.PutStats(ctx, store.Stats{ComparisonID: id, Variant: analysis.VariantAll, Status: analysis.StatsFailed, Error: err.Error()})
 	case errors.Is(err, analysis.ErrNotReady):
-		return nil // enqueued again once the comparison is ready
+		return nil, nil // enqueued again once the comparison is ready
 	case err != nil:
-		return err
+		return nil, err
 	}
 	var answers map[int64]map[int64][]store.Answer
 	memo := analysis.NewStatsMemo() // the variants share each problem's answer grouping and maj@k
@@ -106,7 +126,7 @@ func ComputeStats(ctx context.Context, st *store.Store, id int64, draws int) err
 			if opt.ExcludeGuessable || opt.MinN > 0 {
 				continue // every problem is guessable or short: there is no such variant
 			}
-			return w.st.PutStats(ctx, store.Stats{ComparisonID: id, Variant: analysis.VariantAll, Status: analysis.StatsFailed, Error: err.Error()})
+			return nil, w.st.PutStats(ctx, store.Stats{ComparisonID: id, Variant: analysis.VariantAll, Status: analysis.StatsFailed, Error: err.Error()})
 		}
 		if (opt.ExcludeGuessable && rep.Excluded == 0) || (opt.MinN > 0 && rep.ShortLeftOut == 0) {
 			continue // nothing left out: the same as a variant already computed
@@ -119,16 +139,16 @@ func ComputeStats(ctx context.Context, st *store.Store, id int64, draws int) err
 		cached, err := w.st.GetStats(ctx, id, rep.Variant)
 		if err == nil && cached.Hash == rep.Hash() && cached.Status == analysis.StatsReady {
 			if err := w.st.TouchStats(ctx, id, rep.Variant); err != nil {
-				return err
+				return nil, err
 			}
 			continue
 		}
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
+			return nil, err
 		}
 		if answers == nil {
 			if answers, err = readAnswers(ctx, w.st, c.Runs, anyCode(problems)); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		row := store.Stats{ComparisonID: id, Variant: rep.Variant, Hash: rep.Hash(), Status: analysis.StatsReady}
@@ -141,14 +161,11 @@ func ComputeStats(ctx context.Context, st *store.Store, id int64, draws int) err
 			row.Status, row.Error = analysis.StatsFailed, err.Error()
 		}
 		if err := w.st.PutStats(ctx, row); err != nil {
-			return err
+			return nil, err
 		}
 		slog.InfoContext(ctx, "statistics computed", "comparison", id, "variant", rep.Variant, "status", row.Status, "seconds", s.Seconds)
 	}
-	// The page shows the report with these statistics, and links to the
-	// other views: compute them now, once, here rather than in a page
-	// request (a million problems take seconds and a gigabyte per view).
-	return analysis.Precompute(ctx, st, id, shown...)
+	return shown, nil
 }
 
 // readAnswers reads the answers of the runs with texts, several runs at a
