@@ -72,16 +72,16 @@ func TestBrowserTemperatureSweep(t *testing.T) {
 	// pass@1 8/12 and 6/12, pass@4 2/3 and 1; solved 2 and 3 of 3, one problem only at 1.0;
 	// the union: pass@1 0.75, pass@4 1, 3 of 3.
 	rows := strings.Join(text("#temperature-sweep table.sweep-temps tbody tr"), " | ")
-	want := "0.6 rl@T=0.6 66.67% 66.67% 2 of 3 0 | 1 rl@T=1.0 50.00% 100.00% 3 of 3 1 | union any temperature 75.00% 100.00% 3 of 3"
+	want := "0.6 rl@T=0.6 66.67% 66.67% 2 of 3 0 | 1.0 rl@T=1.0 50.00% 100.00% 3 of 3 1 | union any temperature 75.00% 100.00% 3 of 3"
 	if rows != want {
 		t.Errorf("per-temperature rows\n%q\nwant\n%q", rows, want)
 	}
-	if gain := strings.Join(text("#temperature-sweep .sweep-gain"), ""); !strings.Contains(gain, "against 3 at the best single one (T = 1): the union adds +0.0 points") {
+	if gain := strings.Join(text("#temperature-sweep .sweep-gain"), ""); !strings.Contains(gain, "against 3 at the best single one (T = 1.0): the union adds +0.0 points") {
 		t.Errorf("union sentence %q", gain)
 	}
 	// k* of rl@T=0.6 against base at 0.6: 2^0.6 ≈ 1.5; rl@T=1.0 has the base model's counts.
 	ks := text("#temperature-sweep table.sweep-crossovers tbody tr")
-	if len(ks) != 2 || !strings.HasPrefix(ks[0], "base 0.6 rl@T=0.6 0.6 k* ≈ 1.5 [") || !strings.HasPrefix(ks[1], "base 0.6 rl@T=1.0 1 no crossover up to k = 4") {
+	if len(ks) != 2 || !strings.HasPrefix(ks[0], "base 0.6 rl@T=0.6 0.6 k* ≈ 1.5 [") || !strings.HasPrefix(ks[1], "base 0.6 rl@T=1.0 1.0 no crossover up to k = 4") {
 		t.Errorf("k* rows %q", ks)
 	}
 	if n := eval[int](t, b, `document.querySelectorAll("#temperature-sweep .chart canvas, #temperature-sweep .chart svg").length`); n < 2 {

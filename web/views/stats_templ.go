@@ -2376,9 +2376,9 @@ func tempSweepSection(v ReportView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var101 string
-					templ_7745c5c3_Var101, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(t.Temperature))
+					templ_7745c5c3_Var101, templ_7745c5c3_Err = templ.JoinStringErrs(temperatureText(t.Temperature))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `stats.templ`, Line: 640, Col: 52}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `stats.templ`, Line: 640, Col: 57}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var101))
 					if templ_7745c5c3_Err != nil {
@@ -2546,9 +2546,9 @@ func tempSweepSection(v ReportView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var113 string
-				templ_7745c5c3_Var113, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(m.Union.BestTemperature))
+				templ_7745c5c3_Var113, templ_7745c5c3_Err = templ.JoinStringErrs(temperatureText(m.Union.BestTemperature))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `stats.templ`, Line: 663, Col: 245}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `stats.templ`, Line: 663, Col: 250}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var113))
 				if templ_7745c5c3_Err != nil {
@@ -2561,7 +2561,7 @@ func tempSweepSection(v ReportView) templ.Component {
 				var templ_7745c5c3_Var114 string
 				templ_7745c5c3_Var114, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("%+.1f", 100*m.Union.Gain))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `stats.templ`, Line: 663, Col: 305}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `stats.templ`, Line: 663, Col: 310}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var114))
 				if templ_7745c5c3_Err != nil {
@@ -2662,9 +2662,9 @@ func tempSweepSection(v ReportView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var118 string
-					templ_7745c5c3_Var118, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(c.BaseTemperature))
+					templ_7745c5c3_Var118, templ_7745c5c3_Err = templ.JoinStringErrs(temperatureText(c.BaseTemperature))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `stats.templ`, Line: 681, Col: 121}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `stats.templ`, Line: 681, Col: 126}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var118))
 					if templ_7745c5c3_Err != nil {
@@ -2683,9 +2683,9 @@ func tempSweepSection(v ReportView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var119 string
-					templ_7745c5c3_Var119, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(c.OtherTemperature))
+					templ_7745c5c3_Var119, templ_7745c5c3_Err = templ.JoinStringErrs(temperatureText(c.OtherTemperature))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `stats.templ`, Line: 683, Col: 57}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `stats.templ`, Line: 683, Col: 62}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var119))
 					if templ_7745c5c3_Err != nil {
