@@ -280,16 +280,19 @@ type apiAuditModel struct {
 }
 
 type apiAuditFlip struct {
-	Other           string  `json:"other"`
-	FoundBefore     bool    `json:"k_star_found_before"`
-	KBefore         float64 `json:"k_star_before"`
-	FoundAfter      bool    `json:"k_star_found_after"`
-	KAfter          float64 `json:"k_star_after"`
-	BaseOnlyBefore  int     `json:"base_only_before"`
-	BaseOnlyAfter   int     `json:"base_only_after"`
-	OtherOnlyBefore int     `json:"other_only_before"`
-	OtherOnlyAfter  int     `json:"other_only_after"`
-	Label           string  `json:"label"`
+	Other       string  `json:"other"`
+	FoundBefore bool    `json:"k_star_found_before"`
+	KBefore     float64 `json:"k_star_before"`
+	FoundAfter  bool    `json:"k_star_found_after"`
+	KAfter      float64 `json:"k_star_after"`
+	// k*'s 95% paired-bootstrap intervals before and after the flip
+	CIBefore        analysis.CrossoverCI `json:"k_star_ci_before"`
+	CIAfter         analysis.CrossoverCI `json:"k_star_ci_after"`
+	BaseOnlyBefore  int                  `json:"base_only_before"`
+	BaseOnlyAfter   int                  `json:"base_only_after"`
+	OtherOnlyBefore int                  `json:"other_only_before"`
+	OtherOnlyAfter  int                  `json:"other_only_after"`
+	Label           string               `json:"label"`
 }
 
 type apiAuditItem struct {
@@ -335,7 +338,7 @@ func (s *Server) apiVerifierAuditGet(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, f := range sm.Flips {
 			out.Pairs = append(out.Pairs, apiAuditFlip{Other: f.Other, FoundBefore: f.FoundBefore, KBefore: f.KBefore, FoundAfter: f.FoundAfter,
-				KAfter: f.KAfter, BaseOnlyBefore: f.BaseOnlyBefore, BaseOnlyAfter: f.BaseOnlyAfter, OtherOnlyBefore: f.OtherOnlyBefore,
+				KAfter: f.KAfter, CIBefore: *analysis.CrossoverCIOf(f.BandBefore), CIAfter: *analysis.CrossoverCIOf(f.BandAfter), BaseOnlyBefore: f.BaseOnlyBefore, BaseOnlyAfter: f.BaseOnlyAfter, OtherOnlyBefore: f.OtherOnlyBefore,
 				OtherOnlyAfter: f.OtherOnlyAfter, Label: f.Label()})
 		}
 		for _, it := range sm.Disagreements {

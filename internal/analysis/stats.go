@@ -212,11 +212,7 @@ func (rep *Report) AttachStats(row store.Stats) {
 	for i := range rep.Pairs {
 		pb, pr := b.Pairs[i], &rep.Pairs[i]
 		pr.DeltaSECI = iv(pb.Gap)
-		pr.CrossoverCI = &CrossoverCI{
-			Lo:         CrossoverBound{Found: pb.Crossover.Lo.Found, K: pb.Crossover.Lo.K},
-			Hi:         CrossoverBound{Found: pb.Crossover.Hi.Found, K: pb.Crossover.Hi.K},
-			FoundShare: pb.Crossover.FoundShare,
-		}
+		pr.CrossoverCI = CrossoverCIOf(pb.Crossover)
 		pr.BaseAheadFrom, pr.Significant = pb.BelowZeroFrom, nil
 		for _, r := range pb.Significant {
 			pr.Significant = append(pr.Significant, SignificantRange{Ahead: leadName(r.Lead), FromK: r.From, ToK: r.To, ThroughKMax: r.Through})
@@ -243,4 +239,13 @@ func (rep *Report) AttachStats(row store.Stats) {
 		}
 	}
 	rep.readDynamics()
+}
+
+// CrossoverCIOf is a bootstrap's k* interval as the report writes it.
+func CrossoverCIOf(b passk.CrossoverBand) *CrossoverCI {
+	return &CrossoverCI{
+		Lo:         CrossoverBound{Found: b.Lo.Found, K: b.Lo.K},
+		Hi:         CrossoverBound{Found: b.Hi.Found, K: b.Hi.K},
+		FoundShare: b.FoundShare,
+	}
 }

@@ -120,19 +120,29 @@ type AuditFlip struct {
 	audit.Pair
 }
 
-// Label words the flip: "k* none → 2.0, base-only 0 → 1, RL-only 1 → 0",
-// or "no change".
+// Label words the flip: "k* none [none ≤ 4, none ≤ 4] → 2.0 [1.2, none ≤
+// 4], base-only 0 → 1, RL-only 1 → 0", or "no change". Each k* carries its
+// 95% bootstrap interval ("none ≤ K": some draws had no crossover up to k
+// max), so a reader sees whether the flip moves k* past its sampling error.
 func (f AuditFlip) Label() string {
 	if !f.Changed() {
 		return "no change"
 	}
-	ks := func(found bool, k float64) string {
-		if !found {
-			return "none"
+	kmax := f.KMax
+	end := func(b passk.CrossoverBound) string {
+		if !b.Found {
+			return fmt.Sprintf("none ≤ %d", kmax)
 		}
-		return fmt.Sprintf("%.1f", k)
+		return fmt.Sprintf("%.1f", b.K)
 	}
-	return fmt.Sprintf("k* %s → %s, base-only %d → %d, %s %d → %d", ks(f.FoundBefore, f.KBefore), ks(f.FoundAfter, f.KAfter),
+	ks := func(found bool, k float64, b passk.CrossoverBand) string {
+		v := "none"
+		if found {
+			v = fmt.Sprintf("%.1f", k)
+		}
+		return fmt.Sprintf("%s [%s, %s]", v, end(b.Lo), end(b.Hi))
+	}
+	return fmt.Sprintf("k* %s → %s, base-only %d → %d, %s %d → %d", ks(f.FoundBefore, f.KBefore, f.BandBefore), ks(f.FoundAfter, f.KAfter, f.BandAfter),
 		f.BaseOnlyBefore, f.BaseOnlyAfter, f.Only, f.OtherOnlyBefore, f.OtherOnlyAfter)
 }
 

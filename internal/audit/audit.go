@@ -152,6 +152,12 @@ type Pair struct {
 	// K is 0 when not Found.
 	FoundBefore, FoundAfter bool
 	KBefore, KAfter         float64
+	// BandBefore and BandAfter are k*'s 95% paired-bootstrap intervals
+	// over problems (passk.Bootstrap, FlipDraws draws, one seed for both):
+	// a flip that moves k* within them moves it less than the problem
+	// set's own sampling error does.
+	BandBefore, BandAfter passk.CrossoverBand
+	KMax                  int // the largest k of the curves: the smallest n
 	// Solved sets (passk.Solved): problems solved by the base model only
 	// and by the other model only.
 	BaseOnlyBefore, BaseOnlyAfter   int
@@ -163,6 +169,9 @@ func (p Pair) Changed() bool {
 	return p.FoundBefore != p.FoundAfter || math.Abs(p.KBefore-p.KAfter) > 1e-9 ||
 		p.BaseOnlyBefore != p.BaseOnlyAfter || p.OtherOnlyBefore != p.OtherOnlyAfter
 }
+
+// FlipDraws is the number of bootstrap draws behind Pair's k* intervals.
+const FlipDraws = 1000
 
 // Flip recomputes k* and the solved sets of every pair (model 0, the base
 // model, against each other model) with the disagreements flipped.
@@ -219,9 +228,23 @@ func Flip(models [][]passk.Count, delta [][]int) ([]Pair, error) {
 		}
 		return cr.Found, cr.K, sets.BaseOnly, sets.OtherOnly, nil
 	}
+	kmax := 0
+	bands := func(ms [][]passk.Count) ([]passk.PairBands, error) {
+		b, err := passk.Bootstrap(ms, passk.BootstrapOptions{Draws: FlipDraws, Seed: 1})
+		kmax = b.NMin
+		return b.Pairs, err
+	}
+	before, err := bands(models)
+	if err != nil {
+		return nil, err
+	}
+	afterBands, err := bands(after)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Pair, 0, len(models)-1)
 	for o := 1; o < len(models); o++ {
-		p := Pair{Other: o}
+		p := Pair{Other: o, BandBefore: before[o-1].Crossover, BandAfter: afterBands[o-1].Crossover, KMax: kmax}
 		var err error
 		if p.FoundBefore, p.KBefore, p.BaseOnlyBefore, p.OtherOnlyBefore, err = kStar(models, o); err != nil {
 			return nil, err

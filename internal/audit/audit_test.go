@@ -2,6 +2,7 @@ package audit
 
 import (
 	"math"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -104,8 +105,36 @@ func TestFlip(t *testing.T) {
 	}
 	want := Pair{Other: 1, FoundBefore: false, FoundAfter: true, KBefore: 0, KAfter: 2,
 		BaseOnlyBefore: 0, BaseOnlyAfter: 1, OtherOnlyBefore: 1, OtherOnlyAfter: 0}
-	if len(ps) != 1 || ps[0] != want || !ps[0].Changed() {
-		t.Errorf("flip: %+v, want %+v", ps, want)
+	if len(ps) != 1 {
+		t.Fatalf("%d pairs", len(ps))
+	}
+	got := ps[0]
+	got.BandBefore, got.BandAfter, got.KMax = passk.CrossoverBand{}, passk.CrossoverBand{}, 0
+	if !reflect.DeepEqual(got, want) || !ps[0].Changed() {
+		t.Errorf("flip: %+v, want %+v", got, want)
+	}
+	// k*'s intervals are the paired bootstrap's on the counts before and
+	// after, with their points the k* above.
+	b := ps[0].BandAfter
+	if b.Point.Found != true || b.Point.K != 2 || ps[0].BandBefore.Point.Found {
+		t.Errorf("bands' points: before %+v, after %+v", ps[0].BandBefore.Point, b.Point)
+	}
+	flipped := [][]passk.Count{
+		{{N: 4, C: 2}, {N: 4, C: 1}, {N: 4, C: 1}},
+		{{N: 4, C: 4}, {N: 4, C: 2}, {N: 4, C: 0}},
+	}
+	direct, err := passk.Bootstrap(flipped, passk.BootstrapOptions{Draws: FlipDraws, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := direct.Pairs[0].Crossover; d.Lo != b.Lo || d.Hi != b.Hi || d.FoundShare != b.FoundShare {
+		t.Errorf("after-flip band %+v, the bootstrap of the flipped counts gives %+v", b, d)
+	}
+	if ps[0].KMax != 4 {
+		t.Errorf("k max %d, want 4", ps[0].KMax)
+	}
+	if b.FoundShare <= 0 || b.FoundShare >= 1 {
+		t.Errorf("found share %v: with three problems some draws have k* and some do not", b.FoundShare)
 	}
 	// No deltas: nothing changes.
 	ps, err = Flip(models, nil)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -162,7 +163,7 @@ func TestVerifierAuditFindsPlantedDisagreements(t *testing.T) {
 	}
 	// Flipped: base p3 0 -> 1, RL p3 1 -> 0. Base pass@k 1/3, 11/18, 5/6, 1;
 	// RL 1/2, 11/18, 2/3, 2/3: k* = 2 (equal there, base ahead after).
-	if len(s.Flips) != 1 || s.Flips[0].Label() != "k* none → 2.0, base-only 0 → 1, RL-only 1 → 0" {
+	if len(s.Flips) != 1 || !flipLabel("base-only 0 → 1, RL-only 1 → 0").MatchString(s.Flips[0].Label()) {
 		t.Errorf("flip %+v: %q", s.Flips, s.Flips[0].Label())
 	}
 	// The report's k* and solved sets are the flip's "before".
@@ -187,7 +188,7 @@ func TestVerifierAuditFindsPlantedDisagreements(t *testing.T) {
 		t.Errorf("after accepting: solved %+v, base overrides %d", rep.Pairs[0].Solved, rep.Models[0].Overrides)
 	}
 	s = auditSummary(t, e, id)
-	if s.Open != 2 || s.Flips[0].Label() != "k* none → 2.0, base-only 0 → 1, RL-only 0 → 0" || s.Disagreements[0].Resolution != store.ResolveJudge {
+	if s.Open != 2 || !flipLabel("base-only 0 → 1, RL-only 0 → 0").MatchString(s.Flips[0].Label()) || s.Disagreements[0].Resolution != store.ResolveJudge {
 		t.Errorf("after accepting: open %d, flip %q, %+v", s.Open, s.Flips[0].Label(), s.Disagreements[0])
 	}
 	// Keeping Reach's verdict on RL p3 #0 takes it out of the flip.
@@ -306,4 +307,11 @@ func TestSkipSamplingLeavesEndpointJobs(t *testing.T) {
 	if len(asked) != 0 {
 		t.Errorf("the judge was asked %d times by a process that skips the sampling queue", len(asked))
 	}
+}
+
+// flipLabel matches the flip's words on the fixture: k* none → 2.0, each
+// with its bootstrap interval (RL is ahead on every problem before the
+// flip, so no draw has a crossover; after it some do), then sets.
+func flipLabel(sets string) *regexp.Regexp {
+	return regexp.MustCompile(`^k\* none \[none ≤ 4, none ≤ 4\] → 2\.0 \[(\d\.\d|none ≤ 4), none ≤ 4\], ` + regexp.QuoteMeta(sets) + `$`)
 }
