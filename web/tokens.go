@@ -291,6 +291,9 @@ func (s *Server) tokenAggregates(w http.ResponseWriter, r *http.Request) {
 // most divergent 5 positions of each sample feed the critical-token counts.
 func aggregateView(c store.Comparison, pairs []store.TokenPair) views.TokenAggregateView {
 	v := views.TokenAggregateView{C: c, Capped: len(pairs) >= maxAggregateSamples}
+	if len(c.Runs) >= 2 {
+		v.BaseModel, v.RLModel = c.Runs[0].ModelName, jobs.TokenRLRun(c).ModelName
+	}
 	var samples []tokendiv.Sample
 	for _, p := range pairs {
 		base, rl, note := scoredPair(p)
