@@ -386,10 +386,10 @@ func Beyond(counts []Count, ks []int, prior Prior) (BeyondCurve, error) {
 			}
 			delta.SetVec(h, s)
 		}
-		prior := mat.Inner(delta, gm.cov, delta)
+		fitVar := mat.Inner(delta, gm.cov, delta) // δ'Σ_α δ
 		out.PassAtK[j] /= P
 		out.Extrapolated[j] /= P
-		half := z95 * math.Sqrt(vars[j]+bias[j]*bias[j]+max(0, prior)) / P
+		half := z95 * math.Sqrt(vars[j]+bias[j]*bias[j]+max(0, fitVar)) / P
 		out.Lo[j] = max(0, out.PassAtK[j]-half)
 		out.Hi[j] = min(1, out.PassAtK[j]+half)
 	}

@@ -171,7 +171,7 @@ func groupCounts(counts []Count) ([]countGroup, error) {
 }
 
 // fitGModel fits a gModel to grouped counts by Newton steps with the outer-product
-// (BHHH) approximation of the Hessian plus the penalty's exact Hessian, halving a step until
+// (BHHH: Berndt, Hall, Hall & Hausman 1974) approximation of the Hessian plus the penalty's exact Hessian, halving a step until
 // the objective falls. Each count's likelihood row is scaled by its maximum (a constant per
 // count, which changes neither α̂ nor its covariance) and kept only where it exceeds 1e-15
 // (with n = 128 and c = 64 that is a fifth of the grid), so a step costs O(Σ support · d).
