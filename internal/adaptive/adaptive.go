@@ -11,7 +11,8 @@
 // with no or few correct samples keep drawing, since a rare success moves pass@k at large k
 // most. No cell goes past Target samples. The design ends when the budget is spent or no cell
 // would change the figures. Adaptive stopping leaves the likelihood unchanged, so the fitted
-// prior and the posterior intervals stay valid (passk.Beyond estimates the curves after).
+// priors stay valid; it does bias the unbiased estimator on cells that stopped early, and
+// passk.Beyond, which estimates the curves after, carries that bias in its intervals.
 //
 // Everything here is pure: counts in, allocations out.
 package adaptive
@@ -182,7 +183,7 @@ type Status struct {
 	Drawn   int // samples drawn so far over every model and problem
 	Budget  int
 	Uniform int // samples a uniform design at Target would draw: Target × models × problems
-	// Widest is, per model, the widest 95% posterior interval (passk.Beyond's Hi − Lo) of its
+	// Widest is, per model, the widest 95% interval (passk.Beyond's Hi − Lo) of its
 	// pass@k over the curve's ks, in [0, 1]; nil for a model with a cell not yet drawn.
 	Widest []*float64
 	Done   bool // Next would allocate nothing

@@ -74,7 +74,8 @@ func run(t testing.TB, p [][]float64, opt Options, rng *rand.Rand) (counts [][]p
 // TestSimulatedDesignMATH500 replays the adaptive design on the real MATH500 counts taken as
 // true rates (p = c/128) with half the uniform budget, 200 seeded times, and reports the bias
 // and RMSE of pass@k at the curve's ks against the true curve and the coverage of the 95%
-// posterior intervals (issue 24 item 3).
+// intervals (issue 24 item 3), each k of each model held to 92–98%. With 200 replays a
+// coverage figure has a standard error of 1.5 points.
 func TestSimulatedDesignMATH500(t *testing.T) {
 	real := math500(t)
 	p := make([][]float64, 2)
@@ -169,11 +170,11 @@ func TestSimulatedDesignMATH500(t *testing.T) {
 			if math.Abs(bias) > 0.5 || rmse > 1.5 {
 				t.Errorf("%s pass@%d: bias %+.3f, RMSE %.3f points (want |bias| <= 0.5, RMSE <= 1.5)", name, k, bias, rmse)
 			}
-			// Per k the coverage dips where the fitted prior's shape misses the base model's
-			// rates (87.5% at pass@128 when written): the mean is held to 92–98%, each k
-			// to 85–99.5%.
-			if cov < 0.85 || cov > 0.995 {
-				t.Errorf("%s pass@%d: coverage %.1f%% far from 95%%", name, k, 100*cov)
+			// Every k of both models, not only the mean: the interval judges the estimate
+			// under a flexible prior (passk.Beyond), so it holds where the Beta prior's shape
+			// misses the base model's rates near 0 and 1 (87.5% at base pass@128 before).
+			if cov < 0.92 || cov > 0.98 {
+				t.Errorf("%s pass@%d: coverage %.1f%%, want 92–98%%", name, k, 100*cov)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -297,19 +298,24 @@ type BeyondCurve struct {
 	Ks      []int
 	PassAtK []float64 // mean over problems of PassAtKBeyond, in [0, 1]
 	// Lo and Hi bound this problem set's true pass@k (the mean over its problems of
-	// 1 − (1 − p_i)^k) with 95% posterior probability under the prior: the point estimate ±
-	// 1.96 × the posterior root-mean-square error of the mean, √(Σ Var_i + (Σ bias_i)²) / P,
-	// where Var_i is problem i's posterior variance and bias_i its estimate minus its posterior
-	// mean. They cover within-problem sampling and extrapolation, not the choice of problems
-	// (the bootstrap over problems covers that).
+	// 1 − (1 − p_i)^k) with about 95% probability: the point estimate ± 1.96 × its root-mean-
+	// square error, √(Σ Var_i + (Σ bias_i)² + δ'Σ_α δ) / P. The error is judged under a
+	// flexible prior fitted to the same counts (Efron's g-model, see gModel), not under the
+	// Prior the point estimate comes from, so that it includes that prior's extrapolation
+	// error: Var_i is problem i's posterior variance, bias_i its estimate minus its posterior
+	// mean (the unbiased estimator's too: adaptive stopping makes it biased, and the fitted
+	// Prior's posterior mean beyond n can miss), and δ'Σ_α δ the delta-method variance of
+	// Σ bias_i from estimating the g-model (Σ_α the covariance of its parameters). They do not
+	// cover the choice of problems (the bootstrap over problems covers that).
 	Lo, Hi []float64
 	// Extrapolated is the share of problems whose value at Ks[j] is extrapolated (n < k).
 	Extrapolated []float64
 }
 
 // Beyond computes a BeyondCurve of counts at ks (each >= 1, any order). Cost
-// O(len(counts) · len(ks) · k) for the unbiased part and O(len(counts) · len(ks)) lgamma calls
-// for the rest. Errors (wrapping ErrInput) for no counts, an invalid count or k < 1.
+// O(len(counts) · len(ks) · k) for the unbiased part, O(distinct counts · len(ks) · G) for the
+// interval (G = 83 grid points) and one g-model fit (a few Newton steps of O(distinct counts ·
+// G · 9) each). Errors (wrapping ErrInput) for no counts, an invalid count or k < 1.
 func Beyond(counts []Count, ks []int, prior Prior) (BeyondCurve, error) {
 	if len(counts) == 0 {
 		return BeyondCurve{}, fmt.Errorf("pass@k beyond n: %w: no problems", ErrInput)
@@ -321,42 +327,69 @@ func Beyond(counts []Count, ks []int, prior Prior) (BeyondCurve, error) {
 			return BeyondCurve{}, fmt.Errorf("pass@k beyond n: %w: k = %d", ErrInput, k)
 		}
 	}
-	P := float64(len(counts))
-	vars, bias := make([]float64, len(ks)), make([]float64, len(ks))
-	// Problems share counts (many at 0 or n): each distinct count's row is computed once.
-	type row struct{ est, v, bias []float64 }
-	rows := map[Count]row{}
-	for i, x := range counts {
-		if err := x.validate(); err != nil {
-			return BeyondCurve{}, fmt.Errorf("pass@k beyond n: problem %d: %w", i, err)
-		}
-		r, ok := rows[x]
-		if !ok {
-			r = row{make([]float64, len(ks)), make([]float64, len(ks)), make([]float64, len(ks))}
-			q := prior.posterior(x)
-			for j, k := range ks {
-				m, v := q.passMeanVar(k)
-				est := m
-				if k <= x.N {
-					est, _ = PassAtK(x.N, x.C, k)
-				}
-				r.est[j], r.v[j], r.bias[j] = est, v, est-m
-			}
-			rows[x] = r
-		}
-		for j, k := range ks {
-			if k > x.N {
-				out.Extrapolated[j]++
-			}
-			out.PassAtK[j] += r.est[j]
-			vars[j] += r.v[j]
-			bias[j] += r.bias[j]
+	groups, err := groupCounts(counts)
+	if err != nil {
+		return BeyondCurve{}, fmt.Errorf("pass@k beyond n: %w", err)
+	}
+	gm, err := fitGModel(groups)
+	if err != nil {
+		return BeyondCurve{}, fmt.Errorf("pass@k beyond n: %w", err)
+	}
+	G := len(gm.tau)
+	// t[j][l] = 1 − (1 − τ_l)^k_j: pass@k at each grid rate.
+	t := make([][]float64, len(ks))
+	for j, k := range ks {
+		t[j] = make([]float64, G)
+		for l, tau := range gm.tau {
+			t[j][l] = -math.Expm1(float64(k) * math.Log1p(-tau))
 		}
 	}
+	P := float64(len(counts))
+	vars, bias := make([]float64, len(ks)), make([]float64, len(ks))
+	// u[j] accumulates Σ_i π_i ∘ (t − E_i): Q'u[j] is the gradient δ of Σ_i E_i in α.
+	u := make([][]float64, len(ks))
+	for j := range u {
+		u[j] = make([]float64, G)
+	}
+	for _, gr := range groups {
+		x, m := gr.x, gr.m
+		q := prior.posterior(x)
+		pi := gm.posterior(x)
+		for j, k := range ks {
+			est := 0.0
+			if k <= x.N {
+				est, _ = PassAtK(x.N, x.C, k)
+			} else {
+				est, _ = q.passMeanVar(k)
+				out.Extrapolated[j] += m
+			}
+			var e, e2 float64
+			for l, w := range pi {
+				e += w * t[j][l]
+				e2 += w * t[j][l] * t[j][l]
+			}
+			for l, w := range pi {
+				u[j][l] += m * w * (t[j][l] - e)
+			}
+			out.PassAtK[j] += m * est
+			vars[j] += m * max(0, e2-e*e)
+			bias[j] += m * (est - e)
+		}
+	}
+	d := len(gm.alpha)
+	delta := mat.NewVecDense(d, nil)
 	for j := range ks {
+		for h := range d {
+			var s float64
+			for l := range G {
+				s += gm.q[l][h] * u[j][l]
+			}
+			delta.SetVec(h, s)
+		}
+		fitVar := mat.Inner(delta, gm.cov, delta) // δ'Σ_α δ
 		out.PassAtK[j] /= P
 		out.Extrapolated[j] /= P
-		half := z95 * math.Sqrt(vars[j]+bias[j]*bias[j]) / P
+		half := z95 * math.Sqrt(vars[j]+bias[j]*bias[j]+max(0, fitVar)) / P
 		out.Lo[j] = max(0, out.PassAtK[j]-half)
 		out.Hi[j] = min(1, out.PassAtK[j]+half)
 	}

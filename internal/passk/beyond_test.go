@@ -118,3 +118,40 @@ func TestVarianceReduction(t *testing.T) {
 		t.Error("no samples added: want no reduction")
 	}
 }
+
+// Beyond's interval includes the extrapolation error of the prior it is given: with a prior
+// far from the counts (most of its mass near p = 1 while the counts say rates are low), the
+// estimate past n moves far from the one under the prior that made the counts, and the interval
+// widens to reach it; the right prior's interval is narrower. (Neither is narrow at 4n and 16n:
+// counts at n = 16 cannot tell rates of 0.001 from 0, and the g-model's uncertainty says so.)
+func TestBeyondIntervalIncludesModelError(t *testing.T) {
+	truth := Prior{Zero: 0.1, One: 0.1, Alpha: 0.5, Beta: 4}
+	counts := predictiveCounts(truth, 16, 1000)
+	ks := []int{8, 64, 256}
+	right, err := Beyond(counts, ks, truth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong, err := Beyond(counts, ks, Prior{Alpha: 5, Beta: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// k = 8 <= n: both use the unbiased estimator, so the same value and interval.
+	if right.PassAtK[0] != wrong.PassAtK[0] || right.Lo[0] != wrong.Lo[0] || right.Hi[0] != wrong.Hi[0] {
+		t.Errorf("k = 8 within n: the prior changed the estimate or its interval: %+v vs %+v", right, wrong)
+	}
+	for j, k := range ks[1:] {
+		j++
+		gap := wrong.PassAtK[j] - right.PassAtK[j]
+		if gap < 0.05 {
+			t.Fatalf("pass@%d: the wrong prior's estimate is only %.3f above the right one's: the test needs a wrong prior", k, gap)
+		}
+		if !(wrong.Lo[j] <= right.PassAtK[j]) {
+			t.Errorf("pass@%d: the wrong prior's interval [%.4f, %.4f] misses the right prior's %.4f", k, wrong.Lo[j], wrong.Hi[j], right.PassAtK[j])
+		}
+		if !(right.Lo[j] <= right.PassAtK[j] && right.PassAtK[j] <= right.Hi[j]) || right.Hi[j]-right.Lo[j] >= wrong.Hi[j]-wrong.Lo[j] {
+			t.Errorf("pass@%d: the right prior's interval [%.4f, %.4f] around %.4f, the wrong one's [%.4f, %.4f]: want the right one narrower",
+				k, right.Lo[j], right.Hi[j], right.PassAtK[j], wrong.Lo[j], wrong.Hi[j])
+		}
+	}
+}
