@@ -9,11 +9,12 @@ import (
 	"github.com/reach-lab/reach/web"
 )
 
-// The search in completion texts reads the samples within its budget;
-// beyond it, it says the search index is building (and reads the first
-// problems' samples meanwhile), uses the index once it is built (every
-// problem searched), and says a query too short for trigrams reads the
-// samples.
+// The search in completion texts (issue 28, item 3): a word every
+// completion has is confirmed by each problem's first sample, within any
+// budget; a query found nowhere reads up to the budget without the
+// search index and says the index is building and how many problems it
+// did not search to the end; with the index every problem is searched;
+// a query too short for trigrams reads the samples; % and _ are literal.
 func TestSearchIndexNotes(t *testing.T) {
 	f := newFixture(t)
 	notes := func(b string) string { return hasIDs(b, "search-building", "search-indexed", "search-short") }
@@ -36,25 +37,42 @@ func TestSearchIndexNotes(t *testing.T) {
 		!strings.Contains(b, `data-matching="2"`) {
 		t.Errorf("within the budget: notes %q\n%s", notes(b), note(b))
 	}
+	for _, q := range []string{"%25", "_", "%25%25"} {
+		if b := get(q); !strings.Contains(b, `data-matching="0"`) || !strings.Contains(b, "Completions searched: 2 problems (16 samples)") {
+			t.Errorf("%s, literally: %s", q, note(b))
+		}
+	}
 	defer web.SetCompletionSearchBudget(10)()
-	if b := get("answer+IS"); notes(b) != "search-building" || !strings.Contains(b, "Completions searched: 1 problems (8 samples)") ||
-		!strings.Contains(b, `data-matching="1"`) || !strings.Contains(b, "1 more problems not searched") {
-		t.Errorf("beyond the budget, no index: notes %q\n%s", notes(b), note(b))
+	if b := get("answer+IS"); notes(b) != "" || !strings.Contains(b, "Completions searched: 2 problems (16 samples)") ||
+		!strings.Contains(b, `data-matching="2"`) {
+		t.Errorf("a word every completion has, budget 10: notes %q\n%s", notes(b), note(b))
+	}
+	// 4 samples a run: the first of each, then the next 3 do not fit: the
+	// first problem is read to the end.
+	if b := get("zzzqqq"); notes(b) != "search-building" || !strings.Contains(b, "Completions searched: 1 problems (8 samples)") ||
+		!strings.Contains(b, `data-matching="0"`) || !strings.Contains(b, "1 more problems not searched to the end") {
+		t.Errorf("found nowhere, beyond the budget, no index: notes %q\n%s", notes(b), note(b))
 	}
 	for _, r := range c.Runs {
 		if _, err := f.srv.st.BuildSearchIndex(ctx, r.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if b := get("answer+IS"); notes(b) != "search-indexed" ||
-		!strings.Contains(b, "Completions searched: 2 problems (16 samples)") || !strings.Contains(b, `data-matching="2"`) {
-		t.Errorf("with the index: notes %q\n%s", notes(b), note(b))
+	if b := get("zzzqqq"); notes(b) != "search-indexed" || !strings.Contains(b, `data-matching="0"`) ||
+		!strings.Contains(b, "Completions searched: 2 problems (16 samples)") {
+		t.Errorf("no match, with the index: notes %q\n%s", notes(b), note(b))
 	}
-	if b := get("zzzqqq"); notes(b) != "search-indexed" || !strings.Contains(b, `data-matching="0"`) {
-		t.Errorf("no match, with the index:\n%s", note(b))
+	if b := get("answer+is+3"); notes(b) != "search-indexed" || !strings.Contains(b, `data-matching="0"`) {
+		t.Errorf("common words, no match, with the index: notes %q\n%s", notes(b), note(b))
 	}
-	if b := get("is"); notes(b) != "search-short" || !strings.Contains(b, "Completions searched: 1 problems (8 samples)") {
-		t.Errorf("a 2-letter query: notes %q\n%s", notes(b), note(b))
+	if b := get("qz"); notes(b) != "search-short" || !strings.Contains(b, "1 more problems not searched to the end") {
+		t.Errorf("a 2-letter query found nowhere: notes %q\n%s", notes(b), note(b))
+	}
+	// Another view of a query searched before (sorted) reads what the
+	// first found.
+	if b := get("zzzqqq&sort=problem"); !strings.Contains(b, `data-matching="0"`) ||
+		!strings.Contains(b, "Completions searched: 2 problems (16 samples)") {
+		t.Errorf("a kept search, another view: %s", note(b))
 	}
 }
 
