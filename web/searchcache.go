@@ -1,7 +1,9 @@
 package web
 
 import (
+	"context"
 	"sync"
+	"time"
 
 	"github.com/maypok86/otter/v2"
 
@@ -65,4 +67,32 @@ func (k *searchKnown) add(res store.TextSearchResult) {
 			k.hits[id] = true
 		}
 	}
+}
+
+// searchSampleTexts is how many completions of a run (each problem's
+// first) estimate its trigrams' frequencies (store.Windows).
+const searchSampleTexts = 512
+
+// runWindows keeps each run's store.Windows: estimates, so a stale one
+// (samples added since) only picks less rare trigrams.
+var runWindows = otter.Must(&otter.Options[int64, store.Windows]{MaximumSize: 256,
+	ExpiryCalculator: otter.ExpiryWriting[int64, store.Windows](10 * time.Minute)})
+
+// windowsOf returns the store.Windows of runs, read once per run.
+func (s *Server) windowsOf(ctx context.Context, runs []int64) ([]store.Windows, error) {
+	out := make([]store.Windows, len(runs))
+	for i, r := range runs {
+		w, err := runWindows.Get(ctx, r, otter.LoaderFunc[int64, store.Windows](func(ctx context.Context, r int64) (store.Windows, error) {
+			texts, err := s.st.SearchSampleTexts(ctx, r, searchSampleTexts)
+			if err != nil {
+				return store.Windows{}, err
+			}
+			return store.CountWindows(texts), nil
+		}))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = w
+	}
+	return out, nil
 }

@@ -265,6 +265,11 @@ func (s *Server) tableRows(ctx context.Context, e *analysis.Entry, datasetID int
 				return nil, err
 			}
 			ts.Runs, ts.Indexed, ts.Text, ts.Budget = runs, ready, f.Query, completionSearchBudget
+			if len(ready) == len(runs) && store.Trigrammable(f.Query) {
+				if ts.Windows, err = s.windowsOf(ctx, runs); err != nil {
+					return nil, err
+				}
+			}
 			res, err := s.st.SearchTexts(ctx, ts)
 			if err != nil {
 				return nil, err

@@ -44,10 +44,18 @@ func TestSearchIndexAfterImport(t *testing.T) {
 	}
 
 	// The planner reads the runs' own partial indexes for a query of
-	// trigrams over every problem (the run ids literals in the query; for
-	// a few problems of 10 samples each it rightly reads their samples).
-	for _, ps := range [][]int64{nil} {
-		plan, err := e.st.ExplainSearchIndexed(ctx, runs, ps, "sorted(")
+	// trigrams (the run ids literals in the query), asking for all of its
+	// trigrams or for its rarest windows.
+	var ws []store.Windows
+	for _, r := range runs {
+		texts, err := e.st.SearchSampleTexts(ctx, r, 256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, store.CountWindows(texts))
+	}
+	for _, w := range [][]store.Windows{nil, ws} {
+		plan, err := e.st.ExplainSearchIndexed(ctx, runs, "sorted(", w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,8 +95,8 @@ func TestSearchIndexAfterImport(t *testing.T) {
 				}
 			}
 		}
-		search := func(indexed map[int64]bool) store.TextSearchResult {
-			res, err := e.st.SearchTexts(ctx, store.TextSearch{Runs: runs, Indexed: indexed, Problems: pids, Counts: counts, Text: q, Budget: 1 << 30})
+		search := func(indexed map[int64]bool, ws []store.Windows) store.TextSearchResult {
+			res, err := e.st.SearchTexts(ctx, store.TextSearch{Runs: runs, Indexed: indexed, Problems: pids, Counts: counts, Text: q, Budget: 1 << 30, Windows: ws})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,9 +105,10 @@ func TestSearchIndexAfterImport(t *testing.T) {
 			}
 			return res
 		}
-		scan, got := search(nil), search(map[int64]bool{runs[0]: true, runs[1]: true})
-		if !maps.Equal(got.Hits, want) || !maps.Equal(scan.Hits, want) {
-			t.Errorf("%q: index found %d problems, scan %d; Go's substring check %d", q, len(got.Hits), len(scan.Hits), len(want))
+		scan, got := search(nil, nil), search(map[int64]bool{runs[0]: true, runs[1]: true}, nil)
+		rare := search(map[int64]bool{runs[0]: true, runs[1]: true}, ws)
+		if !maps.Equal(got.Hits, want) || !maps.Equal(scan.Hits, want) || !maps.Equal(rare.Hits, want) {
+			t.Errorf("%q: index found %d problems (its rarest windows %d), scan %d; Go's substring check %d", q, len(got.Hits), len(rare.Hits), len(scan.Hits), len(want))
 		}
 		t.Logf("%q: %d problems", q, len(want))
 		if q == "sorted(" && len(want) < 5 {

@@ -20,6 +20,9 @@ type TextSearch struct {
 	Problems []int64        // the problems to search, in the table's order
 	Counts   [][]int        // Counts[i][r]: samples of Problems[i] in Runs[r]
 	Text     string
+	// Windows, when set (one per run, or fewer), choose the rarest
+	// trigrams of Text for the index to read.
+	Windows []Windows
 	// Budget bounds the samples read one by one when the index cannot
 	// decide the rest (a run without index yet, a query without trigrams).
 	Budget int
@@ -161,7 +164,7 @@ func (s *Store) SearchTexts(ctx context.Context, q TextSearch) (TextSearchResult
 		for j, i := range undecided {
 			ids[j] = q.Problems[i]
 		}
-		hits, err := s.searchIndexed(ctx, q.Runs, ids, len(ids) == len(q.Problems), q.Text)
+		hits, err := s.searchIndexed(ctx, q.Runs, q.Text, q.Windows)
 		if err != nil {
 			return res, err
 		}
@@ -248,12 +251,15 @@ const searchSpace = "ᐟ"
 
 // searchIndexedSQL is one query over runs' search indexes: each run's
 // part names its run id literally, so that the planner can prove its
-// partial index's predicate. $1 is the LIKE pattern of
-// reach_search_text(text), $2 the ILIKE pattern of text, $3, unless all,
-// the problems to search. The index's condition is exact for texts
-// without searchSpace (and a query without it: exact says so); the others
-// are checked with ILIKE.
-func searchIndexedSQL(runs []int64, all, exact bool) string {
+// partial index's predicate. $1 is a LIKE pattern of reach_search_text
+// that every match satisfies (the query's, or its rarest windows'), $2
+// the ILIKE pattern of the query. Every problem of the runs is searched:
+// a filter by problem would only be applied after each candidate's check
+// (or make the planner read the problems' samples instead of the index).
+// With the query's own pattern (whole) the index's condition is exact for
+// texts without searchSpace and a query without it (exact); otherwise
+// every candidate is checked with ILIKE.
+func searchIndexedSQL(runs []int64, exact bool) string {
 	check := `(strpos(completion, '` + searchSpace + `') = 0 OR completion ILIKE $2)`
 	if !exact {
 		check = `completion ILIKE $2`
@@ -261,41 +267,39 @@ func searchIndexedSQL(runs []int64, all, exact bool) string {
 	parts := make([]string, len(runs))
 	for i, r := range runs {
 		parts[i] = `SELECT problem_id FROM samples WHERE run_id = ` + strconv.FormatInt(r, 10) + ` AND ` + SearchTextSQL + ` LIKE $1 AND ` + check
-		if !all {
-			parts[i] += ` AND problem_id = ANY($3)`
-		}
 	}
 	return strings.Join(parts, "\nUNION\n")
 }
 
-// searchArgs are searchIndexedSQL's arguments for text: the LIKE pattern
-// of reach_search_text(text), made by Postgres itself (its lower-casing),
-// and the ILIKE pattern of text.
-func (s *Store) searchArgs(ctx context.Context, text string, problems []int64, all bool) ([]any, error) {
-	var p string
-	err := s.db.QueryRow(ctx, `SELECT '%' || replace(replace(replace(reach_search_text($1), '\', '\\'), '%', '\%'), '_', '\_') || '%'`, text).Scan(&p)
+// searchArgs are searchIndexedSQL's arguments for text, and whether the
+// index condition is exact: with windows (Windows of the runs) the
+// pattern of the query's rarest windows, else the query's own pattern of
+// reach_search_text, both from the query as Postgres lower-cases it.
+func (s *Store) searchArgs(ctx context.Context, text string, ws []Windows) ([]any, bool, error) {
+	var p, lower string
+	err := s.db.QueryRow(ctx, `SELECT '%' || replace(replace(replace(reach_search_text($1), '\', '\\'), '%', '\%'), '_', '\_') || '%', lower($1)`, text).Scan(&p, &lower)
 	if err != nil {
-		return nil, fmt.Errorf("search pattern: %w", err)
+		return nil, false, fmt.Errorf("search pattern: %w", err)
 	}
-	args := []any{pgx.QueryExecModeExec, p, "%" + likeEscaper.Replace(text) + "%"}
-	if !all {
-		args = append(args, problems)
+	exact := !strings.Contains(text, searchSpace)
+	if len(ws) > 0 {
+		if w := rareWindows(lower, ws); len(w) > 0 {
+			p, exact = windowsPattern(w), false
+		}
 	}
-	return args, nil
+	return []any{pgx.QueryExecModeExec, p, "%" + likeEscaper.Replace(text) + "%"}, exact, nil
 }
 
-// searchIndexed returns which of problems (all of the runs' problems when
-// all) have a completion of one of runs containing text, through the runs'
-// search indexes: the index's candidates are checked by the index
-// condition itself (Postgres's recheck; exact for texts without
-// searchSpace). Planned with the patterns (an unnamed statement, never a
-// generic plan).
-func (s *Store) searchIndexed(ctx context.Context, runs, problems []int64, all bool, text string) (map[int64]bool, error) {
-	args, err := s.searchArgs(ctx, text, problems, all)
+// searchIndexed returns the problems with a completion of one of runs
+// containing text, through the runs' search indexes (ws, when given,
+// choose the trigrams asked for). Planned with the patterns (an unnamed
+// statement, never a generic plan).
+func (s *Store) searchIndexed(ctx context.Context, runs []int64, text string, ws []Windows) (map[int64]bool, error) {
+	args, exact, err := s.searchArgs(ctx, text, ws)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.Query(ctx, searchIndexedSQL(runs, all, !strings.Contains(text, searchSpace)), args...)
+	rows, err := s.db.Query(ctx, searchIndexedSQL(runs, exact), args...)
 	if err != nil {
 		return nil, fmt.Errorf("search completions through the index: %w", err)
 	}
@@ -311,15 +315,15 @@ func (s *Store) searchIndexed(ctx context.Context, runs, problems []int64, all b
 }
 
 // ExplainSearchIndexed is Postgres's plan (EXPLAIN ANALYZE, text) of the
-// index query of SearchTexts for runs and text (problems nil: all):
+// index query of SearchTexts for runs and text (ws as TextSearch.Windows):
 // tests check that it reads the runs' indexes, the benchmark notes keep
 // its numbers.
-func (s *Store) ExplainSearchIndexed(ctx context.Context, runs, problems []int64, text string) (string, error) {
-	args, err := s.searchArgs(ctx, text, problems, problems == nil)
+func (s *Store) ExplainSearchIndexed(ctx context.Context, runs []int64, text string, ws []Windows) (string, error) {
+	args, exact, err := s.searchArgs(ctx, text, ws)
 	if err != nil {
 		return "", err
 	}
-	rows, err := s.db.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS) `+searchIndexedSQL(runs, problems == nil, !strings.Contains(text, searchSpace)), args...)
+	rows, err := s.db.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS) `+searchIndexedSQL(runs, exact), args...)
 	if err != nil {
 		return "", fmt.Errorf("explain search: %w", err)
 	}

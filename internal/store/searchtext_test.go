@@ -193,8 +193,22 @@ func TestSearchTexts(t *testing.T) {
 	if err != nil || len(ready) != 2 {
 		t.Fatalf("indexed runs %v, %v", ready, err)
 	}
+	var ws []store.Windows
+	for _, r := range runs {
+		texts, err := st.SearchSampleTexts(ctx, r, 16)
+		if err != nil || len(texts) != 16 {
+			t.Fatalf("%d sample texts, %v", len(texts), err)
+		}
+		ws = append(ws, store.CountWindows(texts))
+	}
 	for _, q := range searchQueries {
 		trig := store.Trigrammable(q)
+		// The index asked for the query's rarest windows, then checked.
+		wres, err := st.SearchTexts(ctx, store.TextSearch{Runs: runs, Indexed: ready, Problems: pids, Counts: counts, Text: q, Windows: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("indexed, rarest windows", q, wres, wants[q], pids, trig)
 		res := search(ready, q, 0, pids, counts)
 		check("indexed", q, res, wants[q], pids, trig)
 		if trig && q != "answer" && !res.Indexed {
