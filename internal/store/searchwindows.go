@@ -46,65 +46,94 @@ func CountWindows(texts []string) Windows {
 }
 
 // maxWindows is how many windows of a query the index is asked for.
-const maxWindows = 3
+const maxWindows = 6
 
-// rareWindows picks, in lq (the query lower-cased by Postgres), up to
-// maxWindows windows that do not overlap, the rarest in ws first (summed
-// over the runs, as shares of each sample), and returns them in the
-// query's order: a text that contains lq contains them, in that order.
-// A window in more than a quarter of the sampled texts is left out unless
-// no rarer one is there. None when lq has no window.
+// commonShare is the share of texts above which a window is common: its
+// posting list costs more to read than the candidates it removes.
+const commonShare = 0.25
+
+// rareWindows returns the parts of lq (the query lower-cased by Postgres)
+// the index is asked for, in the query's order: runs of consecutive rare
+// windows (3 characters of letters, digits and spaces in at most
+// commonShare of the sampled texts of ws, on average over the runs),
+// rarest first up to maxWindows windows; when every window is common, the
+// rarest one alone. A text that contains lq contains them, in that order.
+// None when lq has no window.
 func rareWindows(lq string, ws []Windows) []string {
 	rs := []rune(lq)
-	type cand struct {
-		at    int
-		share float64
-	}
-	var cs []cand
-	for i := 0; i+3 <= len(rs); i++ {
-		if !windowRune(rs[i]) || !windowRune(rs[i+1]) || !windowRune(rs[i+2]) {
+	share := make([]float64, len(rs)) // of the window starting at i; -1: none
+	any := false
+	for i := range rs {
+		share[i] = -1
+		if i+3 > len(rs) || !windowRune(rs[i]) || !windowRune(rs[i+1]) || !windowRune(rs[i+2]) {
 			continue
 		}
-		share := 0.0
+		sh := 0.0
 		for _, w := range ws {
 			if w.Texts > 0 {
-				share += float64(w.Counts[string(rs[i:i+3])]) / float64(w.Texts)
+				sh += float64(w.Counts[string(rs[i:i+3])]) / float64(w.Texts)
 			}
 		}
-		cs = append(cs, cand{i, share / float64(max(1, len(ws)))})
+		share[i], any = sh/float64(max(1, len(ws))), true
 	}
-	if len(cs) == 0 {
+	if !any {
 		return nil
 	}
-	slices.SortStableFunc(cs, func(a, b cand) int {
+	// Runs of rare windows: [from, to) of window starts.
+	type part struct {
+		from, to int
+		min      float64
+	}
+	var parts []part
+	for i := 0; i < len(rs); i++ {
+		if share[i] < 0 || share[i] > commonShare {
+			continue
+		}
+		p := part{from: i, min: share[i]}
+		for i < len(rs) && share[i] >= 0 && share[i] <= commonShare {
+			p.min = min(p.min, share[i])
+			i++
+		}
+		p.to = i
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		best := -1
+		for i, sh := range share {
+			if sh >= 0 && (best < 0 || sh < share[best]) {
+				best = i
+			}
+		}
+		return []string{string(rs[best : best+3])}
+	}
+	slices.SortStableFunc(parts, func(a, b part) int {
 		switch {
-		case a.share < b.share:
+		case a.min < b.min:
 			return -1
-		case a.share > b.share:
+		case a.min > b.min:
 			return 1
 		}
 		return 0
 	})
-	var picked []int
-	for _, c := range cs {
-		if len(picked) == maxWindows || len(picked) > 0 && c.share > 0.25 {
-			break
+	var picked []part
+	n := 0
+	for _, p := range parts {
+		if n > 0 && n+p.to-p.from > maxWindows {
+			continue
 		}
-		if !slices.ContainsFunc(picked, func(at int) bool { return at > c.at-3 && at < c.at+3 }) {
-			picked = append(picked, c.at)
-		}
+		picked, n = append(picked, p), n+p.to-p.from
 	}
-	slices.Sort(picked)
+	slices.SortFunc(picked, func(a, b part) int { return a.from - b.from })
 	out := make([]string, len(picked))
-	for i, at := range picked {
-		out[i] = string(rs[at : at+3])
+	for i, p := range picked {
+		out[i] = string(rs[p.from : p.to+2])
 	}
 	return out
 }
 
-// windowsPattern is the LIKE pattern of reach_search_text for windows in
-// order ("%wᐟ1%123%"); windows hold letters, digits and spaces only, so
-// nothing needs escaping.
+// windowsPattern is the LIKE pattern of reach_search_text for parts of a
+// query in order ("%rᐟ17%"); they hold letters, digits and spaces only,
+// so nothing needs escaping.
 func windowsPattern(windows []string) string {
 	return "%" + strings.ReplaceAll(strings.Join(windows, "%"), " ", searchSpace) + "%"
 }
