@@ -168,7 +168,7 @@ func run() error {
 		}
 	} else if *use != "" && !*trgm {
 		if _, err := st.Pool().Exec(ctx, `DO $$ DECLARE r record; BEGIN
-			FOR r IN SELECT relname FROM pg_class WHERE relkind = 'i' AND relname LIKE 'samples\_trgm\_run\_%' LOOP
+			FOR r IN SELECT relname FROM pg_class WHERE relkind = 'i' AND (relname LIKE 'samples\_trgm\_run\_%' OR relname LIKE 'samples\_search\_run\_%') LOOP
 				EXECUTE 'DROP INDEX ' || quote_ident(r.relname); END LOOP; END $$`); err != nil {
 			return fmt.Errorf("drop search indexes: %w", err)
 		}
