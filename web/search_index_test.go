@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/web"
 )
 
@@ -42,7 +43,8 @@ func TestSearchIndexNotes(t *testing.T) {
 			t.Errorf("%s, literally: %s", q, note(b))
 		}
 	}
-	defer web.SetCompletionSearchBudget(10)()
+	restore := web.SetCompletionSearchBudget(10)
+	defer restore()
 	if b := get("answer+IS"); notes(b) != "" || !strings.Contains(b, "Completions searched: 2 problems (16 samples)") ||
 		!strings.Contains(b, `data-matching="2"`) {
 		t.Errorf("a word every completion has, budget 10: notes %q\n%s", notes(b), note(b))
@@ -73,6 +75,20 @@ func TestSearchIndexNotes(t *testing.T) {
 	if b := get("zzzqqq&sort=problem"); !strings.Contains(b, `data-matching="0"`) ||
 		!strings.Contains(b, "Completions searched: 2 problems (16 samples)") {
 		t.Errorf("a kept search, another view: %s", note(b))
+	}
+	// Texts with LIKE's wildcards and letters beyond ASCII, in a sample
+	// past the counted ones (read to the end, and in the index), found
+	// literally and case-insensitively, through the index and without
+	// (within the default budget).
+	restore()
+	if err := f.srv.st.InsertSamples(ctx, []store.Sample{{RunID: c.Runs[0].ID, ProblemID: f.pid, SampleIndex: 100,
+		Completion: "Yes: 100% of a_b, ÜNÏCÖDÉ 重新.", Status: store.SampleIncorrect}}); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{"100%25+of": "1", "a_b": "1", "ünïcödé": "1", "%E9%87%8D%E6%96%B0": "1", "a%25b": "0", "100_": "0"} {
+		if b := get(q); !strings.Contains(b, `data-matching="`+want+`"`) || !strings.Contains(b, "Completions searched: 2 problems") {
+			t.Errorf("%s: want %s problem(s): notes %q\n%s", q, want, notes(b), note(b))
+		}
 	}
 }
 

@@ -81,7 +81,7 @@ type SearchInfo struct {
 	Budget      int  // most samples one search reads
 	Indexed     bool // every run's trigram index served the search: no bound
 	Building    bool // some run's trigram index is not built yet: bounded scan meanwhile
-	Short       bool // the query has no 3 letters or digits in a row: no index can serve it
+	Short       bool // the query has no 3 letters, digits or spaces in a row: no index can serve it
 }
 
 // ProblemsPerPage is how many rows one page of the problem table holds.
@@ -2619,7 +2619,7 @@ func searchNote(v ReportView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if v.Search.Short {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 231, "<span id=\"search-short\">Queries without 3 letters or digits in a row cannot use the search index: the completions are read one by one, up to a bound.</span>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 231, "<span id=\"search-short\">Queries without 3 letters, digits or spaces in a row cannot use the search index: the completions are read one by one, up to a bound.</span>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
