@@ -15,4 +15,5 @@ CREATE OR REPLACE FUNCTION reach_search_text(t text) RETURNS text LANGUAGE sql I
 	AS $fn$ SELECT replace(lower(t), ' ', 'ᐟ') $fn$;
 
 -- +goose Down
-DROP FUNCTION IF EXISTS reach_search_text(text);
+-- The search indexes on it (samples_search_run_<id>) go with it.
+DROP FUNCTION IF EXISTS reach_search_text(text) CASCADE;
