@@ -6,14 +6,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/web"
 )
 
-// The search in completion texts reads the samples within its budget;
-// beyond it, it says the search index is building (and reads the first
-// problems' samples meanwhile), uses the index once it is built (every
-// problem searched), and says a query too short for trigrams reads the
-// samples.
+// The search in completion texts (issue 28, item 3): a word every
+// completion has is confirmed by each problem's first sample, within any
+// budget; a query found nowhere reads up to the budget without the
+// search index and says the index is building and how many problems it
+// did not search to the end; with the index every problem is searched;
+// a query too short for trigrams reads the samples; % and _ are literal.
 func TestSearchIndexNotes(t *testing.T) {
 	f := newFixture(t)
 	notes := func(b string) string { return hasIDs(b, "search-building", "search-indexed", "search-short") }
@@ -36,25 +38,57 @@ func TestSearchIndexNotes(t *testing.T) {
 		!strings.Contains(b, `data-matching="2"`) {
 		t.Errorf("within the budget: notes %q\n%s", notes(b), note(b))
 	}
-	defer web.SetCompletionSearchBudget(10)()
-	if b := get("answer+IS"); notes(b) != "search-building" || !strings.Contains(b, "Completions searched: 1 problems (8 samples)") ||
-		!strings.Contains(b, `data-matching="1"`) || !strings.Contains(b, "1 more problems not searched") {
-		t.Errorf("beyond the budget, no index: notes %q\n%s", notes(b), note(b))
+	for _, q := range []string{"%25", "_", "%25%25"} {
+		if b := get(q); !strings.Contains(b, `data-matching="0"`) || !strings.Contains(b, "Completions searched: 2 problems (16 samples)") {
+			t.Errorf("%s, literally: %s", q, note(b))
+		}
+	}
+	restore := web.SetCompletionSearchBudget(10)
+	defer restore()
+	if b := get("answer+IS"); notes(b) != "" || !strings.Contains(b, "Completions searched: 2 problems (16 samples)") ||
+		!strings.Contains(b, `data-matching="2"`) {
+		t.Errorf("a word every completion has, budget 10: notes %q\n%s", notes(b), note(b))
+	}
+	// 4 samples a run: the first of each, then the next 3 do not fit: the
+	// first problem is read to the end.
+	if b := get("zzzqqq"); notes(b) != "search-building" || !strings.Contains(b, "Completions searched: 1 problems (8 samples)") ||
+		!strings.Contains(b, `data-matching="0"`) || !strings.Contains(b, "1 more problems not searched to the end") {
+		t.Errorf("found nowhere, beyond the budget, no index: notes %q\n%s", notes(b), note(b))
 	}
 	for _, r := range c.Runs {
 		if _, err := f.srv.st.BuildSearchIndex(ctx, r.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if b := get("answer+IS"); notes(b) != "search-indexed" ||
-		!strings.Contains(b, "Completions searched: 2 problems (16 samples)") || !strings.Contains(b, `data-matching="2"`) {
-		t.Errorf("with the index: notes %q\n%s", notes(b), note(b))
+	if b := get("zzzqqq"); notes(b) != "search-indexed" || !strings.Contains(b, `data-matching="0"`) ||
+		!strings.Contains(b, "Completions searched: 2 problems (16 samples)") {
+		t.Errorf("no match, with the index: notes %q\n%s", notes(b), note(b))
 	}
-	if b := get("zzzqqq"); notes(b) != "search-indexed" || !strings.Contains(b, `data-matching="0"`) {
-		t.Errorf("no match, with the index:\n%s", note(b))
+	if b := get("answer+is+3"); notes(b) != "search-indexed" || !strings.Contains(b, `data-matching="0"`) {
+		t.Errorf("common words, no match, with the index: notes %q\n%s", notes(b), note(b))
 	}
-	if b := get("is"); notes(b) != "search-short" || !strings.Contains(b, "Completions searched: 1 problems (8 samples)") {
-		t.Errorf("a 2-letter query: notes %q\n%s", notes(b), note(b))
+	if b := get("qz"); notes(b) != "search-short" || !strings.Contains(b, "1 more problems not searched to the end") {
+		t.Errorf("a 2-letter query found nowhere: notes %q\n%s", notes(b), note(b))
+	}
+	// Another view of a query searched before (sorted) reads what the
+	// first found.
+	if b := get("zzzqqq&sort=problem"); !strings.Contains(b, `data-matching="0"`) ||
+		!strings.Contains(b, "Completions searched: 2 problems (16 samples)") {
+		t.Errorf("a kept search, another view: %s", note(b))
+	}
+	// Texts with LIKE's wildcards and letters beyond ASCII, in a sample
+	// past the counted ones (read to the end, and in the index), found
+	// literally and case-insensitively, through the index and without
+	// (within the default budget).
+	restore()
+	if err := f.srv.st.InsertSamples(ctx, []store.Sample{{RunID: c.Runs[0].ID, ProblemID: f.pid, SampleIndex: 100,
+		Completion: "Yes: 100% of a_b, ÜNÏCÖDÉ 重新.", Status: store.SampleIncorrect}}); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{"100%25+of": "1", "a_b": "1", "ünïcödé": "1", "%E9%87%8D%E6%96%B0": "1", "a%25b": "0", "100_": "0"} {
+		if b := get(q); !strings.Contains(b, `data-matching="`+want+`"`) || !strings.Contains(b, "Completions searched: 2 problems") {
+			t.Errorf("%s: want %s problem(s): notes %q\n%s", q, want, notes(b), note(b))
+		}
 	}
 }
 

@@ -16,10 +16,10 @@ import (
 )
 
 // completionSearchBudget bounds a search in completions that the search
-// index cannot serve (not built yet, or a query without trigrams): the samples of at
-// most this many (problem, model) completions are read, the table's first
-// matching problems first. 50,000 one-kilobyte completions take about a
-// second on a loaded 2-core machine.
+// index cannot finish (not built yet, or a query without trigrams): at
+// most this many samples are read (store.SearchTexts: a few of every
+// problem first, then the table's first problems to the end). 50,000
+// one-kilobyte completions take about a second on a loaded 2-core machine.
 var completionSearchBudget = 50_000 // a variable for tests (SetCompletionSearchBudget)
 
 // previewChars is how much of a statement the table's one-line preview
@@ -237,62 +237,59 @@ func (s *Server) tableRows(ctx context.Context, e *analysis.Entry, datasetID int
 				texts = append(texts, m)
 			}
 		}
-		// The problems to search, in the table's order, and their samples.
-		var pids []int64
-		var sizes []int // samples of each
-		total, inStatement := 0, len(matched)
+		// The problems to search, in the table's order, with their
+		// samples per run; those an earlier search of the same query
+		// under this report decided are not searched again.
+		known := searchResults(e, f.Query)
+		var ts store.TextSearch
+		sizes := map[int64]int{}
 		for _, i := range order {
 			row := &rep.Rows[i]
 			if matched[row.ProblemID] {
 				continue // found in its statement already
 			}
-			n := 0
-			for _, m := range texts {
-				n += row.Counts[m].N
+			n, counts := 0, make([]int, len(texts))
+			for r, m := range texts {
+				counts[r] = row.Counts[m].N
+				n += counts[r]
 			}
-			pids, sizes, total = append(pids, row.ProblemID), append(sizes, n), total+n
+			sizes[row.ProblemID] = n
+			if !known.isDecided(row.ProblemID) {
+				ts.Problems, ts.Counts = append(ts.Problems, row.ProblemID), append(ts.Counts, counts)
+			}
 		}
-		// Within the budget the samples are read (every one, as cheap as
-		// the index's candidates); beyond it every run's trigram index
-		// serves a query of trigrams, else the first problems up to the
-		// budget are read.
-		trigrams := store.Trigrammable(f.Query)
 		indexed := false
-		if total > completionSearchBudget && len(runs) > 0 && trigrams {
+		if len(ts.Problems) > 0 && len(runs) > 0 {
 			ready, err := s.st.SearchIndexedRuns(ctx, runs)
 			if err != nil {
 				return nil, err
 			}
-			indexed = len(ready) == len(runs)
-		}
-		searched, samples := len(pids), total
-		if !indexed {
-			samples = 0
-			for j, n := range sizes {
-				if samples+n > completionSearchBudget && j > 0 {
-					searched = j
-					break
+			ts.Runs, ts.Indexed, ts.Text, ts.Budget = runs, ready, f.Query, completionSearchBudget
+			if len(ready) == len(runs) && store.Trigrammable(f.Query) {
+				if ts.Windows, err = s.windowsOf(ctx, runs); err != nil {
+					return nil, err
 				}
-				samples += n
 			}
+			res, err := s.st.SearchTexts(ctx, ts)
+			if err != nil {
+				return nil, err
+			}
+			known.add(res)
+			indexed = res.Indexed
 		}
-		pids = pids[:searched]
-		var hits map[int64]bool
-		var err error
-		if indexed {
-			hits, err = s.st.SearchCompletionsIndexed(ctx, runs, f.Query)
-		} else {
-			hits, err = s.st.SearchCompletions(ctx, runs, pids, f.Query)
-		}
-		if err != nil {
-			return nil, err
-		}
-		for _, id := range pids {
-			if hits[id] {
+		searched, samples, unsearched := 0, 0, 0
+		for id, n := range sizes {
+			hit, decided := known.get(id)
+			if !decided {
+				unsearched++
+				continue
+			}
+			searched, samples = searched+1, samples+n
+			if hit {
 				matched[id] = true
 			}
 		}
-		unsearched := len(order) - inStatement - searched
+		trigrams := store.Trigrammable(f.Query)
 		*search = views.SearchInfo{Completions: true, Problems: searched, Samples: samples,
 			Unsearched: unsearched, NoTexts: len(runs) == 0, Budget: completionSearchBudget,
 			Indexed: indexed, Building: unsearched > 0 && trigrams, Short: unsearched > 0 && !trigrams}

@@ -39,6 +39,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 
@@ -167,7 +168,7 @@ func run() error {
 		}
 	} else if *use != "" && !*trgm {
 		if _, err := st.Pool().Exec(ctx, `DO $$ DECLARE r record; BEGIN
-			FOR r IN SELECT relname FROM pg_class WHERE relkind = 'i' AND relname LIKE 'samples\_trgm\_run\_%' LOOP
+			FOR r IN SELECT relname FROM pg_class WHERE relkind = 'i' AND (relname LIKE 'samples\_trgm\_run\_%' OR relname LIKE 'samples\_search\_run\_%') LOOP
 				EXECUTE 'DROP INDEX ' || quote_ident(r.relname); END LOOP; END $$`); err != nil {
 			return fmt.Errorf("drop search indexes: %w", err)
 		}
@@ -228,6 +229,22 @@ func run() error {
 		x, y := 11+i%80, 13+(i*7)%80
 		wholeSearches = append(wholeSearches, fmt.Sprintf("%s?q=%s&in=completions", cp, url.QueryEscape(fmt.Sprintf(`\cdot %d = %d`, y, x*y))))
 	}
+	// Searches of every problem's texts for words every completion has,
+	// each query new (its letters' case varies: the search ignores case,
+	// the kept results do not): each problem's first samples confirm it.
+	var commonSearches []string
+	for i := range 500 {
+		q, bit := []rune("the final answer is"), 0
+		for j := range q {
+			if q[j] != ' ' && bit < 9 { // 9 letters: 512 casings, 500 distinct queries
+				if i>>bit&1 == 1 {
+					q[j] = unicode.ToUpper(q[j])
+				}
+				bit++
+			}
+		}
+		commonSearches = append(commonSearches, fmt.Sprintf("%s?q=%s&in=completions&sort=p", cp, url.QueryEscape(string(q))))
+	}
 	pages := []page{
 		{name: "comparison page", path: cp},
 		{name: "table sorted", path: cp + "?sort=diff&page=40"},
@@ -236,6 +253,7 @@ func run() error {
 		{name: "table in texts", path: cp + "?q=triangle&in=completions&region=base-only"},
 		{name: "texts, new queries", paths: freshSearches},
 		{name: "texts, whole table", paths: wholeSearches},
+		{name: "texts, common words", paths: commonSearches},
 		{name: "problem page", paths: problemPaths},
 		{name: "report JSON", path: fmt.Sprintf("/api/v1/comparisons/%d/report", id)},
 		{name: "crossover.csv", path: cp + "/data/crossover.csv"},

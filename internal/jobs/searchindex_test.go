@@ -43,20 +43,35 @@ func TestSearchIndexAfterImport(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	// The planner reads the run's own partial index for a query of
-	// trigrams (the run id a literal in the query).
-	plan, err := e.st.ExplainSearchIndexed(ctx, runs[0], "sorted(")
-	if err != nil {
-		t.Fatal(err)
+	// The planner reads the runs' own partial indexes for a query of
+	// trigrams (the run ids literals in the query), asking for all of its
+	// trigrams or for its rarest windows.
+	var ws []store.Windows
+	for _, r := range runs {
+		texts, err := e.st.SearchSampleTexts(ctx, r, 256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, store.CountWindows(texts))
 	}
-	if !strings.Contains(plan, store.SearchIndexName(runs[0])) {
-		t.Errorf("plan does not use %s:\n%s", store.SearchIndexName(runs[0]), plan)
+	for _, w := range [][]store.Windows{nil, ws} {
+		plan, err := e.st.ExplainSearchIndexed(ctx, runs, "sorted(", w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			if !strings.Contains(plan, store.SearchIndexName(r)) {
+				t.Errorf("plan does not use %s:\n%s", store.SearchIndexName(r), plan)
+			}
+		}
 	}
 
 	var pids []int64
+	var counts [][]int
 	texts := map[int64][]string{} // every completion of both runs, by problem
 	for _, row := range rep.Rows {
 		pids = append(pids, row.ProblemID)
+		counts = append(counts, []int{row.Counts[0].N, row.Counts[1].N})
 		for _, run := range runs {
 			ss, err := e.st.SamplesForProblem(ctx, run, row.ProblemID, 100)
 			if err != nil {
@@ -80,16 +95,20 @@ func TestSearchIndexAfterImport(t *testing.T) {
 				}
 			}
 		}
-		scan, err := e.st.SearchCompletions(ctx, runs, pids, q)
-		if err != nil {
-			t.Fatal(err)
+		search := func(indexed map[int64]bool, ws []store.Windows) store.TextSearchResult {
+			res, err := e.st.SearchTexts(ctx, store.TextSearch{Runs: runs, Indexed: indexed, Problems: pids, Counts: counts, Text: q, Budget: 1 << 30, Windows: ws})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Decided) != len(pids) {
+				t.Errorf("%q: %d of %d problems decided", q, len(res.Decided), len(pids))
+			}
+			return res
 		}
-		got, err := e.st.SearchCompletionsIndexed(ctx, runs, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !maps.Equal(got, want) || !maps.Equal(scan, want) {
-			t.Errorf("%q: index found %d problems, scan %d; Go's substring check %d", q, len(got), len(scan), len(want))
+		scan, got := search(nil, nil), search(map[int64]bool{runs[0]: true, runs[1]: true}, nil)
+		rare := search(map[int64]bool{runs[0]: true, runs[1]: true}, ws)
+		if !maps.Equal(got.Hits, want) || !maps.Equal(scan.Hits, want) || !maps.Equal(rare.Hits, want) {
+			t.Errorf("%q: index found %d problems (its rarest windows %d), scan %d; Go's substring check %d", q, len(got.Hits), len(rare.Hits), len(scan.Hits), len(want))
 		}
 		t.Logf("%q: %d problems", q, len(want))
 		if q == "sorted(" && len(want) < 5 {

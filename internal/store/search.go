@@ -35,36 +35,6 @@ func (s *Store) SearchStatements(ctx context.Context, datasetID int64, query str
 	return out, nil
 }
 
-// SearchCompletions returns which of problemIDs have a completion of one of
-// runIDs that contains text (case-insensitive, literally: "\boxed{",
-// "wait," and "重新" are found as typed). Not full-text search: parsing
-// completions into text search vectors ran at about 2 MB/s on a loaded
-// 2-core machine, 15 times slower than matching. The caller bounds the
-// work by the problems it passes: every one of their samples is read.
-// SearchCompletionsIndexed answers the same question for all problems
-// through the runs' trigram indexes.
-func (s *Store) SearchCompletions(ctx context.Context, runIDs, problemIDs []int64, text string) (map[int64]bool, error) {
-	out := map[int64]bool{}
-	if len(runIDs) == 0 || len(problemIDs) == 0 || text == "" {
-		return out, nil
-	}
-	pattern := "%" + likeEscaper.Replace(text) + "%"
-	rows, err := s.db.Query(ctx, `SELECT DISTINCT problem_id FROM samples
-		WHERE run_id = ANY($1) AND problem_id = ANY($2) AND completion ILIKE $3`,
-		runIDs, problemIDs, pattern)
-	if err != nil {
-		return nil, fmt.Errorf("search completions: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return nil, fmt.Errorf("search completions: %w", err)
-	}
-	for _, id := range ids {
-		out[id] = true
-	}
-	return out, nil
-}
-
 // likeEscaper makes text a literal LIKE pattern (backslash is the default
 // escape character).
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)

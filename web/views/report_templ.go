@@ -76,14 +76,14 @@ func SortDescFirst(col string) bool {
 // SearchInfo says how far a search in completions got.
 type SearchInfo struct {
 	Completions bool // the search covered completions
-	Problems    int  // problems whose completions were searched
-	Samples     int  // samples read
-	Unsearched  int  // matching problems whose completions were left unsearched (the bound)
+	Problems    int  // problems whose completions were searched to the end (read, or ruled out by the index)
+	Samples     int  // the samples of those problems
+	Unsearched  int  // problems whose completions were not searched to the end (the bound)
 	NoTexts     bool // no model has completion texts
 	Budget      int  // most samples one search reads
 	Indexed     bool // every run's trigram index served the search: no bound
 	Building    bool // some run's trigram index is not built yet: bounded scan meanwhile
-	Short       bool // the query has no 3 letters or digits in a row: no index can serve it
+	Short       bool // the query has no 3 letters, digits or spaces in a row: no index can serve it
 }
 
 // ProblemsPerPage is how many rows one page of the problem table holds.
@@ -2630,7 +2630,7 @@ func searchNote(v ReportView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if v.Search.Short {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 231, "<span id=\"search-short\">Queries without 3 letters or digits in a row cannot use the search index: the completions are read one by one, up to a bound.</span>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 231, "<span id=\"search-short\">Queries without 3 letters, digits or spaces in a row cannot use the search index: the completions are read one by one, up to a bound.</span>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
@@ -2653,20 +2653,20 @@ func searchNote(v ReportView) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 234, " more problems not searched</strong> (at most ")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 234, " more problems not searched to the end</strong> (at most ")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var102 string
 					templ_7745c5c3_Var102, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(v.Search.Budget))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `report.templ`, Line: 759, Col: 123}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `report.templ`, Line: 759, Col: 134}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var102))
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 235, " samples per search, in the table's order): narrow the filters to search them.")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 235, " samples read per search: a few of every problem, then the table's first problems): the result may miss them; narrow the filters to search them.")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
