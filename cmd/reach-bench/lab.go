@@ -17,6 +17,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -77,6 +78,8 @@ func runLab(args []string) error {
 		keep        = fs.Bool("keep", false, "keep the lab database (reuse it with -use, which skips generating and the delete)")
 		use         = fs.String("use", "", "use this lab database (from an earlier -keep run) instead of generating one")
 		cmpOnly     = fs.Bool("compression-only", false, "only compare the compression methods, then stop")
+		delName     = fs.String("delete", "", "with -use: delete the comparison of this name (and VACUUM) after the pages")
+		pagesOn     = fs.Bool("pages", true, "load the pages")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -159,11 +162,20 @@ func runLab(args []string) error {
 	defer stop()
 	lc := labLoad{base: base, cookie: cookie, token: token, clients: *clients, requests: *requests, maxTime: *maxTime, only: *only}
 	for _, c := range []labComparison{big, small} {
+		if !*pagesOn {
+			break
+		}
 		if err := lc.pages(ctx, st, c); err != nil {
 			return err
 		}
 	}
-	if *use == "" {
+	if *delName != "" {
+		wide.label = *delName
+		if err := st.Pool().QueryRow(ctx, `SELECT id FROM comparisons WHERE name = $1`, *delName).Scan(&wide.id); err != nil {
+			return fmt.Errorf("-delete %q: %w", *delName, err)
+		}
+	}
+	if *use == "" || *delName != "" {
 		if err := deleteComparison(ctx, st, lc, wide, small); err != nil {
 			return err
 		}
@@ -272,7 +284,10 @@ func compareCompression(ctx context.Context, st *store.Store, data string, n int
 // generateLab writes every comparison, then runs the statistics job on each.
 func generateLab(ctx context.Context, st *store.Store, specs []labComparison, workers int) error {
 	var total int64
-	fmt.Printf("\ngenerating %d comparisons with real completion texts (%d runs written at once, one COPY each)\n", len(specs), max(workers, 0))
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	fmt.Printf("\ngenerating %d comparisons with real completion texts (%d runs written at once, one COPY each)\n", len(specs), workers)
 	start, w0 := time.Now(), walLSN(ctx, st)
 	for i := range specs {
 		c := &specs[i]
