@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -147,6 +148,9 @@ func runLab(args []string) error {
 		return err
 	}
 	big, small, wide := specs[0], specs[len(specs)-1], specs[1]
+	if wide.id == 0 {
+		wide = specs[2]
+	}
 	if err := explainHot(ctx, st, big.id, wide.id); err != nil {
 		return err
 	}
@@ -323,7 +327,11 @@ func generateLab(ctx context.Context, st *store.Store, specs []labComparison, wo
 // findLab finds the comparisons of an earlier -keep run by name.
 func findLab(ctx context.Context, st *store.Store, specs []labComparison) error {
 	for i := range specs {
-		if err := st.Pool().QueryRow(ctx, `SELECT id FROM comparisons WHERE name = $1 AND status = 'ready'`, specs[i].spec.Name).Scan(&specs[i].id); err != nil {
+		err := st.Pool().QueryRow(ctx, `SELECT id FROM comparisons WHERE name = $1 AND status = 'ready'`, specs[i].spec.Name).Scan(&specs[i].id)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows) && i > 0 && i < len(specs)-1: // deleted by the earlier run
+			fmt.Printf("comparison %q is not in the -use database (an earlier run deleted it)\n", specs[i].spec.Name)
+		case err != nil:
 			return fmt.Errorf("comparison %q in the -use database: %w", specs[i].spec.Name, err)
 		}
 	}
@@ -373,7 +381,9 @@ func explainHot(ctx context.Context, st *store.Store, big, wide int64) error {
 		FROM runs r WHERE r.comparison_id = $1`, big).Scan(&run, &rl, &problem); err != nil {
 		return fmt.Errorf("explain: %w", err)
 	}
-	if err := st.Pool().QueryRow(ctx, `SELECT min(id) FROM runs WHERE comparison_id = $1`, wide).Scan(&wideRun); err != nil {
+	var wideProblem int64
+	if err := st.Pool().QueryRow(ctx, `SELECT r.id, (SELECT max(problem_id) FROM run_counts WHERE run_id = r.id) FROM runs r WHERE r.comparison_id = $1 ORDER BY r.id LIMIT 1`,
+		wide).Scan(&wideRun, &wideProblem); err != nil {
 		return fmt.Errorf("explain: %w", err)
 	}
 	qs := []struct{ what, sql string }{
@@ -386,7 +396,7 @@ func explainHot(ctx context.Context, st *store.Store, big, wide int64) error {
 		{"search in texts of some problems (store.SearchCompletions)",
 			fmt.Sprintf(`SELECT DISTINCT problem_id FROM samples WHERE run_id = ANY('{%d,%d}') AND problem_id = ANY(ARRAY(SELECT problem_id FROM run_counts WHERE run_id = %d ORDER BY problem_id LIMIT 20)) AND completion ILIKE '%%answer 17%%'`, run, rl, run)},
 		{"a sample's text (store.SampleText)",
-			fmt.Sprintf(`SELECT completion FROM samples WHERE run_id = %d AND problem_id = %d AND sample_index = 7`, wideRun, problem)},
+			fmt.Sprintf(`SELECT completion FROM samples WHERE run_id = %d AND problem_id = %d AND sample_index = 7`, wideRun, wideProblem)},
 		{"verification: pending samples (store.PendingSamples)",
 			fmt.Sprintf(`SELECT s.problem_id, s.sample_index FROM samples s WHERE s.run_id = %d AND s.status = 'pending' ORDER BY s.problem_id, s.sample_index LIMIT 500`, rl)},
 	}
