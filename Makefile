@@ -100,7 +100,7 @@ bench-scale: bench-import bench-pages
 ## generated with one COPY per run on several connections; then pglz against lz4 on the same texts, bytes per sample,
 ## EXPLAIN of the hot queries, the pages at 20 clients on the training run and on a small comparison (and on the small
 ## one alone), a delete of a whole comparison (wall, WAL, locks) and VACUUM. About 17 GB; the database is dropped at
-## the end (BENCH_LAB="-keep" keeps it). About 25 minutes on 2 cores. More flags with BENCH_LAB="..." (reach-bench lab -h).
+## the end (BENCH_LAB="-keep" keeps it). 34 minutes on the 2-core machine at load 10-19. More flags with BENCH_LAB="..." (reach-bench lab -h).
 BENCH_LAB ?=
 bench-lab: postgres
 	$(GO) build -o bin/reach-bench ./cmd/reach-bench

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/benchdata"
 	"github.com/reach-lab/reach/internal/follow"
 	"github.com/reach-lab/reach/internal/testdb"
@@ -36,6 +37,15 @@ func TestCreateTrainingRunRealTexts(t *testing.T) {
 		if r.Role != "checkpoint" || r.Step == nil || *r.Step != step || r.ModelName != follow.CheckpointName("SimpleRL-Zoo (sim)", step) {
 			t.Errorf("run %d: %s, role %s, step %v; want checkpoint %q", i+1, r.ModelName, r.Role, r.Step, follow.CheckpointName("SimpleRL-Zoo (sim)", step))
 		}
+	}
+	// The comparison page's training view: pass@k by step over the base
+	// model and every checkpoint.
+	rep, err := analysis.Build(ctx, st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Trajectory) != 4 {
+		t.Errorf("trajectory of %d points; want the base model and 3 checkpoints", len(rep.Trajectory))
 	}
 	var n, short, counted, correct, correctN int64
 	if err := st.Pool().QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE octet_length(completion) < 200),
