@@ -497,7 +497,8 @@ func (lc labLoad) pages(ctx context.Context, st *store.Store, c labComparison) e
 
 // deleteComparison deletes comparison c as the delete button does
 // (store.DeleteComparison), timing it with the WAL it writes, listing the
-// locks its backend holds (polled every 100 ms), and meanwhile loading
+// locks its backends hold (its batches of samples and its last
+// transaction, polled every 100 ms), and meanwhile loading
 // the small comparison's problem pages with one client: their latencies
 // say whether readers wait for a delete. Then VACUUM of samples.
 func deleteComparison(ctx context.Context, st *store.Store, lc labLoad, c, small labComparison) error {
@@ -540,7 +541,8 @@ func deleteComparison(ctx context.Context, st *store.Store, lc labLoad, c, small
 			}
 			rows, err := st.Pool().Query(ctx, `SELECT l.mode || ' on ' || CASE WHEN l.locktype = 'relation' THEN c.relname ELSE l.locktype END
 				FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid LEFT JOIN pg_class c ON c.oid = l.relation
-				WHERE a.datname = current_database() AND a.query LIKE 'DELETE FROM comparisons%' AND a.state <> 'idle' AND l.granted
+				WHERE a.datname = current_database() AND (a.query LIKE 'DELETE FROM comparisons%' OR a.query LIKE 'WITH d AS MATERIALIZED%')
+				  AND a.state <> 'idle' AND l.granted
 				  AND (l.locktype <> 'relation' OR c.relkind = 'r' AND c.relname NOT LIKE 'pg\_%') AND l.locktype NOT IN ('virtualxid')`)
 			if err != nil {
 				continue
