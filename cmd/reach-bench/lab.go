@@ -46,10 +46,10 @@ type labComparison struct {
 func labSpecs(scale float64, data string) []labComparison {
 	n := func(v int) int { return max(1, int(float64(v)*scale)) }
 	out := []labComparison{
-		{label: "training run (base + 10 checkpoints × 500 × 1,024)", spec: benchdata.Spec{Models: 11, N: n(1024), Problems: 500, Training: true,
+		{label: fmt.Sprintf("training run (base + 10 checkpoints × 500 × %d)", n(1024)), spec: benchdata.Spec{Models: 11, N: n(1024), Problems: 500, Training: true,
 			Name: "lab: SimpleRL-Zoo training run, 10 checkpoints"}},
-		{label: "12,500 problems (2 × 12,500 × 128)", spec: benchdata.Spec{Models: 2, N: n(128), Problems: 12500, Name: "lab: 12,500 problems"}},
-		{label: "paper pair (2 × 500 × 1,024)", spec: benchdata.Spec{Models: 2, N: n(1024), Problems: 500, Name: "lab: paper pair"}},
+		{label: fmt.Sprintf("12,500 problems (2 × 12,500 × %d)", n(128)), spec: benchdata.Spec{Models: 2, N: n(128), Problems: 12500, Name: "lab: 12,500 problems"}},
+		{label: fmt.Sprintf("paper pair (2 × 500 × %d)", n(1024)), spec: benchdata.Spec{Models: 2, N: n(1024), Problems: 500, Name: "lab: paper pair"}},
 	}
 	for i := range 7 {
 		out = append(out, labComparison{label: fmt.Sprintf("small %d (2 × 500 × 16)", i+1),
