@@ -9,7 +9,7 @@ import (
 	"github.com/reach-lab/reach/internal/testdb"
 )
 
-// TestMigrationLZ4KeepsOlderTexts: migration 00177 applied to a database
+// TestMigrationLZ4KeepsOlderTexts: migration 00178 applied to a database
 // holding texts written under the previous schema (pglz) leaves them pglz
 // and readable, and texts written afterwards are lz4.
 func TestMigrationLZ4KeepsOlderTexts(t *testing.T) {
@@ -23,9 +23,9 @@ func TestMigrationLZ4KeepsOlderTexts(t *testing.T) {
 		t.Skipf("this Postgres has no lz4 (%v): the migration keeps pglz", err)
 	}
 	_, runs, pids := tiny(t, st, pid)
-	// Back to the schema before 00177, as goose's down does.
+	// Back to the schema before 00178, as goose's down does.
 	if _, err := st.Pool().Exec(ctx, `ALTER TABLE samples ALTER COLUMN completion SET COMPRESSION pglz;
-		DELETE FROM goose_db_version WHERE version_id = 177`); err != nil {
+		DELETE FROM goose_db_version WHERE version_id = 178`); err != nil {
 		t.Fatal(err)
 	}
 	// Long enough for TOAST to compress it (rows over 2 KB).
