@@ -8,7 +8,7 @@ BIN     ?= bin/reach
 ADDR    ?= $(or $(REACH_ADDR),:8080)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: run build test test-unlicensed check generate postgres sandbox browser bench bench-import bench-pages bench-scale adaptive-check clean
+.PHONY: run build test test-unlicensed check generate postgres sandbox browser bench bench-import bench-pages bench-scale bench-lab adaptive-check clean
 
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/reach
@@ -94,6 +94,17 @@ bench-pages: postgres
 
 ## bench-scale: issue "fast at paper scale" in one command: the import next to raw COPY, then the pages.
 bench-scale: bench-import bench-pages
+
+## bench-lab: a lab's instance in one database: about 10 M samples with real completion texts in 10 comparisons (a
+## training run of a base model and 10 checkpoints × 500 × 1,024, 2 × 12,500 × 128, 2 × 500 × 1,024 and 7 small ones),
+## generated with one COPY per run on several connections; then pglz against lz4 on the same texts, bytes per sample,
+## EXPLAIN of the hot queries, the pages at 20 clients on the training run and on a small comparison (and on the small
+## one alone), a delete of a whole comparison (wall, WAL, locks) and VACUUM. About 17 GB; the database is dropped at
+## the end (BENCH_LAB="-keep" keeps it). 34 minutes on the 2-core machine at load 10-19. More flags with BENCH_LAB="..." (reach-bench lab -h).
+BENCH_LAB ?=
+bench-lab: postgres
+	$(GO) build -o bin/reach-bench ./cmd/reach-bench
+	bin/reach-bench lab $(BENCH_LAB)
 
 ## adaptive-check: issue 24's end-to-end run: two replay endpoints serve the MATH500 counts of Qwen2.5-7B base and
 ## SimpleRL-Zoo (n = 128) as completions, sampled with --n 128 --adaptive --budget 64000 --seed 7; it checks the samples

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -392,7 +393,10 @@ func (s *Server) deleteConfirm(w http.ResponseWriter, r *http.Request) {
 func (s *Server) deleteComparison(w http.ResponseWriter, r *http.Request) {
 	id, err := idParam(r, "id")
 	if err == nil {
-		err = s.st.DeleteComparison(r.Context(), id)
+		// Not cancelled with the request: a delete of millions of samples
+		// takes minutes (README "Lab scale"), longer than a browser or a
+		// proxy waits, and should still finish.
+		err = s.st.DeleteComparison(context.WithoutCancel(r.Context()), id)
 	}
 	if err == nil && s.jobs != nil { // its runs' search indexes are dropped by a job
 		if qerr := jobs.StartSearchIndex(r.Context(), s.jobs); qerr != nil {

@@ -7,6 +7,9 @@
 //
 //	reach-bench [-models 2] [-n 1024] [-problems 500] [-texts] [-clients 20] [-requests 400] [-max-time 60s]
 //
+// `reach-bench lab` builds a lab's instance of about 10 M samples with texts
+// in 10 comparisons and measures it (see runLab; `make bench-lab`).
+//
 // `reach-bench import` measures `reach import` of a generated MATH500 pair
 // with real completion texts next to a raw COPY of the same bytes (see
 // runImportBench; `make bench-import`).
@@ -55,6 +58,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "import" {
 		if err := runImportBench(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "reach-bench import:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "lab" {
+		if err := runLab(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "reach-bench lab:", err)
 			os.Exit(1)
 		}
 		return
@@ -189,79 +199,9 @@ func run() error {
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
 
-	c, err := st.GetComparison(ctx, id)
+	pages, err := pageSet(ctx, st, id)
 	if err != nil {
 		return err
-	}
-	ps, err := st.Problems(ctx, *c.DatasetID, false)
-	if err != nil {
-		return err
-	}
-	var problemPaths []string
-	for i := 0; i < len(ps) && len(problemPaths) < 50; i += max(1, len(ps)/50) {
-		problemPaths = append(problemPaths, fmt.Sprintf("/comparisons/%d/problems/%d", id, ps[i].ID))
-	}
-	cp := fmt.Sprintf("/comparisons/%d", id)
-	// Table views no request asked for before (the page keeps each view's
-	// rendered table): sorted by a column, one way or the other, on a page
-	// of the table, in a solved set.
-	var freshViews []string
-	for _, region := range []string{"", "both", "base-only", "other-only", "neither"} {
-		for _, col := range []string{"problem", "subject", "level", "c0", "c1", "diff", "p"} {
-			for _, dir := range []string{"asc", "desc"} {
-				for pg := 1; pg <= 5; pg++ {
-					freshViews = append(freshViews, fmt.Sprintf("%s?sort=%s&dir=%s&page=%d&region=%s", cp, col, dir, pg, region))
-				}
-			}
-		}
-	}
-	// Searches of the completion texts no request made before (each scans
-	// the texts; a repeated one is a kept table view).
-	var freshSearches []string
-	for i := range 500 {
-		freshSearches = append(freshSearches, fmt.Sprintf("%s?q=answer+%d&in=completions&region=base-only", cp, i))
-	}
-	// Searches of every problem's texts for a line of one completion (a
-	// check "x \cdot y = xy" the generator wrote): with the search index
-	// every problem is searched, without it the first 50,000 samples.
-	var wholeSearches []string
-	for i := range 500 {
-		x, y := 11+i%80, 13+(i*7)%80
-		wholeSearches = append(wholeSearches, fmt.Sprintf("%s?q=%s&in=completions", cp, url.QueryEscape(fmt.Sprintf(`\cdot %d = %d`, y, x*y))))
-	}
-	// Searches of every problem's texts for words every completion has,
-	// each query new (its letters' case varies: the search ignores case,
-	// the kept results do not): each problem's first samples confirm it.
-	var commonSearches []string
-	for i := range 500 {
-		q, bit := []rune("the final answer is"), 0
-		for j := range q {
-			if q[j] != ' ' && bit < 9 { // 9 letters: 512 casings, 500 distinct queries
-				if i>>bit&1 == 1 {
-					q[j] = unicode.ToUpper(q[j])
-				}
-				bit++
-			}
-		}
-		commonSearches = append(commonSearches, fmt.Sprintf("%s?q=%s&in=completions&sort=p", cp, url.QueryEscape(string(q))))
-	}
-	pages := []page{
-		{name: "comparison page", path: cp},
-		{name: "table sorted", path: cp + "?sort=diff&page=40"},
-		{name: "table, new views", paths: freshViews},
-		{name: "table search", path: cp + "?q=triangle+area&sort=p"},
-		{name: "table in texts", path: cp + "?q=triangle&in=completions&region=base-only"},
-		{name: "texts, new queries", paths: freshSearches},
-		{name: "texts, whole table", paths: wholeSearches},
-		{name: "texts, common words", paths: commonSearches},
-		{name: "problem page", paths: problemPaths},
-		{name: "report JSON", path: fmt.Sprintf("/api/v1/comparisons/%d/report", id)},
-		{name: "crossover.csv", path: cp + "/data/crossover.csv"},
-		{name: "crossover.json", path: cp + "/data/crossover.json"},
-		{name: "histogram.json", path: cp + "/data/histogram.json"},
-		{name: "venn-1.csv", path: cp + "/data/venn-1.csv"},
-		{name: "diff.csv", path: cp + "/data/diff.csv"},
-		{name: "cover.json", path: cp + "/data/cover.json"},
 	}
 	stopProfile, err = startProfile(*cpuprof)
 	if err != nil {
@@ -585,4 +525,85 @@ func buildSearchIndexes(ctx context.Context, st *store.Store, id int64) error {
 			r.ID, built, took.Seconds(), index>>20, samples, index/max(samples, 1), texts>>20)
 	}
 	return nil
+}
+
+// pageSet is bench-pages' set of pages of comparison id: the comparison
+// page, table views and searches, 50 problem pages spread over its
+// problems, the report JSON and the chart data.
+func pageSet(ctx context.Context, st *store.Store, id int64) ([]page, error) {
+	c, err := st.GetComparison(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := st.Problems(ctx, *c.DatasetID, false)
+	if err != nil {
+		return nil, err
+	}
+	var problemPaths []string
+	for i := 0; i < len(ps) && len(problemPaths) < 50; i += max(1, len(ps)/50) {
+		problemPaths = append(problemPaths, fmt.Sprintf("/comparisons/%d/problems/%d", id, ps[i].ID))
+	}
+	cp := fmt.Sprintf("/comparisons/%d", id)
+	// Table views no request asked for before (the page keeps each view's
+	// rendered table): sorted by a column, one way or the other, on a page
+	// of the table, in a solved set.
+	var freshViews []string
+	for _, region := range []string{"", "both", "base-only", "other-only", "neither"} {
+		for _, col := range []string{"problem", "subject", "level", "c0", "c1", "diff", "p"} {
+			for _, dir := range []string{"asc", "desc"} {
+				for pg := 1; pg <= 5; pg++ {
+					freshViews = append(freshViews, fmt.Sprintf("%s?sort=%s&dir=%s&page=%d&region=%s", cp, col, dir, pg, region))
+				}
+			}
+		}
+	}
+	// Searches of the completion texts no request made before (each scans
+	// the texts; a repeated one is a kept table view).
+	var freshSearches []string
+	for i := range 500 {
+		freshSearches = append(freshSearches, fmt.Sprintf("%s?q=answer+%d&in=completions&region=base-only", cp, i))
+	}
+	// Searches of every problem's texts for a line of one completion (a
+	// check "x \cdot y = xy" the generator wrote): with the search index
+	// every problem is searched, without it the first 50,000 samples.
+	var wholeSearches []string
+	for i := range 500 {
+		x, y := 11+i%80, 13+(i*7)%80
+		wholeSearches = append(wholeSearches, fmt.Sprintf("%s?q=%s&in=completions", cp, url.QueryEscape(fmt.Sprintf(`\cdot %d = %d`, y, x*y))))
+	}
+	// Searches of every problem's texts for words every completion has,
+	// each query new (its letters' case varies: the search ignores case,
+	// the kept results do not): each problem's first samples confirm it.
+	var commonSearches []string
+	for i := range 500 {
+		q, bit := []rune("the final answer is"), 0
+		for j := range q {
+			if q[j] != ' ' && bit < 9 { // 9 letters: 512 casings, 500 distinct queries
+				if i>>bit&1 == 1 {
+					q[j] = unicode.ToUpper(q[j])
+				}
+				bit++
+			}
+		}
+		commonSearches = append(commonSearches, fmt.Sprintf("%s?q=%s&in=completions&sort=p", cp, url.QueryEscape(string(q))))
+	}
+	pages := []page{
+		{name: "comparison page", path: cp},
+		{name: "table sorted", path: cp + "?sort=diff&page=40"},
+		{name: "table, new views", paths: freshViews},
+		{name: "table search", path: cp + "?q=triangle+area&sort=p"},
+		{name: "table in texts", path: cp + "?q=triangle&in=completions&region=base-only"},
+		{name: "texts, new queries", paths: freshSearches},
+		{name: "texts, whole table", paths: wholeSearches},
+		{name: "texts, common words", paths: commonSearches},
+		{name: "problem page", paths: problemPaths},
+		{name: "report JSON", path: fmt.Sprintf("/api/v1/comparisons/%d/report", id)},
+		{name: "crossover.csv", path: cp + "/data/crossover.csv"},
+		{name: "crossover.json", path: cp + "/data/crossover.json"},
+		{name: "histogram.json", path: cp + "/data/histogram.json"},
+		{name: "venn-1.csv", path: cp + "/data/venn-1.csv"},
+		{name: "diff.csv", path: cp + "/data/diff.csv"},
+		{name: "cover.json", path: cp + "/data/cover.json"},
+	}
+	return pages, nil
 }

@@ -512,10 +512,27 @@ func (s *Store) SetRunMapping(ctx context.Context, runID int64, format string, m
 	return nil
 }
 
+// deleteBatch is how many samples one transaction of DeleteComparison
+// deletes.
+var deleteBatch = 20_000
+
 // DeleteComparison removes a comparison with its runs, samples, counts,
 // stored files, and the dataset its own upload created when no other
 // comparison uses it.
+//
+// Outside a transaction the samples go first, deleteBatch at a time, each
+// batch its own transaction (a few hundred ms): a delete of millions of
+// samples takes minutes (each sample's foreign keys are checked one by
+// one), and in one transaction it held every row's lock, kept VACUUM from
+// cleaning any table meanwhile, and lost all its work when cancelled. A
+// cancelled delete leaves the comparison with fewer samples; deleting it
+// again finishes. The rest goes in one transaction.
 func (s *Store) DeleteComparison(ctx context.Context, id int64) error {
+	if s.tx == nil {
+		if err := s.deleteSamplesInBatches(ctx, id); err != nil {
+			return err
+		}
+	}
 	return s.WithTx(ctx, func(tx *Store) error {
 		if _, err := tx.db.Exec(ctx, `DELETE FROM uploads WHERE id IN (SELECT upload_id FROM runs WHERE comparison_id = $1
 				UNION SELECT unnest(more_upload_ids) FROM runs WHERE comparison_id = $1
@@ -536,6 +553,44 @@ func (s *Store) DeleteComparison(ctx context.Context, id int64) error {
 		}
 		return nil
 	})
+}
+
+// deleteSamplesInBatches deletes the samples of comparison id's runs,
+// deleteBatch at a time in key order (keyset: no batch reads what an
+// earlier one deleted), each batch committed on its own.
+func (s *Store) deleteSamplesInBatches(ctx context.Context, id int64) error {
+	rows, err := s.db.Query(ctx, `SELECT id FROM runs WHERE comparison_id = $1 ORDER BY id`, id)
+	if err != nil {
+		return fmt.Errorf("delete the samples of comparison %d: %w", id, err)
+	}
+	runs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return fmt.Errorf("delete the samples of comparison %d: %w", id, err)
+	}
+	for _, run := range runs {
+		var problem int64 = -1
+		index := -1
+		for {
+			var n int64
+			var lastP *int64
+			var lastI *int
+			err := s.db.QueryRow(ctx, `WITH d AS MATERIALIZED (
+					SELECT problem_id, sample_index FROM samples WHERE run_id = $1 AND (problem_id, sample_index) > ($2, $3)
+					ORDER BY problem_id, sample_index LIMIT $4),
+				del AS (DELETE FROM samples s USING d WHERE s.run_id = $1 AND s.problem_id = d.problem_id AND s.sample_index = d.sample_index RETURNING 1)
+				SELECT (SELECT count(*) FROM del), l.problem_id, l.sample_index
+				FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT problem_id, sample_index FROM d ORDER BY problem_id DESC, sample_index DESC LIMIT 1) l ON true`,
+				run, problem, index, deleteBatch).Scan(&n, &lastP, &lastI)
+			if err != nil {
+				return fmt.Errorf("delete the samples of run %d of comparison %d: %w", run, id, err)
+			}
+			if lastP == nil || n < int64(deleteBatch) {
+				break
+			}
+			problem, index = *lastP, *lastI
+		}
+	}
+	return nil
 }
 
 // MarkComparisonReadyIfDone sets a comparison ready when all its runs are.

@@ -94,6 +94,34 @@ func (s *Store) InsertSamples(ctx context.Context, batch []Sample) error {
 	return nil
 }
 
+// CopySamples streams samples into table (samples, or a table LIKE it)
+// with one COPY, for bulk generated data: next fills the sample it is given
+// and returns false when there are no more. It returns how many it wrote.
+// One COPY keeps Postgres busy while next makes the following rows, which
+// batches of InsertSamples do not.
+func (s *Store) CopySamples(ctx context.Context, table string, next func(*Sample) (bool, error)) (int64, error) {
+	var x Sample
+	row := make([]any, len(sampleColumns))
+	src := pgx.CopyFromFunc(func() ([]any, error) {
+		x = Sample{}
+		more, err := next(&x)
+		if err != nil || !more {
+			return nil, err
+		}
+		if x.TextHash == ([16]byte{}) {
+			x.TextHash = md5.Sum([]byte(x.Completion))
+		}
+		row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7] = x.RunID, x.ProblemID, x.SampleIndex, x.Completion, x.FinishReason, x.CompletionTokens, x.FileCorrect, x.FileExtracted
+		row[8], row[9], row[10], row[11], row[12], row[13], row[14] = x.Status, x.Extracted, x.Rule, x.Reason, x.VerdictSource, x.Detail, x.TextHash
+		return row, nil
+	})
+	n, err := s.db.CopyFrom(ctx, pgx.Identifier{table}, sampleColumns, src)
+	if err != nil {
+		return n, fmt.Errorf("copy samples into %s (%d written): %w", table, n, err)
+	}
+	return n, nil
+}
+
 // ClearRun deletes a run's samples and counts (before a re-import).
 func (s *Store) ClearRun(ctx context.Context, runID int64) error {
 	if _, err := s.db.Exec(ctx, `DELETE FROM samples WHERE run_id = $1`, runID); err != nil {
