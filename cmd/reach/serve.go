@@ -54,10 +54,10 @@ func openStore(ctx context.Context, databaseURL string, create bool) (*store.Sto
 	return st, nil
 }
 
-// newJobs builds this process's River client. With followFolders (reach
-// serve, reach worker) it works the queue of comparisons following server
-// folders too; every client can enqueue their jobs.
-func newJobs(st *store.Store, workers int, box *secret.Box, localQueue string, followFolders bool) (*jobs.Client, error) {
+// newJobs builds this process's River client. As a daemon (reach serve,
+// reach worker) it works the queue of comparisons following server folders
+// and builds the search indexes too; every client can enqueue their jobs.
+func newJobs(st *store.Store, workers int, box *secret.Box, localQueue string, daemon bool) (*jobs.Client, error) {
 	// Both are for tests of killed workers; the defaults suit real runs.
 	timeout, _ := time.ParseDuration(os.Getenv("REACH_JOB_TIMEOUT"))
 	rescue, _ := time.ParseDuration(os.Getenv("REACH_RESCUE_AFTER"))
@@ -66,12 +66,13 @@ func newJobs(st *store.Store, workers int, box *secret.Box, localQueue string, f
 		return nil, err
 	}
 	var queues map[string]int
-	if followFolders {
+	if daemon {
 		queues = map[string]int{follow.Queue: 2}
 	}
 	return jobs.NewClient(st, jobs.Config{Workers: workers, SamplingWorkers: samplingWorkers(), Verifier: newVerifier(),
 		Secret: box, Logger: slog.Default(), JobTimeout: timeout, RescueAfter: rescue, Lease: leaseFromEnv(), LocalQueue: localQueue,
-		ImportChunkBytes: split, Register: follow.Register(st), Queues: queues, SkipSampling: box == nil})
+		ImportChunkBytes: split, Register: follow.Register(st), Queues: queues, SkipSampling: box == nil,
+		SkipSearchIndex: !daemon})
 }
 
 // importChunkBytes reads REACH_IMPORT_CHUNK_MB (v), the part size in MiB

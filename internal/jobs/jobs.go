@@ -73,6 +73,13 @@ type Config struct {
 	// without the secret that seals endpoint keys (reach import --wait)
 	// would take other comparisons' jobs it cannot do.
 	SkipSampling bool
+	// SkipSearchIndex leaves the search indexes (SearchIndexArgs) to
+	// long-lived processes: a `reach import --wait` exits once its
+	// comparison is ready, and a CREATE INDEX it started would go on in
+	// Postgres after it (the backend does not notice the closed
+	// connection), holding the samples table's lock that the next
+	// import's ANALYZE waits for.
+	SkipSearchIndex bool
 	// Queues are further queues this client works, with their workers at
 	// once, when Workers > 0 (follow.Queue).
 	Queues map[string]int
@@ -117,7 +124,10 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 		Middleware: []rivertype.Middleware{metricsMiddleware(), leaseMiddleware(st, lease)},
 	}
 	if cfg.Workers > 0 {
-		rc.PeriodicJobs = append(append(statsPeriodic(), reapPeriodic(lease)...), searchIndexPeriodic()...)
+		rc.PeriodicJobs = append(statsPeriodic(), reapPeriodic(lease)...)
+		if !cfg.SkipSearchIndex {
+			rc.PeriodicJobs = append(rc.PeriodicJobs, searchIndexPeriodic()...)
+		}
 		sw := cfg.SamplingWorkers
 		if sw <= 0 {
 			sw = 32
@@ -130,6 +140,9 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 			SearchIndexQueue: {MaxWorkers: 1}}
 		if cfg.SkipSampling {
 			delete(rc.Queues, SamplingQueue)
+		}
+		if cfg.SkipSearchIndex {
+			delete(rc.Queues, SearchIndexQueue)
 		}
 		for q, n := range cfg.Queues {
 			rc.Queues[q] = river.QueueConfig{MaxWorkers: max(1, n)}
