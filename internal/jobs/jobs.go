@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,6 +62,10 @@ type Config struct {
 	// of plain JSONL of at least two chunks is imported by several jobs
 	// (planChunks); 0 means DefaultImportChunkBytes, < 0 never splits.
 	ImportChunkBytes int64
+	// ImportWriters is how many transactions at once COPY a samples file
+	// imported whole (a local file, or an upload not split into parts) of
+	// at least 64 MiB; 0 means one per core (GOMAXPROCS), 1 one stream.
+	ImportWriters int
 	// LocalQueue, when set, is a queue (NewLocalQueue) this client works
 	// besides the others, even with Workers = 0: the imports of files on
 	// this machine by `reach import` (StartLocalImport).
@@ -94,9 +99,13 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	if split == 0 {
 		split = DefaultImportChunkBytes
 	}
-	river.AddWorker(workers, &ImportRunWorker{st: st, v: cfg.Verifier, splitAt: max(split, 0)})
+	writers := cfg.ImportWriters
+	if writers == 0 {
+		writers = runtime.GOMAXPROCS(0)
+	}
+	river.AddWorker(workers, &ImportRunWorker{st: st, v: cfg.Verifier, splitAt: max(split, 0), writers: writers})
 	river.AddWorker(workers, &ImportChunkWorker{st: st, v: cfg.Verifier})
-	river.AddWorker(workers, &ImportLocalWorker{st: st, v: cfg.Verifier, splitAt: max(split, 0)})
+	river.AddWorker(workers, &ImportLocalWorker{st: st, v: cfg.Verifier, writers: writers})
 	river.AddWorker(workers, &VerifyWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &AggregateWorker{st: st})
 	river.AddWorker(workers, &ReverifyWorker{st: st, v: cfg.Verifier})
