@@ -80,10 +80,9 @@ type Config struct {
 	SkipSampling bool
 	// SkipSearchIndex leaves the search indexes (SearchIndexArgs) to
 	// long-lived processes: a `reach import --wait` exits once its
-	// comparison is ready, and a CREATE INDEX it started would go on in
-	// Postgres after it (the backend does not notice the closed
-	// connection), holding the samples table's lock that the next
-	// import's ANALYZE waits for.
+	// comparison is ready, and an index build it started for an earlier
+	// comparison held the samples table's lock that its own import's
+	// ANALYZE waited for (minutes), and outlived its stop.
 	SkipSearchIndex bool
 	// Queues are further queues this client works, with their workers at
 	// once, when Workers > 0 (follow.Queue).
