@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/benchdata"
 	"github.com/reach-lab/reach/internal/store"
@@ -25,6 +27,11 @@ type step struct {
 	wall time.Duration
 	wal  int64 // bytes of WAL written (cluster-wide LSN difference)
 	rss  int64 // peak RSS of the process, bytes (0: not a child process)
+	// cpu is the CPU time (user + system) of the reach process (0: not a
+	// child process); pgCPU that of the Postgres backends of the
+	// repetition's database (autovacuum included), 0 when Postgres runs
+	// on another machine.
+	cpu, pgCPU time.Duration
 }
 
 // runImportBench is `reach-bench import`: it generates a MATH500 base/RL
@@ -85,8 +92,10 @@ func runImportBench(args []string) error {
 	// and the repetition's database is dropped.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	names := []string{"raw COPY into a text column", "reach import --wait", "  same, each file whole"}
-	modes := [][]string{nil, {"REACH_IMPORT_CHUNK_MB=0"}}
+	// A local file is read once and COPYed over one transaction per core
+	// (REACH_IMPORT_WRITERS); "one COPY stream" is the same with one.
+	names := []string{"raw COPY into a text column", "reach import --wait", "  same, one COPY stream"}
+	modes := [][]string{nil, {"REACH_IMPORT_WRITERS=1"}}
 	if *upload {
 		names = append(names, "reach import --upload --wait", "  same, each file whole")
 		modes = append(modes, []string{"--upload"}, []string{"--upload", "REACH_IMPORT_CHUNK_MB=0"})
@@ -108,12 +117,15 @@ func runImportBench(args []string) error {
 			if s.rss > 0 {
 				fmt.Printf("  peak RSS %s", mb(s.rss))
 			}
+			fmt.Printf("  CPU: reach %.1fs, Postgres %.1fs (%.2f of %d cores busy)", s.cpu.Seconds(), s.pgCPU.Seconds(),
+				(s.cpu+s.pgCPU).Seconds()/s.wall.Seconds(), runtime.NumCPU())
 			fmt.Println()
 		}
 	}
 	fmt.Printf("\nmedians of %d repetition(s); input %s (%d + %d samples); load average %s\n", *reps, mb(files.Input()),
 		files.BaseSamples, files.RLSamples, loadAvg())
-	fmt.Printf("%-30s %9s %9s %11s %9s %10s\n", "step", "wall", "vs COPY", "WAL", "WAL/input", "peak RSS")
+	fmt.Printf("%-30s %9s %9s %11s %9s %10s %10s %10s %11s\n", "step", "wall", "vs COPY", "WAL", "WAL/input", "peak RSS",
+		"reach CPU", "PG CPU", "cores busy")
 	copyWall := median(results[0], func(s step) float64 { return s.wall.Seconds() })
 	for i, name := range names {
 		wall := median(results[i], func(s step) float64 { return s.wall.Seconds() })
@@ -123,9 +135,15 @@ func runImportBench(args []string) error {
 		if rss > 0 {
 			r = mb(int64(rss))
 		}
-		fmt.Printf("%-30s %8.1fs %8.0f%% %11s %8.2fx %10s\n", name, wall, 100*copyWall/wall, mb(int64(wal)), wal/float64(files.Input()), r)
+		cpu := median(results[i], func(s step) float64 { return s.cpu.Seconds() })
+		pg := median(results[i], func(s step) float64 { return s.pgCPU.Seconds() })
+		busy := median(results[i], func(s step) float64 { return (s.cpu + s.pgCPU).Seconds() / s.wall.Seconds() })
+		fmt.Printf("%-30s %8.1fs %8.0f%% %11s %8.2fx %10s %9.1fs %9.1fs %6.2f of %d\n", name, wall, 100*copyWall/wall, mb(int64(wal)),
+			wal/float64(files.Input()), r, cpu, pg, busy, runtime.NumCPU())
 	}
-	fmt.Println("(vs COPY = COPY's wall time / the step's: the step's speed as a share of raw COPY's; WAL is the cluster's, other sessions included)")
+	fmt.Println("(vs COPY = COPY's wall time / the step's: the step's speed as a share of raw COPY's; WAL is the cluster's, other sessions included;")
+	fmt.Println(" CPU = user + system seconds of the reach process and of the Postgres backends of the benchmark's database, sampled every 100 ms;")
+	fmt.Println(" cores busy = both CPU times over the wall time: the share of the machine the step used)")
 	return nil
 }
 
@@ -154,24 +172,24 @@ func importRep(ctx context.Context, adminURL, reach string, files benchdata.File
 	// Raw COPY: the files' bytes, one row per line, over one connection.
 	// CSV with delimiter and quote bytes that never occur in JSON text
 	// stores each line unchanged (text format would unescape backslashes).
-	s, err := measure(ctx, st, func() (int64, error) {
+	s, err := measure(ctx, st, func() (int64, time.Duration, error) {
 		conn, err := st.Pool().Acquire(ctx)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		defer conn.Release()
 		for _, path := range []string{files.Base, files.RL} {
 			f, err := os.Open(path)
 			if err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			_, err = conn.Conn().PgConn().CopyFrom(ctx, f, `COPY bench_raw (line) FROM STDIN WITH (FORMAT csv, DELIMITER E'\x01', QUOTE E'\x02')`)
 			f.Close()
 			if err != nil {
-				return 0, fmt.Errorf("COPY %s: %w", path, err)
+				return 0, 0, fmt.Errorf("COPY %s: %w", path, err)
 			}
 		}
-		return 0, nil
+		return 0, 0, nil
 	})
 	if err != nil {
 		return nil, err
@@ -195,7 +213,7 @@ func importRep(ctx context.Context, adminURL, reach string, files benchdata.File
 		if err != nil {
 			return nil, err
 		}
-		s, err := measure(ctx, st, func() (int64, error) {
+		s, err := measure(ctx, st, func() (int64, time.Duration, error) {
 			args := []string{"import", "--database-url", dbURL, "--wait", "--name", "benchmark " + strings.Join(extra, " "),
 				"--dataset", files.Dataset, "--base", "base=" + files.Base, "--model", "rl=" + files.RL}
 			env := os.Environ()
@@ -211,16 +229,16 @@ func importRep(ctx context.Context, adminURL, reach string, files benchdata.File
 			var stdout bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
 			if err := cmd.Run(); err != nil {
-				return 0, fmt.Errorf("%s %s: %w", reach, strings.Join(args, " "), err)
+				return 0, 0, fmt.Errorf("%s %s: %w", reach, strings.Join(args, " "), err)
 			}
 			if id, err = strconv.ParseInt(strings.TrimSpace(stdout.String()), 10, 64); err != nil {
-				return 0, fmt.Errorf("reach import printed %q, not a comparison id", stdout.String())
+				return 0, 0, fmt.Errorf("reach import printed %q, not a comparison id", stdout.String())
 			}
 			ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 			if ru == nil {
-				return 0, nil
+				return 0, 0, nil
 			}
-			return ru.Maxrss << 10, nil // kB on Linux
+			return ru.Maxrss << 10, time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil // kB on Linux
 		})
 		if err != nil {
 			return nil, err
@@ -266,7 +284,7 @@ func storedBytes(ctx context.Context, st *store.Store) (int64, error) {
 // measure runs f after a CHECKPOINT (so each step starts from the same WAL
 // state) and returns its wall time, the WAL written meanwhile and the peak
 // RSS f reports.
-func measure(ctx context.Context, st *store.Store, f func() (int64, error)) (step, error) {
+func measure(ctx context.Context, st *store.Store, f func() (rss int64, cpu time.Duration, err error)) (step, error) {
 	var s step
 	if _, err := st.Pool().Exec(ctx, `CHECKPOINT`); err != nil {
 		return s, fmt.Errorf("CHECKPOINT (the benchmark needs a superuser): %w", err)
@@ -280,12 +298,15 @@ func measure(ctx context.Context, st *store.Store, f func() (int64, error)) (ste
 	if err != nil {
 		return s, err
 	}
+	meter := startPostgresMeter(ctx, st)
 	start := time.Now()
-	rss, err := f()
+	rss, cpu, err := f()
 	s.wall = time.Since(start)
+	s.pgCPU = meter.stop()
 	if err != nil {
 		return s, err
 	}
+	s.cpu = cpu
 	l1, err := lsn()
 	if err != nil {
 		return s, err
@@ -295,6 +316,69 @@ func measure(ctx context.Context, st *store.Store, f func() (int64, error)) (ste
 	}
 	s.rss = rss
 	return s, nil
+}
+
+// postgresMeter adds up the CPU time of the Postgres backends of a
+// database while a step runs: it looks for them every 100 ms and keeps
+// each one's last reading, so that backends which end (the pool of a
+// reach process that exits) are counted up to their last 100 ms.
+type postgresMeter struct {
+	quit chan struct{}
+	done chan time.Duration
+}
+
+func startPostgresMeter(ctx context.Context, st *store.Store) *postgresMeter {
+	m := &postgresMeter{quit: make(chan struct{}), done: make(chan time.Duration, 1)}
+	first, last := map[int32]int64{}, map[int32]int64{}
+	read := func(initial bool) {
+		rows, err := st.Pool().Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`)
+		if err != nil {
+			return
+		}
+		pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+		if err != nil {
+			return
+		}
+		for _, pid := range pids {
+			t, ok := postgresTicks(pid)
+			if !ok {
+				continue
+			}
+			if _, seen := first[pid]; !seen {
+				first[pid] = 0 // a backend that started during the step
+				if initial {
+					first[pid] = t
+				}
+			}
+			last[pid] = t
+		}
+	}
+	read(true)
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-m.quit:
+				read(false)
+				var ticks int64
+				for pid, t := range last {
+					ticks += t - first[pid]
+				}
+				m.done <- time.Duration(ticks) * time.Second / 100 // USER_HZ
+				return
+			case <-t.C:
+				read(false)
+			}
+		}
+	}()
+	return m
+}
+
+// stop ends the meter and returns the CPU time counted.
+func (m *postgresMeter) stop() time.Duration {
+	close(m.quit)
+	return <-m.done
 }
 
 func median[T any](xs []T, f func(T) float64) float64 {

@@ -463,21 +463,30 @@ func postgresCPU(ctx context.Context, st *store.Store) time.Duration {
 	}
 	var ticks int64
 	for _, pid := range pids {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil || !strings.Contains(string(b), "(postgres)") {
-			continue
+		if t, ok := postgresTicks(pid); ok {
+			ticks += t
 		}
-		// Fields after the command's closing parenthesis: state is the 3rd
-		// field of stat, utime and stime the 14th and 15th.
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) < 13 {
-			continue
-		}
-		u, _ := strconv.ParseInt(f[11], 10, 64)
-		s, _ := strconv.ParseInt(f[12], 10, 64)
-		ticks += u + s
 	}
 	return time.Duration(ticks) * time.Second / 100 // USER_HZ, 100 on Linux
+}
+
+// postgresTicks is the CPU time (user + system, in USER_HZ ticks) of
+// Postgres process pid so far, read from /proc; false when pid is not a
+// Postgres process on this machine.
+func postgresTicks(pid int32) (int64, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil || !strings.Contains(string(b), "(postgres)") {
+		return 0, false
+	}
+	// Fields after the command's closing parenthesis: state is the 3rd
+	// field of stat, utime and stime the 14th and 15th.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + s, true
 }
 
 // loadAvg is the machine's load average (other processes compete for the

@@ -117,6 +117,19 @@ func TestImportChunkBytes(t *testing.T) {
 	}
 }
 
+func TestImportWriters(t *testing.T) {
+	for v, want := range map[string]int{"": 0, " ": 0, "1": 1, "3": 3, " 64 ": 64} {
+		if got, err := importWriters(v); err != nil || got != want {
+			t.Errorf("%q: %d, %v; want %d", v, got, err, want)
+		}
+	}
+	for _, v := range []string{"0", "-2", "65", "2.5", "two"} {
+		if _, err := importWriters(v); err == nil || !strings.Contains(err.Error(), "REACH_IMPORT_WRITERS") {
+			t.Errorf("%q: %v; want an error naming the variable", v, err)
+		}
+	}
+}
+
 // --model NAME=DIR and NAME='PATTERN' give the model its files in sorted order, pooled at import;
 // a pattern that matches nothing is refused naming it.
 func TestModelFlagSeveralFiles(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -66,7 +67,11 @@ func main() {
 		fmt.Fprintf(os.Stderr, "reach: %v\n", err)
 		os.Exit(2)
 	}
-	var err error
+	stopProfile, err := cpuProfile(os.Getenv("REACH_CPU_PROFILE"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "reach: %v\n", err)
+		os.Exit(2)
+	}
 	switch cmd {
 	case "serve":
 		err = runServe(ctx, args)
@@ -102,6 +107,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "reach: unknown command %q\n\n%s", cmd, usage)
 		os.Exit(2)
 	}
+	stopProfile()
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
 	}
@@ -109,6 +115,24 @@ func main() {
 		fmt.Fprintf(os.Stderr, "reach %s: %v\n", cmd, err)
 		os.Exit(1)
 	}
+}
+
+// cpuProfile starts a CPU profile of the whole command into path
+// (REACH_CPU_PROFILE; empty: none), for `go tool pprof`; the returned
+// function writes it out.
+func cpuProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("REACH_CPU_PROFILE: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("REACH_CPU_PROFILE: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // ingestLimits reads the import limits from the environment:

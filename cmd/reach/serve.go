@@ -55,10 +55,10 @@ func openStore(ctx context.Context, databaseURL string, create bool) (*store.Sto
 	return st, nil
 }
 
-// newJobs builds this process's River client. With followFolders (reach
-// serve, reach worker) it works the queue of comparisons following server
-// folders too; every client can enqueue their jobs.
-func newJobs(st *store.Store, workers int, box *secret.Box, localQueue string, followFolders bool) (*jobs.Client, error) {
+// newJobs builds this process's River client. As a daemon (reach serve,
+// reach worker) it works the queue of comparisons following server folders
+// and builds the search indexes too; every client can enqueue their jobs.
+func newJobs(st *store.Store, workers int, box *secret.Box, localQueue string, daemon bool) (*jobs.Client, error) {
 	// Both are for tests of killed workers; the defaults suit real runs.
 	timeout, _ := time.ParseDuration(os.Getenv("REACH_JOB_TIMEOUT"))
 	rescue, _ := time.ParseDuration(os.Getenv("REACH_RESCUE_AFTER"))
@@ -66,13 +66,18 @@ func newJobs(st *store.Store, workers int, box *secret.Box, localQueue string, f
 	if err != nil {
 		return nil, err
 	}
+	writers, err := importWriters(os.Getenv("REACH_IMPORT_WRITERS"))
+	if err != nil {
+		return nil, err
+	}
 	var queues map[string]int
-	if followFolders {
+	if daemon {
 		queues = map[string]int{follow.Queue: 2}
 	}
 	return jobs.NewClient(st, jobs.Config{Workers: workers, SamplingWorkers: samplingWorkers(), Verifier: newVerifier(),
 		Secret: box, Logger: slog.Default(), JobTimeout: timeout, RescueAfter: rescue, Lease: leaseFromEnv(), LocalQueue: localQueue,
-		ImportChunkBytes: split, Register: follow.Register(st), Queues: queues, SkipSampling: box == nil})
+		ImportChunkBytes: split, ImportWriters: writers, Register: follow.Register(st), Queues: queues, SkipSampling: box == nil,
+		SkipSearchIndex: !daemon})
 }
 
 // importChunkBytes reads REACH_IMPORT_CHUNK_MB (v), the part size in MiB
@@ -92,6 +97,20 @@ func importChunkBytes(v string) (int64, error) {
 		return 0, fmt.Errorf("REACH_IMPORT_CHUNK_MB=%q: parts under 1 KiB; want at least 0.001 (or 0: import every file whole)", v)
 	}
 	return int64(mb * (1 << 20)), nil
+}
+
+// importWriters reads REACH_IMPORT_WRITERS (v), the COPY streams
+// (transactions at once) of a large samples file imported whole: unset,
+// one per core; 1, one stream.
+func importWriters(v string) (int, error) {
+	if strings.TrimSpace(v) == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > 64 {
+		return 0, fmt.Errorf("REACH_IMPORT_WRITERS=%q: want a whole number of COPY streams from 1 to 64 (unset: one per core)", v)
+	}
+	return n, nil
 }
 
 // leaseFromEnv reads REACH_LEASE_DELAY, REACH_LEASE_RENEW, REACH_LEASE_TTL,

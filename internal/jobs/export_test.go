@@ -14,3 +14,11 @@ func SetImportHook(t testing.TB, hook func(ctx context.Context, runID int64, tx 
 	importHook.Store(&hook)
 	t.Cleanup(func() { importHook.Store(nil) })
 }
+
+// SetMultiWriterBytes sets the file size from which a whole import COPYs
+// over several transactions, until the test ends.
+func SetMultiWriterBytes(t testing.TB, n int64) {
+	old := multiWriterBytes
+	multiWriterBytes = n
+	t.Cleanup(func() { multiWriterBytes = old })
+}

@@ -357,6 +357,8 @@ type ImportRunWorker struct {
 	// splitAt is the chunk size of a split import (see planChunks); 0
 	// never splits.
 	splitAt int64
+	// writers is the COPY streams of a large file imported whole.
+	writers int
 }
 
 // Timeout lets a large file import for long; a dead worker is noticed by
@@ -378,7 +380,7 @@ func (w *ImportRunWorker) Work(ctx context.Context, job *river.Job[ImportRunArgs
 			return source{}, fmt.Errorf("model %q has no samples file: %w", r.ModelName, errBadInput)
 		}
 		up, err := uploadSource(ctx, w.st, *r.UploadID)
-		up.splitAt = w.splitAt
+		up.splitAt, up.writers = w.splitAt, w.writers
 		for _, id := range r.MoreUploadIDs {
 			if err != nil {
 				break
@@ -406,6 +408,9 @@ type source struct {
 	// splitAt > 0 imports a file of at least two such chunks of plain
 	// JSONL in chunks of this many bytes (planChunks).
 	splitAt int64
+	// writers is how many transactions at once COPY a file imported
+	// whole of at least multiWriterBytes (importWriters).
+	writers int
 	// openAt reads the file from a byte offset on (a chunk).
 	openAt func(off int64) (io.ReadCloser, error)
 	// path and queue, for a local file: where it is, and the queue of the
@@ -517,7 +522,7 @@ func importJob(ctx context.Context, st *store.Store, v verify.Verifier, lastAtte
 		return nil // a first pass that split the file, or a chunk not the last
 	}
 	slog.Info("imported samples", "comparison", c.ID, "model", run.ModelName, "samples", sum.samples, "problems", sum.counts,
-		"verified", sum.verified, "duration", time.Since(start).Round(time.Millisecond))
+		"verified", sum.verified, "copy_streams", max(sum.writers, 1), "duration", time.Since(start).Round(time.Millisecond))
 	if sum.samples >= analyzeAfter {
 		// Autovacuum analyses the grown table only a minute or so later; until
 		// then the problem page's sample query is planned from stale
@@ -653,14 +658,35 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 		return sum, enqueueChunks(ctx, tx, c, r, up, open)
 	}
 	steps := stepRuns(c, r)
+	format, mapping, err := runFormat(r, up)
+	if err != nil {
+		return sum, err
+	}
+	split := false
+	if up.splitAt > 0 && up.size >= 2*up.splitAt && len(up.more) == 0 && len(steps) <= 1 {
+		head, err := up.head(ingest.SniffBytes)
+		if err != nil {
+			return sum, err
+		}
+		split = ingest.Splittable(head, format, mapping)
+	}
+	writers := 1
+	if !split && len(steps) <= 1 && up.size >= multiWriterBytes {
+		writers = max(1, up.writers)
+	}
+	if writers > 1 {
+		// Rows of an earlier attempt whose further writers committed:
+		// deleted and committed before the writers start, since a writer
+		// inserting a row this transaction deleted would wait for it,
+		// while it waits for the writer.
+		if err := st.ClearRun(ctx, r.ID); err != nil {
+			return sum, err
+		}
+	}
 	for _, sr := range steps {
 		if err := tx.ClearRun(ctx, sr.ID); err != nil {
 			return sum, err
 		}
-	}
-	format, mapping, err := runFormat(r, up)
-	if err != nil {
-		return sum, err
 	}
 	problems, err := tx.Problems(ctx, *c.DatasetID, true) // statements: the Matcher checks the file against them
 	if err != nil {
@@ -670,14 +696,8 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 	if len(steps) > 1 {
 		return importSplit(ctx, st, tx, v, c, r, up, format, mapping, ix, steps)
 	}
-	if up.splitAt > 0 && up.size >= 2*up.splitAt && len(up.more) == 0 {
-		head, err := up.head(ingest.SniffBytes)
-		if err != nil {
-			return sum, err
-		}
-		if ingest.Splittable(head, format, mapping) {
-			return planChunks(ctx, st, tx, c, r, up, format, mapping, ix)
-		}
+	if split {
+		return planChunks(ctx, st, tx, c, r, up, format, mapping, ix)
 	}
 
 	f, err := up.open()
@@ -736,9 +756,14 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 	if hook := importHook.Load(); hook != nil {
 		(*hook)(ctx, r.ID, tx, 0)
 	}
+	ws, err := newImportWriters(ctx, st, tx, writers, p.explain)
+	if err != nil {
+		return sum, err
+	}
+	defer ws.rollback(ctx)
 	sum, err = p.run(ctx, read, func(b *batch) error {
 		if len(b.samples) > 0 {
-			if err := tx.InsertSamples(ctx, b.samples); err != nil {
+			if err := ws.write(ctx, b); err != nil {
 				return err
 			}
 			written.Add(int64(len(b.samples)))
@@ -755,6 +780,9 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 		}
 		return nil
 	})
+	if cerr := ws.close(); err == nil {
+		err = cerr
+	}
 	stopWatch()
 	if errors.Is(context.Cause(ctx), errImportAborted) {
 		return sum, errImportAborted // whatever the cancelled COPY said
@@ -780,7 +808,11 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 		return sum, err
 	}
 	sum.runDone = true
-	return sum, finishRunImport(ctx, tx, v, c, r, up, format, sum)
+	if err := finishRunImport(ctx, tx, v, c, r, up, format, sum); err != nil {
+		return sum, err
+	}
+	sum.writers = writers
+	return sum, ws.commit(ctx) // tx commits next, in importJob
 }
 
 // readMore reads one more file of a model imported from several, counting its bytes in cr.

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,6 +62,10 @@ type Config struct {
 	// of plain JSONL of at least two chunks is imported by several jobs
 	// (planChunks); 0 means DefaultImportChunkBytes, < 0 never splits.
 	ImportChunkBytes int64
+	// ImportWriters is how many transactions at once COPY a samples file
+	// imported whole (a local file, or an upload not split into parts) of
+	// at least 64 MiB; 0 means one per core (GOMAXPROCS), 1 one stream.
+	ImportWriters int
 	// LocalQueue, when set, is a queue (NewLocalQueue) this client works
 	// besides the others, even with Workers = 0: the imports of files on
 	// this machine by `reach import` (StartLocalImport).
@@ -73,6 +78,12 @@ type Config struct {
 	// without the secret that seals endpoint keys (reach import --wait)
 	// would take other comparisons' jobs it cannot do.
 	SkipSampling bool
+	// SkipSearchIndex leaves the search indexes (SearchIndexArgs) to
+	// long-lived processes: a `reach import --wait` exits once its
+	// comparison is ready, and an index build it started for an earlier
+	// comparison held the samples table's lock that its own import's
+	// ANALYZE waited for (minutes), and outlived its stop.
+	SkipSearchIndex bool
 	// Queues are further queues this client works, with their workers at
 	// once, when Workers > 0 (follow.Queue).
 	Queues map[string]int
@@ -87,9 +98,13 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	if split == 0 {
 		split = DefaultImportChunkBytes
 	}
-	river.AddWorker(workers, &ImportRunWorker{st: st, v: cfg.Verifier, splitAt: max(split, 0)})
+	writers := cfg.ImportWriters
+	if writers == 0 {
+		writers = runtime.GOMAXPROCS(0)
+	}
+	river.AddWorker(workers, &ImportRunWorker{st: st, v: cfg.Verifier, splitAt: max(split, 0), writers: writers})
 	river.AddWorker(workers, &ImportChunkWorker{st: st, v: cfg.Verifier})
-	river.AddWorker(workers, &ImportLocalWorker{st: st, v: cfg.Verifier, splitAt: max(split, 0)})
+	river.AddWorker(workers, &ImportLocalWorker{st: st, v: cfg.Verifier, writers: writers})
 	river.AddWorker(workers, &VerifyWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &AggregateWorker{st: st})
 	river.AddWorker(workers, &ReverifyWorker{st: st, v: cfg.Verifier})
@@ -117,7 +132,10 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 		Middleware: []rivertype.Middleware{metricsMiddleware(), leaseMiddleware(st, lease)},
 	}
 	if cfg.Workers > 0 {
-		rc.PeriodicJobs = append(append(statsPeriodic(), reapPeriodic(lease)...), searchIndexPeriodic()...)
+		rc.PeriodicJobs = append(statsPeriodic(), reapPeriodic(lease)...)
+		if !cfg.SkipSearchIndex {
+			rc.PeriodicJobs = append(rc.PeriodicJobs, searchIndexPeriodic()...)
+		}
 		sw := cfg.SamplingWorkers
 		if sw <= 0 {
 			sw = 32
@@ -130,6 +148,9 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 			SearchIndexQueue: {MaxWorkers: 1}}
 		if cfg.SkipSampling {
 			delete(rc.Queues, SamplingQueue)
+		}
+		if cfg.SkipSearchIndex {
+			delete(rc.Queues, SearchIndexQueue)
 		}
 		for q, n := range cfg.Queues {
 			rc.Queues[q] = river.QueueConfig{MaxWorkers: max(1, n)}

@@ -46,7 +46,7 @@ type ImportLocalWorker struct {
 	river.WorkerDefaults[ImportLocalArgs]
 	st      *store.Store
 	v       verify.Verifier
-	splitAt int64 // as ImportRunWorker's: parts go into this process's queue
+	writers int // as ImportRunWorker's
 }
 
 // Timeout as for an uploaded file.
@@ -57,8 +57,11 @@ func (w *ImportLocalWorker) Timeout(*river.Job[ImportLocalArgs]) time.Duration {
 func (w *ImportLocalWorker) Work(ctx context.Context, job *river.Job[ImportLocalArgs]) error {
 	a := job.Args
 	return importJob(ctx, w.st, w.v, job.Attempt >= job.MaxAttempts, a.ComparisonID, a.RunID, func(context.Context, store.Run) (source, error) {
+		// Not split into parts: only this process can read the file, so
+		// parts would only read it twice (the first pass, then each part).
+		// It is read once and COPYed by several transactions at once.
 		up, err := localSource(a.Path)
-		up.splitAt, up.queue = w.splitAt, job.Queue
+		up.writers, up.queue = w.writers, job.Queue
 		for _, p := range a.More {
 			if err != nil {
 				break

@@ -193,3 +193,57 @@ func TestLocalImportLostProcess(t *testing.T) {
 		t.Errorf("WaitImported: %v", err)
 	}
 }
+
+// A large local file COPYed by several transactions at once (here three,
+// from any size) that turns out bad after each of them stored batches
+// keeps nothing and names the line: a sample repeated thousands of lines
+// after its twin (which a writer of its problem stored in its own
+// transaction), and a line that is not JSON at the end.
+func TestLocalImportCopyStreamsFail(t *testing.T) {
+	files, err := benchdata.WriteFiles(t.TempDir(), repoData(t, ""), benchdata.FileSpec{N: 8, RLN: 8, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(files.Base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if len(lines) < 4000 {
+		t.Fatalf("%d lines; want 4,000 (two batches at least)", len(lines))
+	}
+	dir := t.TempDir()
+	dup := filepath.Join(dir, "dup.jsonl")
+	if err := os.WriteFile(dup, []byte(strings.Join(lines[:3990], "")+lines[7]+strings.Join(lines[3990:], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notJSON := filepath.Join(dir, "notjson.jsonl")
+	if err := os.WriteFile(notJSON, append(b, "{\"problem_id\": oops}\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	jobs.SetMultiWriterBytes(t, 1)
+	q := jobs.NewLocalQueue()
+	e := startWith(t, func(c *jobs.Config) { c.LocalQueue = q; c.ImportWriters = 3 })
+	for _, tc := range []struct{ path, want string }{
+		{dup, "dup.jsonl:3991"},
+		{notJSON, "notjson.jsonl:4001"},
+	} {
+		c, err := e.importLocal(t, q, intake.Spec{Name: filepath.Base(tc.path), Dataset: intake.LocalFile(files.Dataset), Models: []intake.Model{
+			{Name: "base", File: intake.LocalFile(tc.path)}, {Name: "rl", File: intake.LocalFile(files.RL)}}})
+		if c.Status != store.StatusFailed || err == nil {
+			t.Fatalf("%s: status %s, WaitImported %v; want failed with an error", tc.path, c.Status, err)
+		}
+		if !strings.Contains(c.Error, tc.want) {
+			t.Errorf("error %q does not name %s", c.Error, tc.want)
+		}
+		for _, r := range c.Runs {
+			n, _, err := e.st.CountSamples(context.Background(), r.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("%s: run %s kept %d samples of a failed import", tc.path, r.ModelName, n)
+			}
+		}
+	}
+}

@@ -52,6 +52,7 @@ type pipelineStats struct {
 	changed         int64 // graded inline and different from the file's label
 	fileLabel       bool  // some sample carried the file's own verdict
 	chunks          int   // chunks planned, or imported, by a split import's job
+	writers         int   // transactions that COPYed a file imported whole (importWriters)
 	runDone         bool  // the run's import is complete (its last part, or the whole file)
 	// stored and graded are what this job's own transaction wrote and
 	// graded inline (the counts above become the run's totals after its

@@ -32,9 +32,13 @@ func (s *Store) InsertCounts(ctx context.Context, cs []Count) error {
 
 // AnalyzeSamples refreshes the planner's statistics of the samples table
 // and the per-run tables derived from it (ANALYZE reads a fixed-size sample
-// of rows, so it takes about a second whatever the table's size).
+// of rows, so it takes about a second whatever the table's size). A table
+// another session holds a conflicting lock on is skipped (autovacuum
+// analyses it later): a search index being built (CREATE INDEX
+// CONCURRENTLY, a minute on a million texts) would otherwise hold an
+// import's end until it finishes.
 func (s *Store) AnalyzeSamples(ctx context.Context) error {
-	if _, err := s.db.Exec(ctx, `ANALYZE samples, run_counts, run_answers`); err != nil {
+	if _, err := s.db.Exec(ctx, `ANALYZE (SKIP_LOCKED) samples, run_counts, run_answers`); err != nil {
 		return fmt.Errorf("analyze samples: %w", err)
 	}
 	return nil

@@ -90,6 +90,37 @@ func (s *Store) WithTx(ctx context.Context, fn func(tx *Store) error) error {
 	return nil
 }
 
+// Begin opens a transaction on a connection of its own and returns a Store
+// bound to it, for work that runs beside another transaction (an import's
+// further COPY streams); the caller ends it with Commit, or Rollback (a
+// no-op after Commit). WithTx is the usual way.
+func (s *Store) Begin(ctx context.Context) (*Store, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("begin transaction: %w", err)
+	}
+	return &Store{pool: s.pool, db: tx, tx: tx}, nil
+}
+
+// Commit commits the transaction of a Store from Begin.
+func (s *Store) Commit(ctx context.Context) error {
+	if s.tx == nil {
+		return errors.New("commit: not in a transaction")
+	}
+	if err := s.tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// Rollback ends the transaction of a Store from Begin without keeping its
+// work; after Commit it does nothing.
+func (s *Store) Rollback(ctx context.Context) {
+	if s.tx != nil {
+		_ = s.tx.Rollback(context.WithoutCancel(ctx))
+	}
+}
+
 // EnsureDatabase creates the database named in databaseURL if it does not
 // exist, connecting to the server's "postgres" database to do so. It is how
 // `reach serve` works on a fresh local Postgres.
