@@ -67,6 +67,16 @@ func TestStoredReportRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(back.Rows, rep.Rows) {
 		t.Error("problem table differs after a round trip")
 	}
+	// Every figure the page reads, not only what the JSON shows: a field
+	// left out of the JSON (json:"-") read back as 0 on the page.
+	if rep.Pairs[0].TaxDiff == nil || rep.Pairs[0].TaxDiff.A == 0 {
+		t.Fatalf("the fixture lacks a sharpening tax difference: %+v", rep.Pairs[0].TaxDiff)
+	}
+	for i := range rep.Pairs {
+		if !reflect.DeepEqual(back.Pairs[i], rep.Pairs[i]) {
+			t.Errorf("pair %d differs after a round trip:\n%+v\nwant\n%+v", i, back.Pairs[i], rep.Pairs[i])
+		}
+	}
 	if back.statsHash != "h1" || back.Models[2].Counts.Len() != 400 || back.Models[2].Counts.At(7) != rep.Models[2].Counts.At(7) {
 		t.Errorf("stats hash %q, counts %d", back.statsHash, back.Models[2].Counts.Len())
 	}

@@ -112,12 +112,18 @@ func SharpeningTax(counts []passk.Count, K int) (Tax, error) {
 // intervals (problems resampled with replacement, the same draw for both
 // models; percentile intervals).
 type TaxDiff struct {
-	K           int     `json:"k"`
-	A, ALo, AHi float64 `json:"-"`
-	S, SLo, SHi float64 `json:"-"`
-	HasS        bool    `json:"-"`
-	Draws       int     `json:"draws"`
-	Seed        uint64  `json:"seed"`
+	K int `json:"k"`
+	// A: base − other of A(K), with its interval [ALo, AHi].
+	A   float64 `json:"a"`
+	ALo float64 `json:"a_lo"`
+	AHi float64 `json:"a_hi"`
+	// S: base − other of S(K) when both are defined (HasS), else 0.
+	HasS  bool    `json:"has_s"`
+	S     float64 `json:"s"`
+	SLo   float64 `json:"s_lo"`
+	SHi   float64 `json:"s_hi"`
+	Draws int     `json:"draws"`
+	Seed  uint64  `json:"seed"`
 }
 
 // SharpeningTaxDiff is the base model's tax minus the other model's at K,
