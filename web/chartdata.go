@@ -71,6 +71,18 @@ func chartData(rep *analysis.Report, name string) (chartTable, error) {
 				t.Columns = append(t.Columns, m.Name+" 95% lo", m.Name+" 95% hi")
 			}
 		}
+		// The page's biased view (?estimator=biased) draws the biased
+		// estimator's curves: its data carries them, named.
+		biased := true
+		for _, m := range rep.Models {
+			biased = biased && len(m.PassAtKBiased) >= rep.KMax
+		}
+		if biased {
+			t.Title += "; and the biased estimator 1 − (1 − c/n)^k, as the page's biased view draws it"
+			for _, m := range rep.Models {
+				t.Columns = append(t.Columns, m.Name+" biased")
+			}
+		}
 		for k := 1; k <= rep.KMax; k++ {
 			row := []any{k}
 			for _, m := range rep.Models {
@@ -83,6 +95,11 @@ func chartData(rep *analysis.Report, name string) (chartTable, error) {
 					} else {
 						row = append(row, nil, nil)
 					}
+				}
+			}
+			if biased {
+				for _, m := range rep.Models {
+					row = append(row, m.PassAtKBiased[k-1].Value)
 				}
 			}
 			t.Rows = append(t.Rows, row)
