@@ -115,6 +115,16 @@ type PerplexityReport struct {
 	Note       string            `json:"note,omitempty"`
 }
 
+// anyScored reports whether some model has a scored sample (a figure).
+func (p *PerplexityReport) anyScored() bool {
+	for _, m := range p.Models {
+		if m.Correct != nil || m.Incorrect != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // PerplexityModel is one model's completions' perplexities, correct and
 // incorrect apart (nil when there are none), over the report's problems.
 type PerplexityModel struct {
@@ -398,6 +408,18 @@ func cotReport(rep *Report, runs []store.Run, counts map[int64][]store.CoTCount,
 	out.LeftOut, out.Problems = len(out.LeftOutIDs), len(entering)
 	if out.LeftOut > 0 {
 		out.Status = DebatePartial
+	}
+	// With no answer-correct sample judged or labelled anywhere, only the
+	// problems nothing solved "enter" (trivially): curves over them say
+	// nothing about reasoning, so none are drawn.
+	judged := false
+	for _, cl := range cols {
+		for _, x := range cl.byID {
+			judged = judged || x.Valid+x.Flawed+x.Unsure+x.Human > 0
+		}
+	}
+	if !judged && out.LeftOut > 0 {
+		entering, out.Problems = nil, 0
 	}
 	if len(entering) == 0 {
 		out.Status = DebatePartial

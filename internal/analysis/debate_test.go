@@ -97,6 +97,60 @@ func TestCoTReportByHand(t *testing.T) {
 	}
 }
 
+// A judge saved but not started: no answer-correct sample has a verdict,
+// so only the problems nothing solved would "enter". No curve is drawn and
+// no warning names a coverage (a new user saw "CoT-pass@k covers 6 of 30
+// problems" and curves over the 6 problems no sample solved).
+func TestCoTReportNothingJudged(t *testing.T) {
+	rep, c := pairFixture(t, []int{4, 2, 0}, []int{4, 4, 0})
+	counts := map[int64][]store.CoTCount{
+		1: {{RunID: 1, ProblemID: 10, N: 4, Correct: 4, Pending: 4},
+			{RunID: 1, ProblemID: 11, N: 4, Correct: 2, Pending: 2},
+			{RunID: 1, ProblemID: 12, N: 4}},
+		2: {{RunID: 2, ProblemID: 10, N: 4, Correct: 4, Pending: 4},
+			{RunID: 2, ProblemID: 11, N: 4, Correct: 4, Pending: 4},
+			{RunID: 2, ProblemID: 12, N: 4}},
+	}
+	cot, err := cotReport(rep, c.Runs, counts, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cot.Status != DebatePartial || cot.Problems != 0 || len(cot.Pairs) != 0 || len(cot.Models[0].CoTPassAtK) != 0 {
+		t.Fatalf("nothing judged: status %s, %d problems, %d pairs, %d curve points", cot.Status, cot.Problems, len(cot.Pairs), len(cot.Models[0].CoTPassAtK))
+	}
+	rep.CoT = cot
+	rep.checkWarnings()
+	if hasWarning(rep, "cot-partial", "") {
+		t.Errorf("a warning on a figure that is not drawn: %+v", rep.Warnings)
+	}
+	// One verdict anywhere: p2, which nothing solved, enters with it.
+	counts[1][0].Pending, counts[1][0].Valid, counts[1][0].Flawed = 0, 3, 1
+	counts[2][0].Pending, counts[2][0].Valid = 0, 4
+	if cot, err = cotReport(rep, c.Runs, counts, 4); err != nil {
+		t.Fatal(err)
+	}
+	if cot.Problems != 2 || !slices.Equal(cot.LeftOutIDs, []string{"p1"}) {
+		t.Errorf("judging begun: %d problems, left out %v", cot.Problems, cot.LeftOutIDs)
+	}
+}
+
+// A scoring endpoint saved, nothing scored: no perplexity figure, no
+// warning; once one sample is scored, its figure is partial and says so.
+func TestPerplexityPartialWarning(t *testing.T) {
+	rep, _ := pairFixture(t, []int{4, 2, 0}, []int{4, 4, 0})
+	rep.Perplexity = &PerplexityReport{Status: DebatePartial, Note: "24 samples of the window are not scored yet",
+		Models: []PerplexityModel{{Name: "base"}, {Name: "rl"}}}
+	rep.checkWarnings()
+	if hasWarning(rep, "perplexity-partial", "") {
+		t.Errorf("warning without a figure: %+v", rep.Warnings)
+	}
+	rep.Perplexity.Models[0].Correct = &PerplexityStats{N: 1, Min: 1.5, Q1: 1.5, Median: 1.5, Q3: 1.5, Max: 1.5, Mean: 1.5}
+	rep.checkWarnings()
+	if !hasWarning(rep, "perplexity-partial", "not scored yet") {
+		t.Errorf("no warning on a partial figure: %+v", rep.Warnings)
+	}
+}
+
 func hasWarning(rep *Report, code, text string) bool {
 	for _, w := range rep.Warnings {
 		if w.Code == code && strings.Contains(w.Text, text) {

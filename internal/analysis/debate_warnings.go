@@ -22,9 +22,11 @@ func init() {
 
 // checkCoTPartial: CoT-pass@k enters only problems whose answer-correct
 // samples all have a verdict; it never mixes judged and unjudged samples.
+// No figure, no warning: a judge saved but not started (or nothing judged
+// yet) draws no CoT curve, and the Debate section says what is pending.
 func checkCoTPartial(rep *Report) []Warning {
 	c := rep.CoT
-	if c == nil || c.Status != DebatePartial {
+	if c == nil || c.Status != DebatePartial || c.Problems == 0 {
 		return nil
 	}
 	pending, errs := 0, 0
@@ -84,9 +86,10 @@ func checkCoTAgreement(rep *Report) []Warning {
 }
 
 // checkPerplexityPartial: quartiles of the samples scored so far.
+// Nothing scored yet: no figure to read with care.
 func checkPerplexityPartial(rep *Report) []Warning {
 	p := rep.Perplexity
-	if p == nil || p.Status != DebatePartial {
+	if p == nil || p.Status != DebatePartial || !p.anyScored() {
 		return nil
 	}
 	return []Warning{{Code: "perplexity-partial", Severity: SeverityWarning, Figures: []string{FigurePerplexity},
