@@ -43,6 +43,12 @@ func (s *Server) tokenView(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	if pair.Base == nil && pair.RL == nil {
+		if err := s.st.SampleExists(r.Context(), rid, p.ID, idx); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
 	v := buildTokenView(c, p, rid, idx, pair)
 	if pair.Base == nil && pair.RL == nil {
 		v.Note = "This sample is not scored token by token yet: score the problem's samples from the problem page, or start token scoring in the comparison's Debate section."
@@ -62,6 +68,10 @@ func buildTokenView(c store.Comparison, p store.Problem, rid int64, idx int, pai
 		}
 	}
 	base, rl, note := scoredPair(pair)
+	// The scorers' served model names; before scoring, the models' names.
+	if len(c.Runs) >= 2 {
+		v.BaseModel, v.RLModel = c.Runs[0].ModelName, jobs.TokenRLRun(c).ModelName
+	}
 	if pair.Base != nil {
 		v.BaseModel = pair.Base.Model
 	}

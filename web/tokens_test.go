@@ -128,4 +128,13 @@ func TestTokenDataAndAPI(t *testing.T) {
 	if !strings.Contains(body, "Scoring under the base model failed: HTTP 500") {
 		t.Error("a failed sample's view does not say so")
 	}
+	// A sample not scored names both models all the same; one that does not
+	// exist is not found (a new user saw "the RL model ()" and a 200).
+	code, body = get(t, fmt.Sprintf("%s/comparisons/%d/runs/%d/problems/%d/samples/2/tokens", srv.url, cid, rl, p3), "Cookie", cookie)
+	if code != 200 || !strings.Contains(body, "not scored token by token yet") || strings.Contains(body, "()") {
+		t.Errorf("an unscored sample's view: HTTP %d, names empty: %v", code, strings.Contains(body, "()"))
+	}
+	if code, _ := get(t, fmt.Sprintf("%s/comparisons/%d/runs/%d/problems/%d/samples/99/tokens", srv.url, cid, rl, p3), "Cookie", cookie); code != 404 {
+		t.Errorf("a sample that does not exist: HTTP %d, want 404", code)
+	}
 }

@@ -1,6 +1,9 @@
 package analysis
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Checks of what the figures rest on: how many of the dataset's problems
 // they cover, how many samples per problem, and whether Reach's verifier
@@ -35,9 +38,27 @@ func checkOneSample(rep *Report) []Warning {
 	if rep.KMax != 1 || rep.Problems == 0 {
 		return nil
 	}
+	text := "Every problem has one sample per model (k max = 1): pass@k is pass@1 only, so no crossover can be read, and a problem is \"solved\" on a single draw. The capability-boundary question needs many samples per problem (Yue et al. use up to 256)."
+	if rep.Budget.NMax > 1 {
+		// Only some models (or problems) have one: name who limits k.
+		var one []string
+		for _, m := range rep.Models {
+			for _, x := range m.Counts.All() {
+				if x.N == 1 {
+					one = append(one, m.Name)
+					break
+				}
+			}
+		}
+		who := "some model"
+		if len(one) > 0 {
+			who = strings.Join(one, ", ")
+		}
+		text = fmt.Sprintf("%s has one sample on some problems, so k max = 1 for the comparison (the most samples of a model on a problem: %d): pass@k is pass@1 only, so no crossover can be read, and a problem is \"solved\" on a single draw. The capability-boundary question needs many samples per problem for every model (Yue et al. use up to 256).", who, rep.Budget.NMax)
+	}
 	return []Warning{{
 		Code: "one-sample", Severity: SeverityWarning, Figures: []string{FigurePassK, FigureCrossover, FigureSolved},
-		Text: "Every problem has one sample per model (k max = 1): pass@k is pass@1 only, so no crossover can be read, and a problem is \"solved\" on a single draw. The capability-boundary question needs many samples per problem (Yue et al. use up to 256).",
+		Text: text,
 	}}
 }
 

@@ -48,9 +48,26 @@ func TestOneSampleWarning(t *testing.T) {
 	if rep.KMax != 1 || !slices.Contains(codes(rep.Warnings), "one-sample") {
 		t.Errorf("k max %d, warnings %v", rep.KMax, codes(rep.Warnings))
 	}
+	if w := rep.Warnings[slices.Index(codes(rep.Warnings), "one-sample")]; !strings.HasPrefix(w.Text, "Every problem has one sample per model") {
+		t.Errorf("all at n = 1: %q", w.Text)
+	}
 	c, ps, counts = budgetFixture([]int{2, 2}, []int{1, 0}, []int{2, 2}, []int{1, 1})
 	if rep, _ := Compute(c, ps, counts); slices.Contains(codes(rep.Warnings), "one-sample") {
 		t.Errorf("n = 2 flagged: %v", codes(rep.Warnings))
+	}
+	// The base model at n = 8, the other at 1: the warning names the other
+	// (it said "every problem has one sample per model", untrue of the base).
+	c, ps, counts = budgetFixture([]int{8, 8}, []int{3, 0}, []int{1, 1}, []int{1, 0})
+	rep, err = Compute(c, ps, counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.Index(codes(rep.Warnings), "one-sample")
+	if i < 0 {
+		t.Fatalf("n = 8 and 1: warnings %v", codes(rep.Warnings))
+	}
+	if w := rep.Warnings[i].Text; !strings.HasPrefix(w, rep.Models[1].Name+" has one sample on some problems, so k max = 1") || !strings.Contains(w, "on a problem: 8)") {
+		t.Errorf("n = 8 and 1: %q", w)
 	}
 }
 

@@ -361,6 +361,21 @@ func (s *Store) SampleCompletion(ctx context.Context, runID, problemID int64, in
 	return text, nil
 }
 
+// SampleExists returns nil when sample index of run runID on problem
+// problemID is stored, else an error wrapping ErrNotFound.
+func (s *Store) SampleExists(ctx context.Context, runID, problemID int64, index int) error {
+	var ok bool
+	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM samples WHERE run_id = $1 AND problem_id = $2 AND sample_index = $3)`,
+		runID, problemID, index).Scan(&ok)
+	if err != nil {
+		return fmt.Errorf("sample %d of run %d on problem %d: %w", index, runID, problemID, err)
+	}
+	if !ok {
+		return fmt.Errorf("sample %d of run %d on problem %d: %w", index, runID, problemID, ErrNotFound)
+	}
+	return nil
+}
+
 // RestoreFileVerdicts gives a run's samples that carried a verdict in their
 // file that verdict back (and its extracted answer), undoing a
 // re-verification. Reviewer overrides stay. It returns how many samples
