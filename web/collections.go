@@ -345,7 +345,7 @@ func (s *Server) createCollectionShare(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, err := shareFormRequest(r)
-	req.Chart, req.ShowTexts, req.ShowNotes = "", false, false // a collection's link shows its chart and table only
+	req.Chart, req.ShowTexts, req.ShowNotes, req.View = "", false, false, "" // a collection's link shows its chart and table only
 	var l store.ShareLink
 	if err == nil {
 		l, err = req.link(currentUser(r).ID)

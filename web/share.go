@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,6 +30,55 @@ type shareRequest struct {
 	ShowNotes bool       `json:"show_notes"` // the comparison's notes visible
 	ExpiresIn string     `json:"expires_in"` // Go duration ("72h"); empty: no expiry
 	ExpiresAt *time.Time `json:"expires_at"` // RFC 3339; not with ExpiresIn
+	// View is the report view shown, as the comparison page's query
+	// (exclude=guessable&estimator=biased&min_n=8&without=grading-errors);
+	// empty: the default view.
+	View string `json:"view"`
+}
+
+// shareView checks a share link's view (a query string of the comparison
+// page's view options) and writes it in one order, keeping only what
+// changes the figures; other keys are a form error.
+func shareView(view string) (string, error) {
+	q, err := url.ParseQuery(strings.TrimPrefix(view, "?"))
+	if err != nil || len(view) > 200 {
+		return "", badForm("view %q: want the comparison page's view options, such as exclude=guessable&estimator=biased", view)
+	}
+	out := url.Values{}
+	for k := range q {
+		v := q.Get(k)
+		switch {
+		case k == "exclude" && v == "guessable", k == "estimator" && v == "biased", k == "without" && v == "grading-errors":
+			out.Set(k, v)
+		case k == "min_n":
+			if n, err := strconv.Atoi(v); err != nil || n < 2 || n > 10_000_000 {
+				return "", badForm("view: min_n %q: want a whole number from 2 to 10000000", v)
+			}
+			out.Set(k, v)
+		case k == "exclude" || k == "estimator" || k == "without":
+			if v != "" {
+				return "", badForm("view: %s=%q: want exclude=guessable, estimator=biased or without=grading-errors", k, v)
+			}
+		default:
+			return "", badForm("view: %q is not a view option (exclude, estimator, min_n, without)", k)
+		}
+	}
+	return out.Encode(), nil
+}
+
+// viewOf picks the view options out of a comparison page's query.
+func viewOf(q url.Values) string {
+	out := url.Values{}
+	for _, k := range []string{"exclude", "estimator", "min_n", "without"} {
+		if v := q.Get(k); v != "" {
+			out.Set(k, v)
+		}
+	}
+	v, err := shareView(out.Encode())
+	if err != nil {
+		return ""
+	}
+	return v
 }
 
 // link validates req into a share link made by userID (its comparison or
@@ -39,6 +89,11 @@ func (req shareRequest) link(userID int64) (store.ShareLink, error) {
 	if err := tooLong("Label", l.Label, maxName); err != nil {
 		return l, err
 	}
+	view, err := shareView(req.View)
+	if err != nil {
+		return l, err
+	}
+	l.View = view
 	if !slices.Contains(shareCharts, req.Chart) {
 		return l, badForm("chart %q: choose crossover, venn, histogram or nothing (every chart)", req.Chart)
 	}
@@ -65,7 +120,7 @@ func (req shareRequest) link(userID int64) (store.ShareLink, error) {
 // show_texts, show_notes, expires_days (empty for never).
 func shareFormRequest(r *http.Request) (shareRequest, error) {
 	req := shareRequest{Label: r.PostForm.Get("label"), Chart: r.PostForm.Get("chart"), ShowTexts: r.PostForm.Get("show_texts") == "on",
-		ShowNotes: r.PostForm.Get("show_notes") == "on"}
+		ShowNotes: r.PostForm.Get("show_notes") == "on", View: r.PostForm.Get("view")}
 	if d := r.PostForm.Get("expires_days"); d != "" {
 		n, err := strconv.Atoi(d)
 		if err != nil || n <= 0 || n > 3650 {
@@ -120,7 +175,7 @@ func (s *Server) newShare(r *http.Request, comparisonID int64, req shareRequest)
 }
 
 func (s *Server) sharesPage(w http.ResponseWriter, r *http.Request) {
-	s.renderShares(w, r, http.StatusOK, views.NewShare{Chart: r.URL.Query().Get("chart")})
+	s.renderShares(w, r, http.StatusOK, views.NewShare{Chart: r.URL.Query().Get("chart"), View: viewOf(r.URL.Query())})
 }
 
 func (s *Server) renderShares(w http.ResponseWriter, r *http.Request, status int, ns views.NewShare) {
@@ -153,7 +208,7 @@ func (s *Server) createShare(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		sid, u, err = s.newShare(r, id, req)
 	}
-	ns := views.NewShare{Label: req.Label, Chart: req.Chart, ShowTexts: req.ShowTexts, ShowNotes: req.ShowNotes}
+	ns := views.NewShare{Label: req.Label, Chart: req.Chart, ShowTexts: req.ShowTexts, ShowNotes: req.ShowNotes, View: viewOf(r.PostForm)}
 	var fe formError
 	if errors.As(err, &fe) {
 		ns.Error = fe.msg
@@ -361,7 +416,12 @@ func (s *Server) sharedComparison(w http.ResponseWriter, r *http.Request, l stor
 		s.fail(w, r, err)
 		return c, nil, false
 	}
-	e, err := s.reports.Get(r.Context(), c.ID, analysis.Options{})
+	opt, err := s.shareOptions(r, l)
+	if err != nil {
+		s.fail(w, r, err)
+		return c, nil, false
+	}
+	e, err := s.reports.Get(r.Context(), c.ID, opt)
 	if errors.Is(err, analysis.ErrNotReady) {
 		s.render(w, r, http.StatusServiceUnavailable, views.SharedNotReady())
 		return c, nil, false
@@ -371,6 +431,15 @@ func (s *Server) sharedComparison(w http.ResponseWriter, r *http.Request, l stor
 		return c, nil, false
 	}
 	return c, e, true
+}
+
+// shareOptions are the report options of the view link l shows.
+func (s *Server) shareOptions(r *http.Request, l store.ShareLink) (analysis.Options, error) {
+	q, err := url.ParseQuery(l.View)
+	if err != nil {
+		return analysis.Options{}, fmt.Errorf("share link %d: view %q: %w", l.ID, l.View, err)
+	}
+	return s.optionsFor(r.Context(), l.ComparisonID, q)
 }
 
 // openShare resolves /s/{token} of a comparison's link: the link, its
@@ -392,7 +461,11 @@ func (s *Server) sharedView(r *http.Request, l store.ShareLink, c store.Comparis
 		// A bundle's links stay within it: no address of this instance.
 		v.BaseURL, v.Bundle = "", true
 	}
-	cs, err := memoCharts(e, c.ID, analysis.Options{}, 1, false)
+	opt, err := s.shareOptions(r, l)
+	if err != nil {
+		return v, err
+	}
+	cs, err := memoCharts(e, c.ID, opt, 1, false)
 	if err != nil {
 		return v, err
 	}
@@ -406,9 +479,11 @@ func (s *Server) sharedView(r *http.Request, l store.ShareLink, c store.Comparis
 	if l.Chart == "" || l.Chart == "histogram" {
 		v.Histogram = hist
 	}
-	if l.ShowTexts {
-		// One list per pair: a problem base-only against step 300 may be
-		// solved by both against step 100.
+	if l.ShowTexts && (l.Chart == "" || l.Chart == "venn") {
+		// The base-only problems are the Venn diagrams' (solved sets): a
+		// link to another chart does not list them. One list per pair: a
+		// problem base-only against step 300 may be solved by both against
+		// step 100.
 		for pair := 1; pair < len(rep.Models); pair++ {
 			sp := views.SharedPair{Other: rep.Models[pair].Name}
 			for _, row := range pairRows(e, pair) {

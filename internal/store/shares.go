@@ -20,6 +20,10 @@ type ShareLink struct {
 	Chart        string // "" = every chart; crossover | venn | histogram
 	ShowTexts    bool   // problem statements and completions visible
 	ShowNotes    bool   // the comparison's notes visible
+	// View is the report view the link shows, as a query string of the
+	// comparison page's view options (exclude=guessable, estimator=biased,
+	// min_n=N, without=grading-errors); "" is the default view.
+	View         string
 	CreatedBy    int64
 	CreatedByEm  string
 	CreatedAt    time.Time
@@ -44,9 +48,9 @@ func (l ShareLink) Live(now time.Time) bool {
 func (s *Store) CreateShare(ctx context.Context, l ShareLink, tokenHash []byte) (int64, error) {
 	var id int64
 	err := s.db.QueryRow(ctx, `INSERT INTO share_links (comparison_id, collection_id, token_hash, label, chart, show_texts, show_notes,
-			created_by, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`, nullID(l.ComparisonID), nullID(l.CollectionID), tokenHash, l.Label,
-		l.Chart, l.ShowTexts, l.ShowNotes, nullID(l.CreatedBy), l.ExpiresAt).Scan(&id)
+			created_by, expires_at, view)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`, nullID(l.ComparisonID), nullID(l.CollectionID), tokenHash, l.Label,
+		l.Chart, l.ShowTexts, l.ShowNotes, nullID(l.CreatedBy), l.ExpiresAt, l.View).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("create share link of comparison %d / collection %d: %w", l.ComparisonID, l.CollectionID, err)
 	}
@@ -56,7 +60,7 @@ func (s *Store) CreateShare(ctx context.Context, l ShareLink, tokenHash []byte) 
 // shareColumns are a link l's columns, with its creator u (LEFT JOIN users
 // u ON u.id = l.created_by); the last says whether u still manages the
 // link's project (see ShareLink.CreatorGone).
-const shareColumns = `l.id, COALESCE(l.comparison_id, 0), COALESCE(l.collection_id, 0), l.label, l.chart, l.show_texts, l.show_notes,
+const shareColumns = `l.id, COALESCE(l.comparison_id, 0), COALESCE(l.collection_id, 0), l.label, l.chart, l.show_texts, l.show_notes, l.view,
 	COALESCE(l.created_by, 0), COALESCE(u.email, ''), l.created_at, l.expires_at, l.revoked_at, l.views, l.last_viewed_at,
 	CASE
 		WHEN u.id IS NULL OR u.is_admin AND NOT u.disabled THEN ''
@@ -68,7 +72,7 @@ const shareColumns = `l.id, COALESCE(l.comparison_id, 0), COALESCE(l.collection_
 
 func scanShare(row pgx.Row) (ShareLink, error) {
 	var l ShareLink
-	err := row.Scan(&l.ID, &l.ComparisonID, &l.CollectionID, &l.Label, &l.Chart, &l.ShowTexts, &l.ShowNotes, &l.CreatedBy, &l.CreatedByEm,
+	err := row.Scan(&l.ID, &l.ComparisonID, &l.CollectionID, &l.Label, &l.Chart, &l.ShowTexts, &l.ShowNotes, &l.View, &l.CreatedBy, &l.CreatedByEm,
 		&l.CreatedAt, &l.ExpiresAt, &l.RevokedAt, &l.Views, &l.LastViewedAt, &l.CreatorGone)
 	return l, err
 }
