@@ -89,6 +89,7 @@ var checks = []Check{
 	checkOneSample,
 	checkVerdictsDiffer,
 	checkUngraded,
+	checkNothingSolved, // last: a more specific warning above explains it
 }
 
 // checkWarnings recomputes rep.Warnings from every check.

@@ -89,3 +89,30 @@ func checkVerdictsDiffer(rep *Report) []Warning {
 	}
 	return out
 }
+
+// checkNothingSolved: a model with no correct sample on any problem is
+// almost always a samples file read against the wrong dataset (its ids
+// matched another benchmark's problems by position), a reference answer in
+// another form, or a code harness that runs none of its programs: its
+// curve is 0 % everywhere, and a page that drew it without a word said
+// "this model solves nothing".
+func checkNothingSolved(rep *Report) []Warning {
+	if rep.Problems == 0 {
+		return nil
+	}
+	var out []Warning
+	for _, m := range rep.Models {
+		if m.Solved > 0 {
+			continue
+		}
+		var samples int
+		for _, x := range m.Counts.All() {
+			samples += x.N
+		}
+		out = append(out, Warning{Code: "nothing-solved", Severity: SeverityCritical, Figures: []string{FigureAll}, Models: []string{m.Name},
+			Text: fmt.Sprintf("%s has no correct sample on any of the %s (%s): its pass@k is 0 at every k. Check that its samples file is for this dataset (problem ids that are not the dataset's are read as positions in it), that the reference answers are in a form the verifier reads, and for code that the programs ran; the problem pages show each sample's verdict and why.",
+				m.Name, plural(rep.Problems, "problem", "problems"), plural(samples, "sample", "samples")),
+		})
+	}
+	return out
+}

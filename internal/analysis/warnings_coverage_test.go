@@ -94,3 +94,25 @@ func TestVerdictsDifferWarning(t *testing.T) {
 		t.Errorf("warnings %+v", got)
 	}
 }
+
+// A model without one correct sample: the page says so, critically (a new
+// user imported AIME samples against HumanEval and read 0 % without a word).
+func TestNothingSolvedWarning(t *testing.T) {
+	c, ps, counts := budgetFixture([]int{4, 4}, []int{1, 0}, []int{4, 4}, []int{0, 0})
+	rep, err := Compute(c, ps, counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.Index(codes(rep.Warnings), "nothing-solved")
+	if i < 0 {
+		t.Fatalf("warnings %v", codes(rep.Warnings))
+	}
+	if w := rep.Warnings[i]; w.Severity != SeverityCritical || !slices.Equal(w.Models, []string{"rl"}) ||
+		!strings.HasPrefix(w.Text, "rl has no correct sample on any of the 2 problems (8 samples)") {
+		t.Errorf("warning %+v", w)
+	}
+	c, ps, counts = budgetFixture([]int{4, 4}, []int{1, 0}, []int{4, 4}, []int{0, 1})
+	if rep, _ := Compute(c, ps, counts); slices.Contains(codes(rep.Warnings), "nothing-solved") {
+		t.Errorf("a model with one correct sample flagged: %v", codes(rep.Warnings))
+	}
+}
