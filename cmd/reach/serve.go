@@ -245,7 +245,7 @@ func runServe(ctx context.Context, args []string) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	slog.Info("Reach is up", "url", "http://"+displayAddr(*addr), "workers", *workers)
-	if err := signInHelp(ctx, st, os.Stdout, "http://"+displayAddr(*addr)); err != nil {
+	if err := signInHelp(ctx, st, os.Stdout, "http://"+displayAddr(*addr), *dbURL); err != nil {
 		return err
 	}
 	select {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	neturl "net/url"
 	"os"
 	"strings"
 
@@ -158,7 +159,7 @@ func runToken(ctx context.Context, args []string, stdout io.Writer) error {
 // signInHelp tells whoever started `reach serve` how to get in: on an
 // instance without accounts nobody can (every page needs a sign-in), so it
 // says how to create the first admin.
-func signInHelp(ctx context.Context, st *store.Store, w io.Writer, url string) error {
+func signInHelp(ctx context.Context, st *store.Store, w io.Writer, url, dbURL string) error {
 	n, err := st.CountUsers(ctx)
 	if err != nil {
 		return err
@@ -167,15 +168,24 @@ func signInHelp(ctx context.Context, st *store.Store, w io.Writer, url string) e
 		fmt.Fprintf(w, "\nReach is up: sign in at %s/login\n\n", url)
 		return nil
 	}
+	// Another shell has neither this process's flags nor its environment:
+	// name the database unless it is the default one.
+	db := ""
+	if dbURL != defaultDatabaseURL {
+		db = " --database-url '" + strings.ReplaceAll(dbURL, "'", `'\''`) + "'"
+		if u, err := neturl.Parse(dbURL); err != nil || (u.User != nil && func() bool { _, ok := u.User.Password(); return ok }()) {
+			db = ` --database-url "$DATABASE_URL"` // a password is not printed
+		}
+	}
 	fmt.Fprintf(w, `
 Reach is up at %s, and has no accounts yet: every page needs a sign-in.
 Create the first admin (prints a one-time password):
 
-    %s user create --admin you@example.org
+    %s user create%s --admin you@example.org
 
 or open %s/setup in a browser on this machine.
 
-`, url, selfName(), url)
+`, url, selfName(), db, url)
 	return nil
 }
 
