@@ -72,7 +72,7 @@ func TestBrowserTemperatureSweep(t *testing.T) {
 	// pass@1 8/12 and 6/12, pass@4 2/3 and 1; solved 2 and 3 of 3, one problem only at 1.0;
 	// the union: pass@1 0.75, pass@4 1, 3 of 3.
 	rows := strings.Join(text("#temperature-sweep table.sweep-temps tbody tr"), " | ")
-	want := "0.6 rl@T=0.6 66.67% 66.67% 2 of 3 0 | 1.0 rl@T=1.0 50.00% 100.00% 3 of 3 1 | union any temperature 75.00% 100.00% 3 of 3"
+	want := "0.6 rl@T=0.6 66.67% 66.67% 2 of 3 0 | 1.0 rl@T=1.0 50.00% 100.00% 3 of 3 1 | union any temperature 75.00%* 100.00%* 3 of 3"
 	if rows != want {
 		t.Errorf("per-temperature rows\n%q\nwant\n%q", rows, want)
 	}
