@@ -283,6 +283,20 @@ func (s *Server) validate(ctx context.Context, u *store.User, rc *received) (sto
 			}
 			names = append(names, f.name)
 		}
+		if format == ingest.FormatCountsCSV {
+			// One row per problem: read every row now, so that a bad one (c > n,
+			// n = 0, a problem twice) is refused with the form, not after the
+			// comparison is queued (each file error is final anyway).
+			files := append([]moreFile{{name: m.file, uploadID: m.uploadID}}, m.more...)
+			for _, f := range files {
+				err := ingest.ReadSamples(s.st.OpenUpload(ctx, f.uploadID), f.name, format, nil, nil, func(ingest.Count) error { return nil })
+				if errors.As(err, &ie) {
+					return nc, badForm("model %q: %v", m.name, err)
+				} else if err != nil {
+					return nc, err
+				}
+			}
+		}
 		runs, err := modelRuns(m, names, rc.codeHarness)
 		if err != nil {
 			return nc, err
