@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -396,12 +397,15 @@ func waitReady(ctx context.Context, st *store.Store, id int64) error {
 func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	fs, dbURL := newFlags("report", os.Stderr)
 	asJSON := fs.Bool("json", false, "print the report as JSON (the same as GET /api/v1/comparisons/{id}/report)")
+	excludeGuessable := fs.Bool("exclude-guessable", false, "leave out problems whose reference answer is guessable (the page's Exclude guessable; ?exclude=guessable)")
+	biased := fs.Bool("biased", false, "add the biased estimator 1 − (1 − c/n)^k's curves (?estimator=biased)")
+	minN := fs.Int("min-n", 0, "leave out problems on which some model has fewer than this many samples (2 to 10000000; ?min_n=)")
 	var pos []string
 	var flags []string
 	for _, a := range args {
 		if strings.HasPrefix(a, "-") {
 			flags = append(flags, a)
-		} else if len(flags) > 0 && flags[len(flags)-1] == "--database-url" {
+		} else if len(flags) > 0 && slices.Contains([]string{"--database-url", "-database-url", "--min-n", "-min-n"}, flags[len(flags)-1]) {
 			flags = append(flags, a)
 		} else {
 			pos = append(pos, a)
@@ -411,8 +415,12 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return errors.New("usage: reach report ID [--json]")
+		return errors.New("usage: reach report ID [--json] [--exclude-guessable] [--biased] [--min-n N]")
 	}
+	if *minN != 0 && (*minN < 2 || *minN > 10_000_000) {
+		return fmt.Errorf("--min-n %d: want 2 to 10000000 (0 keeps every problem)", *minN)
+	}
+	opt := analysis.Options{ExcludeGuessable: *excludeGuessable, Biased: *biased, MinN: *minN}
 	id, err := strconv.ParseInt(pos[0], 10, 64)
 	if err != nil {
 		return fmt.Errorf("comparison id %q is not a number", pos[0])
@@ -429,7 +437,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	if c.Status != store.StatusReady {
 		return reportNotReady(stdout, c, *asJSON)
 	}
-	rep, err := analysis.Build(ctx, st, id)
+	rep, err := analysis.BuildWith(ctx, st, id, opt)
 	if err != nil {
 		return err
 	}
@@ -439,7 +447,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := jobs.ComputeStats(ctx, st, id, 0); err != nil {
 			return fmt.Errorf("statistics of comparison %d: %w", id, err)
 		}
-		if rep, err = analysis.Build(ctx, st, id); err != nil {
+		if rep, err = analysis.BuildWith(ctx, st, id, opt); err != nil {
 			return err
 		}
 	}

@@ -37,7 +37,7 @@ Usage:
   reach sample         create a comparison sampled from OpenAI-compatible endpoints:
                        --dataset FILE --base NAME=URL#MODEL --model NAME=URL#MODEL ... --n N --name NAME [--wait]
   reach replay-server  an OpenAI-compatible server that replays a samples file (tests and demos)
-  reach report ID      print a comparison's report (--json for the API's JSON)
+  reach report ID      print a comparison's report (--json for the API's JSON; --exclude-guessable, --biased, --min-n N: the page's views)
   reach export ID      every sample with its verdict, as JSON lines or parquet: [--format jsonl|parquet] [-o FILE]
   reach bundle ID -o DIR  an offline folder of one comparison (pages, charts, problems, data; opens from file://):
                        [--max-samples-per-problem N] [--counts-only] [--collection: ID is a collection]

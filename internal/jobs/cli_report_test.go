@@ -72,6 +72,16 @@ func TestCLIReportWithoutServer(t *testing.T) {
 		t.Errorf("models %+v; want base pass@1 0.25 under the strict policy", rep.Models)
 	}
 
+	// The page's views from the command line: the biased estimator's
+	// curves are added; a min n out of range is refused in words.
+	out, err = run("report", id, "--biased", "--json")
+	if err != nil || !strings.Contains(string(out), `"pass_at_k_biased"`) {
+		t.Errorf("reach report --biased --json: %v, biased curves %v", err, strings.Contains(string(out), `"pass_at_k_biased"`))
+	}
+	if _, err := run("report", id, "--min-n", "1"); err == nil || !strings.Contains(err.Error(), "--min-n 1: want 2 to 10000000") {
+		t.Errorf("reach report --min-n 1: %v", err)
+	}
+
 	// Enqueued only: no worker runs, so the report is not there.
 	out, err = run(importArgs("queued")...)
 	if err != nil {
