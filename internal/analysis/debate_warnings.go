@@ -22,17 +22,21 @@ func init() {
 
 // checkCoTPartial: CoT-pass@k enters only problems whose answer-correct
 // samples all have a verdict; it never mixes judged and unjudged samples.
-// No figure, no warning: a judge saved but not started (or nothing judged
-// yet) draws no CoT curve, and the Debate section says what is pending.
+// No figure and no failure, no warning: a judge saved but not started (or
+// nothing judged yet) draws no CoT curve, and the Debate section says what
+// is pending; failed judgments are worth a warning either way.
 func checkCoTPartial(rep *Report) []Warning {
 	c := rep.CoT
-	if c == nil || c.Status != DebatePartial || c.Problems == 0 {
+	if c == nil || c.Status != DebatePartial {
 		return nil
 	}
 	pending, errs := 0, 0
 	for _, m := range c.Models {
 		pending += m.Pending
 		errs += m.Errors
+	}
+	if c.Problems == 0 && errs == 0 {
+		return nil
 	}
 	text := fmt.Sprintf("CoT-pass@k covers %d of %d problems: on %s some answer-correct samples have no reasoning verdict yet (%s",
 		c.Problems, c.Problems+c.LeftOut, plural(c.LeftOut, "problem", "problems"), plural(pending, "sample", "samples"))
