@@ -44,17 +44,9 @@ func TestUploadRefusesBadCountsAtOnce(t *testing.T) {
 			_ = mw.WriteField("model_name", "rl")
 			file("model_file", "rl.csv", tc.rl)
 			_ = mw.Close()
-			req, _ := http.NewRequest(http.MethodPost, a.url+"/comparisons", &body)
-			req.Header.Set("Content-Type", mw.FormDataContentType())
-			req.AddCookie(acct.Cookie)
-			resp, err := noRedirect.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), tc.want) || !strings.Contains(string(b), `model &#34;rl&#34;`) {
-				t.Errorf("HTTP %d, want 400 naming %s: %s", resp.StatusCode, tc.want, brief(string(b)))
+			status, page := postNewComparison(t, a, acct, &body, mw.FormDataContentType())
+			if status != http.StatusBadRequest || !strings.Contains(page, tc.want) || !strings.Contains(page, `model &#34;rl&#34;`) {
+				t.Errorf("HTTP %d, want 400 naming %s: %s", status, tc.want, brief(page))
 			}
 		})
 	}

@@ -69,6 +69,22 @@ func upload(t *testing.T, a *app, acct account, name, dataset string, models [][
 	return id
 }
 
+// postNewComparison posts a multipart "new comparison" form body as acct
+// and returns the status and the page (no redirect followed).
+func postNewComparison(t *testing.T, a *app, acct account, body io.Reader, contentType string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, a.url+"/comparisons", body)
+	req.Header.Set("Content-Type", contentType)
+	req.AddCookie(acct.Cookie)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(page)
+}
+
 func getPage(t *testing.T, a *app, acct account, path string) string {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, a.url+path, nil)
@@ -159,17 +175,9 @@ func TestRefusedUploadKeepsEntries(t *testing.T) {
 	}
 	_ = mw.WriteField("reverify", "1")
 	_ = mw.Close()
-	req, _ := http.NewRequest(http.MethodPost, a.url+"/comparisons", &body)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.AddCookie(acct.Cookie)
-	resp, err := noRedirect.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	page, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusBadRequest {
-		t.Fatalf("HTTP %d; want 400", resp.StatusCode)
+	status, page := postNewComparison(t, a, acct, &body, mw.FormDataContentType())
+	if status != http.StatusBadRequest {
+		t.Fatalf("HTTP %d; want 400", status)
 	}
 	for _, want := range []string{`value="kept &lt;name&gt;"`, `value="Base model one"`, `value="RL model two"`, `id="choose-files-again"`, "PNG"} {
 		if !strings.Contains(string(page), want) {
