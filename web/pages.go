@@ -87,12 +87,7 @@ func (s *Server) comparison(w http.ResponseWriter, r *http.Request) {
 		return
 	case store.StatusReady:
 	default:
-		v, err := s.progressView(r, c)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		s.render(w, r, http.StatusOK, views.ProgressPage(v))
+		s.progressPage(w, r, c)
 		return
 	}
 	opt, err := s.reportOptionsFor(r, id) // ?exclude=guessable, ?estimator=biased, ?without=grading-errors
@@ -105,12 +100,7 @@ func (s *Server) comparison(w http.ResponseWriter, r *http.Request) {
 		// The comparison left ready between the two reads (a followed
 		// folder's new step, a re-grade): show where its jobs stand.
 		if c, err = s.st.GetComparison(r.Context(), id); err == nil && c.Status != store.StatusReady {
-			v, err := s.progressView(r, c)
-			if err != nil {
-				s.fail(w, r, err)
-				return
-			}
-			s.render(w, r, http.StatusOK, views.ProgressPage(v))
+			s.progressPage(w, r, c)
 			return
 		}
 		if err == nil {
@@ -127,6 +117,16 @@ func (s *Server) comparison(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.renderPage(w, r, http.StatusOK, views.ReportPage(v), c.ID)
+}
+
+// progressPage shows a comparison that is not ready: where its jobs stand.
+func (s *Server) progressPage(w http.ResponseWriter, r *http.Request, c store.Comparison) {
+	v, err := s.progressView(r, c)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, views.ProgressPage(v))
 }
 
 func (s *Server) progressView(r *http.Request, c store.Comparison) (views.ProgressView, error) {

@@ -562,6 +562,31 @@ type ProblemRow struct {
 	Guess *Guess // nil unless the reference answer is guessable
 }
 
+// countsByRun indexes each run's counts (counts maps run id to them) by
+// problem id, in c.Runs order.
+func countsByRun(c store.Comparison, counts map[int64][]store.Count) []map[int64]store.Count {
+	byRun := make([]map[int64]store.Count, len(c.Runs))
+	for i, r := range c.Runs {
+		m := make(map[int64]store.Count, len(counts[r.ID]))
+		for _, x := range counts[r.ID] {
+			m[x.ProblemID] = x
+		}
+		byRun[i] = m
+	}
+	return byRun
+}
+
+// inEvery reports whether every run of byRun has counts on problem id:
+// only such problems enter the figures.
+func inEvery(byRun []map[int64]store.Count, id int64) bool {
+	for _, m := range byRun {
+		if _, ok := m[id]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // ErrNotReady is returned while a comparison's counts are not complete.
 var ErrNotReady = errors.New("comparison is not ready")
 
@@ -662,26 +687,12 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 		Variant: VariantAll, Guessable: []GuessableProblem{}, Stats: StatsInfo{Status: StatsPending}}
 
 	// Keep the problems every model has counts for, in dataset order.
-	byRun := make([]map[int64]store.Count, len(c.Runs))
-	for i, r := range c.Runs {
-		m := make(map[int64]store.Count, len(counts[r.ID]))
-		for _, x := range counts[r.ID] {
-			m[x.ProblemID] = x
-		}
-		byRun[i] = m
-	}
+	byRun := countsByRun(c, counts)
 	// Sized once: appending a million problems of 128 bytes allocated 730 MB.
 	kept := make([]store.Problem, 0, len(problems))
 	guesses := make([]*Guess, 0, len(problems))
 	for _, p := range problems {
-		all := true
-		for i := range c.Runs {
-			if _, ok := byRun[i][p.ID]; !ok {
-				all = false
-				break
-			}
-		}
-		if !all {
+		if !inEvery(byRun, p.ID) {
 			continue
 		}
 		g := Guessable(p.Reference, p.Kind)

@@ -30,23 +30,10 @@ func LoadAuditScope(ctx context.Context, st *store.Store, id int64) (AuditScope,
 		return AuditScope{Comparison: c}, err
 	}
 	sc := AuditScope{Comparison: c, index: map[int64]int{}}
-	byRun := make([]map[int64]store.Count, len(c.Runs))
-	for i, r := range c.Runs {
-		byRun[i] = make(map[int64]store.Count, len(counts[r.ID]))
-		for _, x := range counts[r.ID] {
-			byRun[i][x.ProblemID] = x
-		}
-	}
+	byRun := countsByRun(c, counts)
 	sc.Models = make([][]passk.Count, len(c.Runs))
 	for _, p := range problems {
-		all := true
-		for i := range c.Runs {
-			if _, ok := byRun[i][p.ID]; !ok {
-				all = false
-				break
-			}
-		}
-		if !all {
+		if !inEvery(byRun, p.ID) {
 			continue
 		}
 		sc.index[p.ID] = len(sc.Kept)

@@ -215,12 +215,7 @@ func StartDebate(ctx context.Context, client *Client, st *store.Store, compariso
 		}
 		var params []river.InsertManyParams
 		for _, w := range open {
-			status := "running"
-			if w.Samples == 0 {
-				status = "done"
-			}
-			if err := tx.SetProgress(ctx, store.Progress{RunID: w.RunID, Stage: stage, Done: w.Total - w.Samples, Total: w.Total,
-				Unit: "samples", Status: status}); err != nil {
+			if err := startProgress(ctx, tx, stage, w); err != nil {
 				return err
 			}
 			left += w.Samples
@@ -353,4 +348,16 @@ func TestDebateEndpoint(ctx context.Context, st *store.Store, box *secret.Box, c
 		return "", err
 	}
 	return fmt.Sprintf("The judge answered %s for sample #%d of problem %s: %s", strings.ToUpper(j.Verdict), it.SampleIndex, p.Key, j.Reason), nil
+}
+
+// startProgress records where one run's work stands as it is started
+// (judging, scoring, token scoring): the samples of its window done so far,
+// "done" when none is left.
+func startProgress(ctx context.Context, tx *store.Store, stage string, o store.OpenWork) error {
+	status := "running"
+	if o.Samples == 0 {
+		status = "done"
+	}
+	return tx.SetProgress(ctx, store.Progress{RunID: o.RunID, Stage: stage, Done: o.Total - o.Samples, Total: o.Total,
+		Unit: "samples", Status: status})
 }

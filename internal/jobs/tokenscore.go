@@ -242,12 +242,7 @@ func StartTokens(ctx context.Context, client *Client, st *store.Store, compariso
 		}
 		var params []river.InsertManyParams
 		for _, o := range open {
-			status := "running"
-			if o.Samples == 0 {
-				status = "done"
-			}
-			if err := tx.SetProgress(ctx, store.Progress{RunID: o.RunID, Stage: StageTokens, Done: o.Total - o.Samples, Total: o.Total,
-				Unit: "samples", Status: status}); err != nil {
+			if err := startProgress(ctx, tx, StageTokens, o); err != nil {
 				return err
 			}
 			left += o.Samples
