@@ -403,7 +403,8 @@ func CreateLocal(ctx context.Context, st *store.Store, client *jobs.Client, spec
 }
 
 // WaitImported waits until no run of the comparison is importing any more
-// (its local files are read), or the comparison failed (its error). When
+// (its local files are read), or the comparison or one of its runs failed
+// (the error names it). When
 // ctx ends first, the import is given up: the comparison fails saying so
 // and nothing of it is kept.
 func WaitImported(ctx context.Context, st *store.Store, id int64) error {
@@ -422,6 +423,15 @@ func WaitImported(ctx context.Context, st *store.Store, id int64) error {
 			for _, r := range c.Runs {
 				if r.Status == store.StatusPending || r.Status == store.StatusImporting {
 					done = false
+				}
+				if r.Status == store.StatusFailed {
+					// GetComparison reads the comparison before its runs, so a
+					// failure recorded between the two shows on the runs
+					// first: read the comparison's message again.
+					if now, err := st.GetComparison(ctx, id); err == nil && now.Status == store.StatusFailed {
+						return fmt.Errorf("comparison %d failed: %s", id, now.Error)
+					}
+					return fmt.Errorf("comparison %d: model %q failed: %s", id, r.ModelName, r.Error)
 				}
 			}
 			if done {
