@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/reach-lab/reach/internal/auth"
@@ -137,7 +139,16 @@ func (s *Server) identify(next http.Handler) http.Handler {
 		}
 		ctx := context.WithValue(r.Context(), principalKey, p)
 		if p.user != nil {
-			ctx = views.WithViewer(ctx, views.Viewer{SignedIn: true, Email: p.user.Email, Admin: p.user.IsAdmin})
+			u := p.user
+			creator := sync.OnceValue(func() bool {
+				ps, err := s.editableProjects(r.Context(), u)
+				if err != nil {
+					slog.Warn("projects an account edits, for the navigation", "user", u.ID, "err", err)
+					return true // the form itself says what is wrong
+				}
+				return len(ps) > 0
+			})
+			ctx = views.WithViewer(ctx, views.Viewer{SignedIn: true, Email: u.Email, Admin: u.IsAdmin, Creator: creator})
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})

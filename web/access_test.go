@@ -1398,3 +1398,22 @@ func TestPasswordsSessionsAndTokens(t *testing.T) {
 		t.Errorf("home after logout: HTTP %d, want 303", resp.StatusCode)
 	}
 }
+
+// The navigation offers uploading and sampling only to accounts that may
+// create a comparison: a viewer of every project it is in would get 403.
+func TestNavigationHidesCreateFromViewers(t *testing.T) {
+	f := newFixture(t)
+	for role, want := range map[string]bool{"viewer": false, "editor": true, "owner": true, "admin": true, "outsider": true} {
+		resp := f.do(role, "GET", "/", "", nil)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("/ as %s: HTTP %d", role, resp.StatusCode)
+		}
+		for _, link := range []string{`href="/comparisons/new"`, `href="/comparisons/sample"`} {
+			if got := bytes.Contains(b, []byte(link)); got != want {
+				t.Errorf("/ as %s: %s shown %v, want %v", role, link, got, want)
+			}
+		}
+	}
+}

@@ -18,7 +18,14 @@ type Viewer struct {
 	SignedIn bool
 	Email    string
 	Admin    bool
+	// Creator says whether the viewer may create a comparison (an editor
+	// of some project). It is asked only by pages that render the
+	// navigation, so JSON and downloads pay no query; nil means yes.
+	Creator func() bool
 }
+
+// CanCreate reports whether the navigation offers uploading and sampling.
+func (v Viewer) CanCreate() bool { return v.Admin || v.Creator == nil || v.Creator() }
 
 type viewerKey struct{}
 
