@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"crypto/md5"
 	"errors"
 	"fmt"
 	"regexp"
@@ -201,7 +200,7 @@ func (p *samplePipeline) grade(ctx context.Context, rows []store.Sample) (graded
 	// The texts' hashes (for the distinct-texts figure) are computed here,
 	// on all cores, rather than in the writer's goroutine or by Postgres.
 	for i := range rows {
-		rows[i].TextHash = md5.Sum([]byte(rows[i].Completion))
+		rows[i].TextHash = store.TextHash(rows[i].Completion)
 	}
 	if p.v == nil {
 		return 0, 0

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 
@@ -77,13 +78,21 @@ type Override struct {
 var sampleColumns = []string{"run_id", "problem_id", "sample_index", "completion", "finish_reason", "completion_tokens",
 	"file_correct", "file_extracted", "status", "extracted", "rule", "reason", "verdict_source", "detail", "text_hash"}
 
+// TextHash is samples.text_hash of a completion: its MD5, as the SQL
+// fallback md5(completion)::uuid computes it for samples stored without
+// one. The text is read in place: copying it to a []byte first cost an
+// import a copy of every text (1.3 s of 26 s of CPU for 2.9 GB).
+func TextHash(completion string) [16]byte {
+	return md5.Sum(unsafe.Slice(unsafe.StringData(completion), len(completion)))
+}
+
 // InsertSamples copies a batch of samples (COPY). A sample key that already
 // exists fails the whole batch: callers insert into a run they cleared.
 func (s *Store) InsertSamples(ctx context.Context, batch []Sample) error {
 	rows := make([][]any, len(batch))
 	for i, x := range batch {
 		if x.TextHash == ([16]byte{}) {
-			x.TextHash = md5.Sum([]byte(x.Completion))
+			x.TextHash = TextHash(x.Completion)
 		}
 		rows[i] = []any{x.RunID, x.ProblemID, x.SampleIndex, x.Completion, x.FinishReason, x.CompletionTokens,
 			x.FileCorrect, x.FileExtracted, x.Status, x.Extracted, x.Rule, x.Reason, x.VerdictSource, x.Detail, x.TextHash}
@@ -109,7 +118,7 @@ func (s *Store) CopySamples(ctx context.Context, table string, next func(*Sample
 			return nil, err
 		}
 		if x.TextHash == ([16]byte{}) {
-			x.TextHash = md5.Sum([]byte(x.Completion))
+			x.TextHash = TextHash(x.Completion)
 		}
 		row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7] = x.RunID, x.ProblemID, x.SampleIndex, x.Completion, x.FinishReason, x.CompletionTokens, x.FileCorrect, x.FileExtracted
 		row[8], row[9], row[10], row[11], row[12], row[13], row[14] = x.Status, x.Extracted, x.Rule, x.Reason, x.VerdictSource, x.Detail, x.TextHash
