@@ -377,13 +377,27 @@ func (s *Server) deleteConfirm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var total int64
-	for _, run := range c.Runs {
-		n, _, err := s.st.CountSamples(r.Context(), run.ID)
+	if c.Status == store.StatusReady {
+		// Stored as of each run's last aggregation: counting would read
+		// every sample of the comparison (seconds at millions).
+		totals, err := s.st.SampleTotals(r.Context(), c.ID)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		total += n
+		for _, n := range totals {
+			total += n
+		}
+	} else {
+		// Mid-import or failed: what is stored now.
+		for _, run := range c.Runs {
+			n, _, err := s.st.CountSamples(r.Context(), run.ID)
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			total += n
+		}
 	}
 	s.render(w, r, http.StatusOK, views.DeleteConfirm(views.DeleteView{C: c, Samples: total}))
 }

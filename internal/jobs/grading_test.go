@@ -14,7 +14,9 @@ import (
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
+	"github.com/reach-lab/reach/internal/testdb"
 	"github.com/reach-lab/reach/internal/testfiles"
+	"github.com/reach-lab/reach/internal/verify"
 	vmath "github.com/reach-lab/reach/internal/verify/math"
 )
 
@@ -193,5 +195,63 @@ func TestNothingGradableFails(t *testing.T) {
 	c := e.wait(t, id)
 	if c.Status != store.StatusFailed || !strings.Contains(c.Error, "nothing could be graded: all 4 samples of model \"base\"") {
 		t.Fatalf("status %s, error %q; want failed: nothing could be graded", c.Status, c.Error)
+	}
+}
+
+// Issue 28: the grading panel's counts (PolicyScopeOf, FileVerdictsReplaced,
+// the re-verification's sample total) are kept per run, not counted from
+// the samples on each view; after import, an override and its undo, a
+// re-verification and a restore of the files' verdicts they are what
+// scanning the samples gives.
+func TestGradingCountsStayExact(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	id := e.importReady(t, policySpec(t)).ComparisonID
+	scope := testdb.CheckGrading(t, e.st, id, "imported")
+	if scope.Graded == 0 || scope.FileVerdicts == 0 || scope.Fallback == 0 || scope.Truncated == 0 {
+		t.Fatalf("imported: policy scope %+v; the spec has verifier verdicts, file verdicts, fallback answers and a cut completion", scope)
+	}
+	c, err := e.st.GetComparison(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := c.Runs[1].ID
+	var pid int64
+	var idx int
+	var status string
+	if err := e.st.Pool().QueryRow(ctx, `SELECT problem_id, sample_index, status FROM samples
+		WHERE run_id = $1 AND status = 'correct' AND split_part(rule, '+', 1) = ANY($2) ORDER BY 1, 2 LIMIT 1`, rl, verify.FallbackRules).
+		Scan(&pid, &idx, &status); err != nil {
+		t.Fatal(err)
+	}
+	override := func(to string) {
+		t.Helper()
+		if _, err := e.st.OverrideSample(ctx, store.SampleOverride{ComparisonID: id, RunID: rl, ProblemID: pid, SampleIndex: idx, Status: to}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	override(store.SampleIncorrect)
+	if got := testdb.CheckGrading(t, e.st, id, "overridden"); got.Overrides != 1 || got.Fallback != scope.Fallback-1 {
+		t.Errorf("overridden: policy scope %+v; want one override and one fallback fewer than %+v", got, scope)
+	}
+	override(status) // back to the verifier's verdict: the override is cleared
+	if got := testdb.CheckGrading(t, e.st, id, "override undone"); got != scope {
+		t.Errorf("override undone: policy scope %+v; want %+v as imported", got, scope)
+	}
+
+	if err := jobs.StartReverify(ctx, e.client, e.st, vmath.New(), id, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.waitReady(t, id)
+	testdb.CheckGrading(t, e.st, id, "re-verified")
+	if replaced, err := e.st.FileVerdictsReplaced(ctx, id); err != nil || replaced[c.Runs[0].ID] == 0 {
+		t.Fatalf("re-verified: replaced file verdicts %v (%v); want the base model's", replaced, err)
+	}
+	if _, err := jobs.RestoreFileVerdicts(ctx, e.client, e.st, id, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.waitReady(t, id)
+	if got := testdb.CheckGrading(t, e.st, id, "restored"); got != scope {
+		t.Errorf("restored: policy scope %+v; want %+v as imported", got, scope)
 	}
 }

@@ -60,16 +60,18 @@ func PlanReverify(ctx context.Context, st *store.Store, v verify.Verifier, c sto
 		p.Why = fmt.Sprintf("%s cannot grade this dataset's %s problems", v.Name(), strings.Join(unsupported, ", "))
 		return p, nil
 	}
+	// As of the runs' last aggregation (the comparison is shown ready):
+	// counting them now would read every sample on each view of its page.
+	totals, err := st.SampleTotals(ctx, c.ID)
+	if err != nil {
+		return p, err
+	}
 	for _, r := range c.Runs {
 		if !r.HasTexts {
 			continue
 		}
-		n, _, err := st.CountSamples(ctx, r.ID)
-		if err != nil {
-			return p, err
-		}
 		p.Runs = append(p.Runs, r)
-		p.Samples += n
+		p.Samples += totals[r.ID]
 	}
 	if len(p.Runs) == 0 {
 		p.Why = "no model of this comparison has completion texts (only per-problem counts were imported), so there is nothing to verify"

@@ -731,7 +731,7 @@ func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg s
 		if _, err := tx.db.Exec(ctx, `DELETE FROM run_progress WHERE stage <> 'import' AND run_id IN (`+imported+`)`, id); err != nil {
 			return fmt.Errorf("fail progress of comparison %d: %w", id, err)
 		}
-		for _, t := range []string{"samples", "run_counts", "run_answers", "import_chunks"} {
+		for _, t := range []string{"samples", "run_counts", "run_answers", "run_grading", "import_chunks"} {
 			if _, err := tx.db.Exec(ctx, `DELETE FROM `+t+` WHERE run_id IN (`+imported+`)`, id); err != nil {
 				return fmt.Errorf("delete what the failed import of comparison %d stored: %w", id, err)
 			}

@@ -82,9 +82,14 @@ func (s *Store) AggregateRun(ctx context.Context, runID int64) error {
 	// run_answers, and those groups summed per problem into run_counts
 	// (solves are the correct verdicts less the uncounted ones; the token
 	// sums ride along so the report need not read the samples again).
-	_, err := s.db.Exec(ctx, `WITH g AS (`+answerGroupsSQL+`WHERE s.run_id = $1`+answerGroupsBy+`),
+	// The same scan counts the run's samples by how they were graded
+	// (run_grading, for PolicyScopeOf and FileVerdictsReplaced): an
+	// override aggregates its run, so those stay exact too.
+	_, err := s.db.Exec(ctx, `WITH g AS (`+answerGroupsCols+gradingGroupCounts+answerGroupsFrom+gradingGroupFlags+answerGroupsJoin+
+		`WHERE s.run_id = $1`+answerGroupsBy+`),
 		a AS (INSERT INTO run_answers (run_id, problem_id, answer, n, correct, fallback, truncated, first_correct, first_wrong)
-			SELECT run_id, problem_id, answer, n, correct, fallback, truncated, first_correct, first_wrong FROM g)
+			SELECT run_id, problem_id, answer, n, correct, fallback, truncated, first_correct, first_wrong FROM g),
+		k AS (`+upsertRunGrading+`)
 		INSERT INTO run_counts (run_id, problem_id, n, c, token_samples, tokens)
 		SELECT run_id, problem_id, sum(n), sum(correct - fallback - truncated), sum(token_samples), sum(tokens) FROM g
 		WHERE problem_id NOT IN (SELECT problem_id FROM sample_chunks WHERE run_id = $1 AND status = 'failed')
@@ -101,17 +106,22 @@ func (s *Store) AggregateRun(ctx context.Context, runID int64) error {
 // policy does not count, by why (uncountedSQL), the first sample index
 // graded correct and not, and how many carry a token count with their sum
 // (TokenSum). $2 is verify.FallbackRules.
+// AggregateRun puts the grading groups' flags and counts
+// (gradingGroupFlags, gradingGroupCounts) between the parts.
 const (
-	answerGroupsSQL = `SELECT run_id, problem_id, answer, count(*) AS n, count(*) FILTER (WHERE status = 'correct') AS correct,
+	answerGroupsCols = `SELECT run_id, problem_id, answer, count(*) AS n, count(*) FILTER (WHERE status = 'correct') AS correct,
 			count(*) FILTER (WHERE why = '` + UncountedFallback + `') AS fallback, count(*) FILTER (WHERE why = '` + UncountedLength + `') AS truncated,
 			min(sample_index) FILTER (WHERE status = 'correct') AS first_correct, min(sample_index) FILTER (WHERE status <> 'correct') AS first_wrong,
-			count(*) FILTER (WHERE completion_tokens > 0) AS token_samples, COALESCE(sum(completion_tokens) FILTER (WHERE completion_tokens > 0), 0) AS tokens
+			count(*) FILTER (WHERE completion_tokens > 0) AS token_samples, COALESCE(sum(completion_tokens) FILTER (WHERE completion_tokens > 0), 0) AS tokens`
+	answerGroupsFrom = `
 		FROM (SELECT s.run_id, s.problem_id, s.sample_index, ` + AnswerSQL + ` AS answer,
-				s.status, ` + uncountedSQL + ` AS why, s.completion_tokens
+				s.status, ` + uncountedSQL + ` AS why, s.completion_tokens`
+	answerGroupsJoin = `
 			FROM samples s JOIN problems p ON p.id = s.problem_id
 				JOIN runs r ON r.id = s.run_id JOIN comparisons cmp ON cmp.id = r.comparison_id
 			`
-	answerGroupsBy = `) x GROUP BY run_id, problem_id, answer`
+	answerGroupsSQL = answerGroupsCols + answerGroupsFrom + answerGroupsJoin
+	answerGroupsBy  = `) x GROUP BY run_id, problem_id, answer`
 )
 
 // FillAnswerGroups computes run_answers for every run that has none (the
@@ -298,46 +308,4 @@ func (s *Store) ProblemCountsInto(comparisonID, problemID int64, out *map[int64]
 			return nil
 		})
 	}
-}
-
-// PolicyScope is what a comparison's grading policy applies to: which of
-// its samples' counting depends on strict versus lenient.
-type PolicyScope struct {
-	// Graded is the samples of math and multiple-choice problems graded by
-	// Reach's verifier (no reviewer's override): the policy applies to them.
-	Graded int64
-	// FileVerdicts keep their file's verdict, Overrides a reviewer's, and
-	// Code samples are graded by their tests: the policy changes none.
-	FileVerdicts, Overrides, Code int64
-	// Fallback and Truncated are the Graded samples graded correct whose
-	// counting the policy decides: answer from a fallback rule, or cut by
-	// the length limit (a sample both is in Fallback only). Strict leaves
-	// them out, lenient counts them.
-	Fallback, Truncated int64
-}
-
-// Affected is how many samples count under lenient but not under strict.
-func (p PolicyScope) Affected() int64 { return p.Fallback + p.Truncated }
-
-// PolicyScopeOf counts what comparison id's grading policy applies to
-// (PolicyScope). Pending samples are in no group. Cost: one scan of the
-// comparison's samples.
-func (s *Store) PolicyScopeOf(ctx context.Context, comparisonID int64) (PolicyScope, error) {
-	var p PolicyScope
-	err := s.db.QueryRow(ctx, `SELECT
-			count(*) FILTER (WHERE s.override_at IS NULL AND s.verdict_source <> 'file' AND p.kind <> 'code'),
-			count(*) FILTER (WHERE s.override_at IS NULL AND s.verdict_source = 'file'),
-			count(*) FILTER (WHERE s.override_at IS NOT NULL),
-			count(*) FILTER (WHERE s.override_at IS NULL AND s.verdict_source <> 'file' AND p.kind = 'code'),
-			count(*) FILTER (WHERE s.override_at IS NULL AND s.verdict_source <> 'file' AND s.status = 'correct'
-				AND split_part(s.rule, '+', 1) = ANY($2::text[])),
-			count(*) FILTER (WHERE s.override_at IS NULL AND s.verdict_source <> 'file' AND s.status = 'correct'
-				AND NOT split_part(s.rule, '+', 1) = ANY($2::text[]) AND s.finish_reason = 'length' AND p.kind IN ('', 'math', 'choice'))
-		FROM samples s JOIN runs r ON r.id = s.run_id JOIN problems p ON p.id = s.problem_id
-		WHERE r.comparison_id = $1 AND s.status <> 'pending'`, comparisonID, verify.FallbackRules).Scan(
-		&p.Graded, &p.FileVerdicts, &p.Overrides, &p.Code, &p.Fallback, &p.Truncated)
-	if err != nil {
-		return p, fmt.Errorf("grading policy scope of comparison %d: %w", comparisonID, err)
-	}
-	return p, nil
 }

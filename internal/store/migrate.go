@@ -55,4 +55,10 @@ var goMigrations = []*goose.Migration{
 	goose.NewGoMigration(91, &goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
 		return FillAnswerGroups(ctx, tx)
 	}}, &goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error { return nil }}),
+	// 00180: run_grading, filled for the runs stored before it.
+	goose.NewGoMigration(180, &goose.GoFunc{RunTx: CreateRunGrading},
+		&goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `DROP TABLE run_grading`)
+			return err
+		}}),
 }

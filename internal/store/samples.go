@@ -136,7 +136,7 @@ func (s *Store) ClearRun(ctx context.Context, runID int64) error {
 	if _, err := s.db.Exec(ctx, `DELETE FROM samples WHERE run_id = $1`, runID); err != nil {
 		return fmt.Errorf("clear samples of run %d: %w", runID, err)
 	}
-	for _, table := range []string{"run_counts", "run_answers", "import_chunks"} {
+	for _, table := range []string{"run_counts", "run_answers", "run_grading", "import_chunks"} {
 		if _, err := s.db.Exec(ctx, `DELETE FROM `+table+` WHERE run_id = $1`, runID); err != nil {
 			return fmt.Errorf("clear counts of run %d: %w", runID, err)
 		}
@@ -402,28 +402,6 @@ func (s *Store) RestoreFileVerdicts(ctx context.Context, runID int64) (int64, er
 		return 0, fmt.Errorf("restore file verdicts of run %d: %w", runID, err)
 	}
 	return tag.RowsAffected(), nil
-}
-
-// FileVerdictsReplaced returns, per run of a comparison, how many samples
-// carry a verdict from their file that Reach's verifier has replaced (what
-// RestoreFileVerdicts would restore).
-func (s *Store) FileVerdictsReplaced(ctx context.Context, comparisonID int64) (map[int64]int64, error) {
-	rows, err := s.db.Query(ctx, `SELECT s.run_id, count(*) FROM samples s JOIN runs r ON r.id = s.run_id
-		WHERE r.comparison_id = $1 AND s.file_correct IS NOT NULL AND s.override_at IS NULL AND s.verdict_source <> 'file'
-		GROUP BY s.run_id`, comparisonID)
-	if err != nil {
-		return nil, fmt.Errorf("replaced file verdicts of comparison %d: %w", comparisonID, err)
-	}
-	defer rows.Close()
-	out := map[int64]int64{}
-	for rows.Next() {
-		var run, n int64
-		if err := rows.Scan(&run, &n); err != nil {
-			return nil, fmt.Errorf("replaced file verdicts of comparison %d: %w", comparisonID, err)
-		}
-		out[run] = n
-	}
-	return out, rows.Err()
 }
 
 // Gradability is how many of a run's samples a verifier could not read,
