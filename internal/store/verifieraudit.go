@@ -106,13 +106,17 @@ func (s *Store) NewVerifierAudit(ctx context.Context, comparisonID int64, m int,
 			comparisonID, m, int64(seed), nullID(userID)); err != nil {
 			return fmt.Errorf("new verifier audit of comparison %d: %w", comparisonID, err)
 		}
+		// The chosen samples locked, as for a judgment (sampleRowTables):
+		// a delete of them meanwhile leaves no item behind.
 		tag, err := tx.db.Exec(ctx, `INSERT INTO verifier_audit_items (comparison_id, run_id, problem_id, sample_index, stratum,
 				reach_status, reach_rule, reach_extracted)
-			SELECT $1, run_id, problem_id, sample_index, CASE WHEN deciding THEN 'deciding' ELSE 'random' END, status, rule, extracted
+			SELECT $1, s.run_id, s.problem_id, s.sample_index, CASE WHEN y.deciding THEN 'deciding' ELSE 'random' END, y.status, y.rule, y.extracted
 			FROM (SELECT x.*, CASE WHEN x.deciding THEN -1 ELSE
 					row_number() OVER (PARTITION BY x.deciding ORDER BY x.run_id, x.problem_id, x.sample_index) - 1 END AS ord
 				FROM (`+auditScopeSQL+`) x) y
-			WHERE deciding OR ord = ANY($4::bigint[])`, comparisonID, kept, decidingProblems, randomOrdinals)
+				JOIN samples s ON s.run_id = y.run_id AND s.problem_id = y.problem_id AND s.sample_index = y.sample_index
+			WHERE y.deciding OR y.ord = ANY($4::bigint[])
+			FOR KEY SHARE OF s`, comparisonID, kept, decidingProblems, randomOrdinals)
 		if err != nil {
 			return fmt.Errorf("choose samples of the verifier audit of comparison %d: %w", comparisonID, err)
 		}
