@@ -392,3 +392,47 @@ func sampleKeys(t *testing.T, st *store.Store) (n int) {
 	}
 	return n
 }
+
+// TestVerifierAuditSkipsDeletedSamples: an audit started while a run's
+// samples are being deleted waits for the delete and keeps no item of a
+// deleted sample; the other run's samples are audited.
+func TestVerifierAuditSkipsDeletedSamples(t *testing.T) {
+	st, _ := testdb.New(t)
+	ctx := context.Background()
+	pid, err := st.DefaultProjectID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid, runs, pids := tiny(t, st, pid)
+	tx, err := st.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) // a no-op after Commit
+	if err := tx.ClearRun(ctx, runs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		n   int64
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		// Every sample graded incorrect on either problem is deciding:
+		// 5 of the first run, 3 of the second.
+		n, err := st.NewVerifierAudit(ctx, cid, 10, 1, 0, pids, pids, nil)
+		res <- result{n, err}
+	}()
+	waitForLockWait(t, st)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-res
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	wantRows(t, st, map[int64]int{runs[0].ID: 0, runs[1].ID: 3})
+	if r.n != 3 {
+		t.Errorf("the audit reports %d items, want 3", r.n)
+	}
+}

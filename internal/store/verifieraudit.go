@@ -106,21 +106,32 @@ func (s *Store) NewVerifierAudit(ctx context.Context, comparisonID int64, m int,
 			comparisonID, m, int64(seed), nullID(userID)); err != nil {
 			return fmt.Errorf("new verifier audit of comparison %d: %w", comparisonID, err)
 		}
-		// The chosen samples locked, as for a judgment (sampleRowTables):
-		// a delete of them meanwhile leaves no item behind.
 		tag, err := tx.db.Exec(ctx, `INSERT INTO verifier_audit_items (comparison_id, run_id, problem_id, sample_index, stratum,
 				reach_status, reach_rule, reach_extracted)
-			SELECT $1, s.run_id, s.problem_id, s.sample_index, CASE WHEN y.deciding THEN 'deciding' ELSE 'random' END, y.status, y.rule, y.extracted
+			SELECT $1, run_id, problem_id, sample_index, CASE WHEN deciding THEN 'deciding' ELSE 'random' END, status, rule, extracted
 			FROM (SELECT x.*, CASE WHEN x.deciding THEN -1 ELSE
 					row_number() OVER (PARTITION BY x.deciding ORDER BY x.run_id, x.problem_id, x.sample_index) - 1 END AS ord
 				FROM (`+auditScopeSQL+`) x) y
-				JOIN samples s ON s.run_id = y.run_id AND s.problem_id = y.problem_id AND s.sample_index = y.sample_index
-			WHERE y.deciding OR y.ord = ANY($4::bigint[])
-			FOR KEY SHARE OF s`, comparisonID, kept, decidingProblems, randomOrdinals)
+			WHERE deciding OR ord = ANY($4::bigint[])`, comparisonID, kept, decidingProblems, randomOrdinals)
 		if err != nil {
 			return fmt.Errorf("choose samples of the verifier audit of comparison %d: %w", comparisonID, err)
 		}
-		n = tag.RowsAffected()
+		// The chosen samples locked, as a judgment's writer locks its sample
+		// (sampleRowTables), then the items of those deleted meanwhile
+		// dropped: a delete of them leaves no item behind. Apart from the
+		// insert, whose plan reads the whole scope: joining samples there
+		// could make it read all of samples.
+		if _, err := tx.db.Exec(ctx, `SELECT 1 FROM verifier_audit_items i
+				JOIN samples s ON s.run_id = i.run_id AND s.problem_id = i.problem_id AND s.sample_index = i.sample_index
+			WHERE i.comparison_id = $1 FOR KEY SHARE OF s`, comparisonID); err != nil {
+			return fmt.Errorf("lock the samples of the verifier audit of comparison %d: %w", comparisonID, err)
+		}
+		gone, err := tx.db.Exec(ctx, `DELETE FROM verifier_audit_items i WHERE i.comparison_id = $1 AND NOT EXISTS (SELECT 1 FROM samples s
+			WHERE s.run_id = i.run_id AND s.problem_id = i.problem_id AND s.sample_index = i.sample_index)`, comparisonID)
+		if err != nil {
+			return fmt.Errorf("choose samples of the verifier audit of comparison %d: %w", comparisonID, err)
+		}
+		n = tag.RowsAffected() - gone.RowsAffected()
 		return nil
 	})
 	return n, err
