@@ -541,7 +541,8 @@ func deleteComparison(ctx context.Context, st *store.Store, lc labLoad, c, small
 			}
 			rows, err := st.Pool().Query(ctx, `SELECT l.mode || ' on ' || CASE WHEN l.locktype = 'relation' THEN c.relname ELSE l.locktype END
 				FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid LEFT JOIN pg_class c ON c.oid = l.relation
-				WHERE a.datname = current_database() AND (a.query LIKE 'DELETE FROM comparisons%' OR a.query LIKE 'WITH d AS MATERIALIZED%')
+				WHERE a.datname = current_database() AND (a.query LIKE 'DELETE FROM comparisons%' OR a.query LIKE 'WITH d AS MATERIALIZED%'
+					OR a.query LIKE 'DELETE FROM sample\_%' OR a.query LIKE 'DELETE FROM verifier\_audit\_items%')
 				  AND a.state <> 'idle' AND l.granted
 				  AND (l.locktype <> 'relation' OR c.relkind = 'r' AND c.relname NOT LIKE 'pg\_%') AND l.locktype NOT IN ('virtualxid')`)
 			if err != nil {
@@ -631,7 +632,9 @@ func deleteComparison(ctx context.Context, st *store.Store, lc labLoad, c, small
 
 // explainDelete prints where a delete of one run's samples spends its
 // time (EXPLAIN ANALYZE, rolled back): the delete and each foreign key's
-// trigger.
+// trigger, then the deletes of the rows about those samples that
+// store.DeleteComparison runs after it (the tables that referenced samples
+// before migration 00181).
 func explainDelete(ctx context.Context, st *store.Store, comparison int64) error {
 	tx, err := st.Pool().Begin(ctx)
 	if err != nil {
@@ -656,6 +659,17 @@ func explainDelete(ctx context.Context, st *store.Store, comparison int64) error
 	fmt.Printf("\nEXPLAIN ANALYZE DELETE FROM samples WHERE run_id = %d (%d samples; rolled back):\n", run, n)
 	for _, l := range lines {
 		fmt.Printf("   %s\n", l)
+	}
+	for _, t := range []string{"sample_judgments", "sample_reasoning_labels", "sample_scores", "verifier_audit_items", "sample_token_scores"} {
+		rows, err := tx.Query(ctx, fmt.Sprintf(`EXPLAIN (ANALYZE, COSTS OFF) DELETE FROM %s WHERE run_id = %d`, t, run))
+		if err != nil {
+			return fmt.Errorf("explain delete: %w", err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("explain delete: %w", err)
+		}
+		fmt.Printf("then DELETE FROM %s WHERE run_id = %d: %s\n", t, run, strings.Join(lines, "; "))
 	}
 	return nil
 }

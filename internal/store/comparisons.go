@@ -521,9 +521,9 @@ var deleteBatch = 20_000
 // comparison uses it.
 //
 // Outside a transaction the samples go first, deleteBatch at a time, each
-// batch its own transaction (a few hundred ms): a delete of millions of
-// samples takes minutes (each sample's foreign keys are checked one by
-// one), and in one transaction it held every row's lock, kept VACUUM from
+// batch its own transaction (a few hundred ms), with the rows about its
+// samples (sampleRowTables): a delete of millions of samples takes
+// minutes, and in one transaction it held every row's lock, kept VACUUM from
 // cleaning any table meanwhile, and lost all its work when cancelled. A
 // cancelled delete leaves the comparison with fewer samples; deleting it
 // again finishes. The rest goes in one transaction.
@@ -574,13 +574,25 @@ func (s *Store) deleteSamplesInBatches(ctx context.Context, id int64) error {
 			var n int64
 			var lastP *int64
 			var lastI *int
-			err := s.db.QueryRow(ctx, `WITH d AS MATERIALIZED (
-					SELECT problem_id, sample_index FROM samples WHERE run_id = $1 AND (problem_id, sample_index) > ($2, $3)
-					ORDER BY problem_id, sample_index LIMIT $4),
-				del AS (DELETE FROM samples s USING d WHERE s.run_id = $1 AND s.problem_id = d.problem_id AND s.sample_index = d.sample_index RETURNING 1)
-				SELECT (SELECT count(*) FROM del), l.problem_id, l.sample_index
-				FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT problem_id, sample_index FROM d ORDER BY problem_id DESC, sample_index DESC LIMIT 1) l ON true`,
-				run, problem, index, deleteBatch).Scan(&n, &lastP, &lastI)
+			err := s.WithTx(ctx, func(tx *Store) error {
+				err := tx.db.QueryRow(ctx, `WITH d AS MATERIALIZED (
+						SELECT problem_id, sample_index FROM samples WHERE run_id = $1 AND (problem_id, sample_index) > ($2, $3)
+						ORDER BY problem_id, sample_index LIMIT $4),
+					del AS (DELETE FROM samples s USING d WHERE s.run_id = $1 AND s.problem_id = d.problem_id AND s.sample_index = d.sample_index RETURNING 1)
+					SELECT (SELECT count(*) FROM del), l.problem_id, l.sample_index
+					FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT problem_id, sample_index FROM d ORDER BY problem_id DESC, sample_index DESC LIMIT 1) l ON true`,
+					run, problem, index, deleteBatch).Scan(&n, &lastP, &lastI)
+				if err != nil {
+					return err
+				}
+				// The rows about the batch's samples, in the same range of
+				// keys (to the run's end after its last batch).
+				if lastP == nil || n < int64(deleteBatch) {
+					return tx.deleteSampleRows(ctx, `run_id = $1 AND (problem_id, sample_index) > ($2, $3)`, run, problem, index)
+				}
+				return tx.deleteSampleRows(ctx, `run_id = $1 AND (problem_id, sample_index) > ($2, $3) AND (problem_id, sample_index) <= ($4, $5)`,
+					run, problem, index, *lastP, *lastI)
+			})
 			if err != nil {
 				return fmt.Errorf("delete the samples of run %d of comparison %d: %w", run, id, err)
 			}
@@ -731,7 +743,7 @@ func (s *Store) FailComparisonImport(ctx context.Context, id, runID int64, msg s
 		if _, err := tx.db.Exec(ctx, `DELETE FROM run_progress WHERE stage <> 'import' AND run_id IN (`+imported+`)`, id); err != nil {
 			return fmt.Errorf("fail progress of comparison %d: %w", id, err)
 		}
-		for _, t := range []string{"samples", "run_counts", "run_answers", "run_grading", "import_chunks"} {
+		for _, t := range append([]string{"samples"}, append(sampleRowTables, "run_counts", "run_answers", "run_grading", "import_chunks")...) {
 			if _, err := tx.db.Exec(ctx, `DELETE FROM `+t+` WHERE run_id IN (`+imported+`)`, id); err != nil {
 				return fmt.Errorf("delete what the failed import of comparison %d stored: %w", id, err)
 			}
@@ -835,6 +847,11 @@ func (s *Store) DropFailedDataset(ctx context.Context, id int64) (bool, error) {
 		}
 		if _, err := tx.db.Exec(ctx, `DELETE FROM datasets WHERE id = $1`, *ds); err != nil {
 			return fmt.Errorf("delete the dataset of comparison %d: %w", id, err)
+		}
+		// Its problems took the samples of the comparison's sampled runs
+		// with them (samples reference problems); the runs stay.
+		if err := tx.deleteSampleRows(ctx, `run_id IN (SELECT id FROM runs WHERE comparison_id = $1)`, id); err != nil {
+			return fmt.Errorf("drop the dataset of comparison %d: %w", id, err)
 		}
 		done = true
 		return nil

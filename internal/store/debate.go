@@ -345,7 +345,9 @@ type Judgment struct {
 	JudgedAt         time.Time
 }
 
-// SaveJudgment stores (or replaces) a judge's verdict on a sample.
+// SaveJudgment stores (or replaces) a judge's verdict on a sample. A
+// sample deleted meanwhile gets none (nor a score, token score or reasoning
+// label: see sampleRowTables).
 func (s *Store) SaveJudgment(ctx context.Context, j Judgment) error {
 	var verdict *string
 	if j.Verdict != "" {
@@ -353,7 +355,7 @@ func (s *Store) SaveJudgment(ctx context.Context, j Judgment) error {
 	}
 	_, err := s.db.Exec(ctx, `INSERT INTO sample_judgments (run_id, problem_id, sample_index, verdict, reason, error, judge_model,
 			prompt_tokens, completion_tokens, judged_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now())
+		SELECT run_id, problem_id, sample_index, $4::text, $5::text, $6::text, $7::text, $8::int, $9::int, now() `+lockSampleSQL+`
 		ON CONFLICT (run_id, problem_id, sample_index) DO UPDATE SET verdict = EXCLUDED.verdict, reason = EXCLUDED.reason,
 			error = EXCLUDED.error, judge_model = EXCLUDED.judge_model, prompt_tokens = EXCLUDED.prompt_tokens,
 			completion_tokens = EXCLUDED.completion_tokens, judged_at = now()`,
@@ -386,7 +388,7 @@ func (s *Store) SaveScore(ctx context.Context, x Score) error {
 	}
 	_, err := s.db.Exec(ctx, `INSERT INTO sample_scores (run_id, problem_id, sample_index, scorer_model, method, tokens, sum_logprob,
 			perplexity, error, scored_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, now())
+		SELECT run_id, problem_id, sample_index, $4::text, $5::text, $6::int, $7::float8, $8::float8, $9::text, now() `+lockSampleSQL+`
 		ON CONFLICT (run_id, problem_id, sample_index) DO UPDATE SET scorer_model = EXCLUDED.scorer_model, method = EXCLUDED.method,
 			tokens = EXCLUDED.tokens, sum_logprob = EXCLUDED.sum_logprob, perplexity = EXCLUDED.perplexity, error = EXCLUDED.error,
 			scored_at = now()`,
@@ -518,16 +520,16 @@ func (s *Store) SetReasoningLabel(ctx context.Context, l ReasoningLabel) error {
 		return fmt.Errorf("reasoning label %q: want %s or %s", l.Label, ReasoningValid, ReasoningFlawed)
 	}
 	return s.WithTx(ctx, func(tx *Store) error {
-		var exists bool
-		if err := tx.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM samples WHERE run_id = $1 AND problem_id = $2 AND sample_index = $3)`,
-			l.RunID, l.ProblemID, l.SampleIndex).Scan(&exists); err != nil {
-			return fmt.Errorf("reasoning label: %w", err)
-		}
-		if !exists {
+		var one int
+		err := tx.db.QueryRow(ctx, `SELECT 1 `+lockSampleSQL, l.RunID, l.ProblemID, l.SampleIndex).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("sample %d of run %d problem %d: %w", l.SampleIndex, l.RunID, l.ProblemID, ErrNotFound)
 		}
+		if err != nil {
+			return fmt.Errorf("reasoning label: %w", err)
+		}
 		var old string
-		err := tx.db.QueryRow(ctx, `SELECT label FROM sample_reasoning_labels WHERE run_id = $1 AND problem_id = $2 AND sample_index = $3 FOR UPDATE`,
+		err = tx.db.QueryRow(ctx, `SELECT label FROM sample_reasoning_labels WHERE run_id = $1 AND problem_id = $2 AND sample_index = $3 FOR UPDATE`,
 			l.RunID, l.ProblemID, l.SampleIndex).Scan(&old)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("reasoning label: %w", err)

@@ -131,10 +131,41 @@ func (s *Store) CopySamples(ctx context.Context, table string, next func(*Sample
 	return n, nil
 }
 
-// ClearRun deletes a run's samples and counts (before a re-import).
+// sampleRowTables hold rows about one sample: judgments, reasoning labels,
+// scores, verifier audit items, token scores. They reference the sample's
+// run, not the sample (migration 00181: a key to samples cost 80 % of a
+// delete in row-by-row checks), so whatever deletes or replaces samples of
+// a run it keeps deletes their rows too. It does so after the samples, in
+// a later statement of the same transaction: a writer of such a row locks
+// its sample first (lockSampleSQL), so by then the delete has waited for
+// that writer to commit and sees its row, or the writer sees the sample
+// gone and writes nothing.
+var sampleRowTables = []string{"sample_judgments", "sample_reasoning_labels", "sample_scores", "verifier_audit_items", "sample_token_scores"}
+
+// lockSampleSQL selects the sample ($1, $2, $3) if it exists, holding it
+// against a delete until the transaction ends (what the foreign key to
+// samples did): the writers of sampleRowTables insert from it.
+const lockSampleSQL = `FROM samples WHERE run_id = $1 AND problem_id = $2 AND sample_index = $3 FOR KEY SHARE`
+
+// deleteSampleRows deletes the rows of sampleRowTables of the runs where
+// (a condition on run_id, with args) selects.
+func (s *Store) deleteSampleRows(ctx context.Context, where string, args ...any) error {
+	for _, t := range sampleRowTables {
+		if _, err := s.db.Exec(ctx, `DELETE FROM `+t+` WHERE `+where, args...); err != nil {
+			return fmt.Errorf("delete %s of deleted samples: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// ClearRun deletes a run's samples, the rows about them (sampleRowTables)
+// and its counts (before a re-import).
 func (s *Store) ClearRun(ctx context.Context, runID int64) error {
 	if _, err := s.db.Exec(ctx, `DELETE FROM samples WHERE run_id = $1`, runID); err != nil {
 		return fmt.Errorf("clear samples of run %d: %w", runID, err)
+	}
+	if err := s.deleteSampleRows(ctx, `run_id = $1`, runID); err != nil {
+		return fmt.Errorf("clear run %d: %w", runID, err)
 	}
 	for _, table := range []string{"run_counts", "run_answers", "run_grading", "import_chunks"} {
 		if _, err := s.db.Exec(ctx, `DELETE FROM `+table+` WHERE run_id = $1`, runID); err != nil {

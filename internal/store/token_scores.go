@@ -44,7 +44,8 @@ type TokenScore struct {
 	Error       string
 }
 
-// SaveTokenScore stores (or replaces) one sample's token score under one model.
+// SaveTokenScore stores (or replaces) one sample's token score under one
+// model; a sample deleted meanwhile gets none (see sampleRowTables).
 func (s *Store) SaveTokenScore(ctx context.Context, x TokenScore) error {
 	for _, p := range []*[]string{&x.Tokens, &x.TopTokens} {
 		if *p == nil {
@@ -58,7 +59,8 @@ func (s *Store) SaveTokenScore(ctx context.Context, x TokenScore) error {
 	}
 	_, err := s.db.Exec(ctx, `INSERT INTO sample_token_scores (run_id, problem_id, sample_index, role, model, method, tokens, logprobs,
 			top_k, top_tokens, top_logprobs, error, scored_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now())
+		SELECT run_id, problem_id, sample_index, $4::text, $5::text, $6::text, $7::text[], $8::real[], $9::int, $10::text[], $11::real[], $12::text, now()
+			`+lockSampleSQL+`
 		ON CONFLICT (run_id, problem_id, sample_index, role) DO UPDATE SET model = EXCLUDED.model, method = EXCLUDED.method,
 			tokens = EXCLUDED.tokens, logprobs = EXCLUDED.logprobs, top_k = EXCLUDED.top_k, top_tokens = EXCLUDED.top_tokens,
 			top_logprobs = EXCLUDED.top_logprobs, error = EXCLUDED.error, scored_at = now()`,

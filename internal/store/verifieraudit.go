@@ -116,7 +116,27 @@ func (s *Store) NewVerifierAudit(ctx context.Context, comparisonID int64, m int,
 		if err != nil {
 			return fmt.Errorf("choose samples of the verifier audit of comparison %d: %w", comparisonID, err)
 		}
+		// The chosen samples locked, as a judgment's writer locks its sample
+		// (sampleRowTables), then the items of those deleted meanwhile
+		// dropped: a delete of them leaves no item behind. Apart from the
+		// insert, whose plan reads the whole scope: joining samples there
+		// could make it read all of samples.
+		locked, err := tx.db.Exec(ctx, `SELECT 1 FROM verifier_audit_items i
+				JOIN samples s ON s.run_id = i.run_id AND s.problem_id = i.problem_id AND s.sample_index = i.sample_index
+			WHERE i.comparison_id = $1 FOR KEY SHARE OF s`, comparisonID)
+		if err != nil {
+			return fmt.Errorf("lock the samples of the verifier audit of comparison %d: %w", comparisonID, err)
+		}
 		n = tag.RowsAffected()
+		if locked.RowsAffected() == n {
+			return nil // every chosen sample is there
+		}
+		gone, err := tx.db.Exec(ctx, `DELETE FROM verifier_audit_items i WHERE i.comparison_id = $1 AND NOT EXISTS (SELECT 1 FROM samples s
+			WHERE s.run_id = i.run_id AND s.problem_id = i.problem_id AND s.sample_index = i.sample_index)`, comparisonID)
+		if err != nil {
+			return fmt.Errorf("choose samples of the verifier audit of comparison %d: %w", comparisonID, err)
+		}
+		n -= gone.RowsAffected()
 		return nil
 	})
 	return n, err
