@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/csvcell"
 	"github.com/reach-lab/reach/internal/store"
 )
 
@@ -189,14 +190,11 @@ func costTable(rep *analysis.Report) (chartTable, error) {
 }
 
 // csvCell writes a value; text that a spreadsheet would run as a formula
-// (=, +, -, @ first) gets a leading apostrophe.
+// gets a leading apostrophe (csvcell.Safe).
 func csvCell(v any) string {
 	switch x := v.(type) {
 	case string:
-		if x != "" && strings.ContainsRune("=+-@\t\r", rune(x[0])) {
-			return "'" + x
-		}
-		return x
+		return csvcell.Safe(x)
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	case nil:

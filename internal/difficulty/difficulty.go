@@ -17,6 +17,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/reach-lab/reach/internal/analysis"
+	"github.com/reach-lab/reach/internal/csvcell"
 )
 
 // Record is one problem under one model.
@@ -134,8 +135,9 @@ func Write(w io.Writer, format string, rep *analysis.Report) error {
 			if r.Step != nil {
 				step = strconv.FormatInt(*r.Step, 10)
 			}
-			return cw.Write([]string{r.Problem, strconv.FormatInt(r.ProblemIndex, 10), r.Model, r.Role, step, strconv.FormatInt(r.N, 10),
-				strconv.FormatInt(r.C, 10), strconv.FormatFloat(r.PassRate, 'g', -1, 64), r.Band, r.Flow})
+			// Problem ids and model names come from uploaded files.
+			return cw.Write([]string{csvcell.Safe(r.Problem), strconv.FormatInt(r.ProblemIndex, 10), csvcell.Safe(r.Model), r.Role, step,
+				strconv.FormatInt(r.N, 10), strconv.FormatInt(r.C, 10), strconv.FormatFloat(r.PassRate, 'g', -1, 64), r.Band, r.Flow})
 		})
 		if err != nil {
 			return err

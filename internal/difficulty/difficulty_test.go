@@ -81,3 +81,26 @@ func TestBand(t *testing.T) {
 		}
 	}
 }
+
+// Model names and problem ids come from uploaded files: in the CSV none
+// may start a spreadsheet formula (the chart CSVs already quoted them).
+func TestDifficultyCSVQuotesFormulas(t *testing.T) {
+	c := store.Comparison{ID: 1, Name: "run", Status: store.StatusReady, Runs: []store.Run{
+		{ID: 1, ModelName: "base", Role: "base"},
+		{ID: 2, ModelName: `+HYPERLINK("http://evil.example";"x")`, Role: "rl"},
+	}}
+	ps := []store.Problem{{ID: 10, Idx: 0, Key: "=1+1", Reference: "2"}}
+	rep, err := analysis.Compute(c, ps, map[int64][]store.Count{1: {{RunID: 1, ProblemID: 10, N: 4, C: 1}}, 2: {{RunID: 2, ProblemID: 10, N: 4, C: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, "csv", rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"'=1+1,0,base,", `'=1+1,0,"'+HYPERLINK(""http://evil.example"";""x"")",rl,`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("csv lacks %s:\n%s", want, b.String())
+		}
+	}
+}
