@@ -570,9 +570,9 @@ func openModels(r *http.Request, pair int64) []int64 {
 }
 
 // problemModelSamples is one model's samples on a problem page, the
-// fragment its section loads when opened (?model= its place among the
-// runs, with the page's answer, all and list): the same boxes the page
-// shows of an open model.
+// fragment its section loads when opened ({model}: its place among the
+// runs; the page's answer, all and list as the page reads them): the same
+// boxes the page shows of an open model.
 func (s *Server) problemModelSamples(w http.ResponseWriter, r *http.Request) {
 	id, _ := idParam(r, "id")
 	pid, err := idParam(r, "pid")
@@ -580,9 +580,9 @@ func (s *Server) problemModelSamples(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	model, err := strconv.ParseInt(r.URL.Query().Get("model"), 10, 64)
+	model, err := strconv.ParseInt(chiParam(r, "model"), 10, 64)
 	if err != nil || model < 0 {
-		s.fail(w, r, fmt.Errorf("model %q: %w", r.URL.Query().Get("model"), store.ErrNotFound))
+		s.fail(w, r, fmt.Errorf("model %q: %w", chiParam(r, "model"), store.ErrNotFound))
 		return
 	}
 	v := views.ProblemView{ShowAll: r.URL.Query().Get("all") == "1", Can: perms(routeRole(r))}

@@ -593,13 +593,14 @@ func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
 }
 
 // sharedModelSamples is one model's samples on a shared problem page
-// (?model=), the fragment its closed section loads: as the link allows.
+// ({model}: its place among the runs), the fragment its closed section
+// loads: as the link allows.
 func (s *Server) sharedModelSamples(w http.ResponseWriter, r *http.Request) {
 	l, c, _, ok := s.openShare(w, r, false)
 	if !ok {
 		return
 	}
-	model, err := strconv.Atoi(r.URL.Query().Get("model"))
+	model, err := strconv.Atoi(chiParam(r, "model"))
 	if !l.ShowTexts || err != nil || model < 0 || model >= len(c.Runs) {
 		s.render(w, r, http.StatusNotFound, views.SharedGone())
 		return
