@@ -87,6 +87,14 @@ func TestBrowserProblemClosedModels(t *testing.T) {
 	}
 	b.waitFor(t, "KaTeX in model 2's samples", fmt.Sprintf(`document.querySelector(%q) ? "yes" : ""`, run(2)+" .completion-md .katex"), 10*time.Second)
 
+	// The pair is side by side whatever its place; the closed models
+	// follow, below it.
+	b.open(t, problem+"?pair=3")
+	tops := eval[[]float64](t, b, fmt.Sprintf(`[%q, %q, %q].map(s => document.querySelector(s).getBoundingClientRect().top + scrollY)`, run(0), run(3), run(1)))
+	if tops[0] != tops[1] || tops[2] <= tops[0] {
+		t.Errorf("tops of base, model 3 and model 1 with ?pair=3: %v; want the first two side by side, the closed model 1 below", tops)
+	}
+
 	// A link to a sample of a closed model opens it there.
 	target := fmt.Sprintf("sample-%d-2", sc.Runs[3].ID)
 	b.open(t, problem+"?pair=1#"+target)
