@@ -219,29 +219,81 @@
   // page, the choice remembered in this browser. Each completion is in the
   // page both ways (data-view); only one shows.
   var viewKey = "reach.completionView";
+  var rawView = false;
+
+  // showView shows the chosen view of the completions under root.
+  function showView(root) {
+    root.querySelectorAll("[data-view]").forEach(function (el) {
+      el.hidden = (el.getAttribute("data-view") === "raw") !== rawView;
+    });
+  }
 
   function setupCompletionView() {
     var btn = document.getElementById("completion-view");
     if (!btn) return;
-    var raw = false;
-    try { raw = localStorage.getItem(viewKey) === "raw"; } catch (e) { /* storage off: rendered */ }
+    try { rawView = localStorage.getItem(viewKey) === "raw"; } catch (e) { /* storage off: rendered */ }
     function apply() {
-      document.querySelectorAll(".models [data-view]").forEach(function (el) {
-        el.hidden = (el.getAttribute("data-view") === "raw") !== raw;
-      });
-      btn.setAttribute("aria-pressed", raw ? "true" : "false");
-      btn.textContent = raw ? "Show rendered markdown" : "Show raw text";
+      document.querySelectorAll(".models").forEach(showView);
+      btn.setAttribute("aria-pressed", rawView ? "true" : "false");
+      btn.textContent = rawView ? "Show rendered markdown" : "Show raw text";
     }
     apply();
     btn.addEventListener("click", function () {
-      raw = !raw;
-      try { localStorage.setItem(viewKey, raw ? "raw" : "rendered"); } catch (e) { /* not remembered */ }
+      rawView = !rawView;
+      try { localStorage.setItem(viewKey, rawView ? "raw" : "rendered"); } catch (e) { /* not remembered */ }
       apply();
+    });
+  }
+
+  // Problem page of more than two models: a closed model's samples load
+  // when its section is opened (data-samples: the fragment, rendered and
+  // escaped by the server as the page is); its link opens the page with
+  // them instead when script is off. A link to a sample or model of a
+  // closed section (#sample-run-index, #run-id) opens it.
+  function loadModel(d, then) {
+    var state = d.getAttribute("data-loaded");
+    if (state === "yes") { if (then) then(); return; }
+    if (state === "loading") return;
+    d.setAttribute("data-loaded", "loading");
+    var body = d.querySelector(".model-body");
+    fetch(d.getAttribute("data-samples"), { credentials: "same-origin" }).then(function (resp) {
+      if (!resp.ok) throw new Error("HTTP " + resp.status);
+      return resp.text();
+    }).then(function (html) {
+      body.innerHTML = html;
+      d.setAttribute("data-loaded", "yes");
+      showView(body);
+      renderMath(body);
+      highlightCode(body);
+      if (then) then();
+    }).catch(function (e) {
+      d.removeAttribute("data-loaded");
+      var p = body.querySelector(".model-error") || body.appendChild(document.createElement("p"));
+      p.className = "model-error error small";
+      p.textContent = "The samples could not be loaded (" + e.message + "): the link above opens them.";
+    });
+  }
+
+  function setupClosedModels() {
+    var closed = document.querySelectorAll("details.model-closed[data-samples]");
+    if (!closed.length) return;
+    closed.forEach(function (d) {
+      d.addEventListener("toggle", function () { if (d.open) loadModel(d); });
+    });
+    var m = /^#(?:sample-(\d+)-\d+|run-(\d+))$/.exec(location.hash);
+    if (!m || document.querySelector(location.hash)) return;
+    var d = document.getElementById("run-" + (m[1] || m[2]));
+    if (!d || !d.matches("details.model-closed")) return;
+    d.open = true;
+    loadModel(d, function () {
+      var target = document.querySelector(location.hash);
+      if (target) target.scrollIntoView();
     });
   }
 
   onReady(function () {
     setupCompletionView();
+    setupClosedModels();
     renderMath(document);
     highlightCode(document);
     setupForm();

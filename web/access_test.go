@@ -483,6 +483,7 @@ var routes = []route{
 	{name: "shared embed", need: shared, method: "GET", path: "/s/{token}/embed", ok: 200},
 	{name: "shared chart data", need: shared, method: "GET", path: "/s/{token}/data/crossover.csv", ok: 200},
 	{name: "shared problem", need: shared, method: "GET", path: "/s/{token}/problems/{pid}", ok: 200},
+	{name: "a model's samples on a shared problem", need: shared, method: "GET", path: "/s/{token}/problems/{pid}/models/1/samples", ok: 200},
 	{name: "shared collection page", need: shared, method: "GET", path: "/s/{ktoken}", ok: 200},
 	{name: "shared sample text", need: shared, method: "GET", path: "/s/{token}/runs/{rid}/problems/{pid}/samples/0/text", ok: 200},
 
@@ -509,6 +510,7 @@ var routes = []route{
 	{name: "progress", need: read, method: "GET", path: "/comparisons/{cid}/progress", ok: 200},
 	{name: "mapping", need: read, method: "GET", path: "/comparisons/{cid}/mapping", ok: 303},
 	{name: "problem", need: read, method: "GET", path: "/comparisons/{cid}/problems/{pid}", ok: 200},
+	{name: "a model's samples on a problem", need: read, method: "GET", path: "/comparisons/{cid}/problems/{pid}/models/1/samples", ok: 200},
 	{name: "sample text", need: read, method: "GET", path: "/comparisons/{cid}/runs/{rid}/problems/{pid}/samples/0/text", ok: 200},
 	{name: "token view", need: read, method: "GET", path: "/comparisons/{cid}/runs/{rid}/problems/{pid}/samples/0/tokens", ok: 200},
 	{name: "token data", need: read, method: "GET", path: "/comparisons/{cid}/runs/{rid}/problems/{pid}/samples/0/tokens.json", ok: 200},

@@ -480,7 +480,8 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 	// Everything the page reads, in one round trip to Postgres (a dozen
 	// small queries: one at a time, each waited for a wake-up of the
 	// database and of this handler, which on a busy machine cost more than
-	// the queries).
+	// the queries). The models whose samples show are named by their place
+	// among the runs, as ?pair= names them: their ids are not known yet.
 	var (
 		answers   []store.AnswerCount
 		counts    map[int64]store.Count
@@ -489,13 +490,23 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 		version   string
 		reasoning store.Reasoning
 	)
+	open := openModels(r, pairParam(r))
 	err = s.st.Batch(ctx, s.st.ComparisonInto(id, &v.C), s.st.ProblemInto(pid, &v.P),
 		s.st.AnswerCountsInto(id, pid, &answers), s.st.ProblemCountsInto(id, pid, &counts),
-		s.st.ProblemSamplesInto(id, pid, limit, v.Answer, &samples), s.st.ReviewsInto(id, &all),
+		s.st.ProblemSamplesInto(id, pid, open, limit, v.Answer, &samples), s.st.ReviewsInto(id, &all),
 		s.st.AuditInto(id, pid, &v.History), s.st.ReportVersionInto(id, &version), s.st.ReasoningInto(id, pid, &reasoning),
 		s.st.TokenScoredSamplesInto(id, pid, &v.TokenSamples, &v.TokensSetUp))
 	if err == nil {
 		err = problemIn(v.C, v.P)
+	}
+	// The pair the page is about: ?pair= (or the list's), else the first;
+	// its region, review and neighbours are against that pair's other model.
+	v.Pair = problemPair(r, v.C)
+	if err == nil && int64(v.Pair) != pairParam(r) {
+		// ?pair= named no model of this comparison: the first pair's
+		// samples are read now.
+		open = openModels(r, int64(v.Pair))
+		err = s.st.Batch(ctx, s.st.ProblemSamplesInto(id, pid, open, limit, v.Answer, &samples))
 	}
 	if err != nil {
 		s.fail(w, r, err)
@@ -507,23 +518,8 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 	var complete bool
 	v.Answers, v.OtherAnswers, complete, uncounted = answerGroups(c, answers, p.Kind)
 	v.AnswersByTextOnly = !complete
-	v.Models = problemModels(c, counts, samples, uncounted)
-	if v.Answer != nil { // "show more" counts the samples with that answer
-		for i := range v.Models {
-			n := 0
-			for _, g := range v.Answers {
-				for _, m := range g.Members {
-					if m.Answer == *v.Answer {
-						n = m.N[i]
-					}
-				}
-			}
-			v.Models[i].More = max(0, n-len(v.Models[i].Samples))
-		}
-	}
-	// The pair the page is about: ?pair= (or the list's), else the first;
-	// its region, review and neighbours are against that pair's other model.
-	v.Pair = problemPair(r, c)
+	v.Models = problemModels(c, counts, samples, uncounted, open)
+	answerMore(&v)
 	reviews := all.Of(c.Runs[v.Pair].ID)
 	v.PairOther = c.Runs[v.Pair].ModelName
 	if rv, ok := reviews[p.ID]; ok {
@@ -550,6 +546,98 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.render(w, r, http.StatusOK, views.ProblemPage(v))
+}
+
+// answerMore sets, with ?answer=, how many more samples with that answer
+// each model has than it shows ("show more").
+func answerMore(v *views.ProblemView) {
+	if v.Answer == nil {
+		return
+	}
+	for i := range v.Models {
+		n := 0
+		for _, g := range v.Answers {
+			for _, m := range g.Members {
+				if m.Answer == *v.Answer {
+					n = m.N[i]
+				}
+			}
+		}
+		v.Models[i].More = max(0, n-len(v.Models[i].Samples))
+	}
+}
+
+// openModels are the models (places among the comparison's runs: 0 is the
+// base model) whose samples a problem page shows with their texts: the
+// base model, the pair's other model and those ?open= names. That is every
+// model of a pair; of a training run's 11 models the others' sections load
+// their samples when opened (problemModelSamples): 11 models' texts cost
+// 5 times a pair's.
+func openModels(r *http.Request, pair int64) []int64 {
+	open := []int64{0, pair}
+	for _, o := range r.URL.Query()["open"] {
+		if i, err := strconv.ParseInt(o, 10, 64); err == nil && i > 0 && !slices.Contains(open, i) && len(open) < 64 {
+			open = append(open, i)
+		}
+	}
+	return open
+}
+
+// problemModelSamples is one model's samples on a problem page, the
+// fragment its section loads when opened ({model}: its place among the
+// runs; the page's answer, all and list as the page reads them): the same
+// boxes the page shows of an open model.
+func (s *Server) problemModelSamples(w http.ResponseWriter, r *http.Request) {
+	id, _ := idParam(r, "id")
+	pid, err := idParam(r, "pid")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	model, err := strconv.ParseInt(chiParam(r, "model"), 10, 64)
+	if err != nil || model < 0 {
+		s.fail(w, r, fmt.Errorf("model %q: %w", chiParam(r, "model"), store.ErrNotFound))
+		return
+	}
+	v := views.ProblemView{ShowAll: r.URL.Query().Get("all") == "1", Can: perms(routeRole(r))}
+	limit := samplesShown
+	if v.ShowAll {
+		limit = 4096
+	}
+	q := r.URL.Query()
+	if q.Has("answer") {
+		a := clip(strings.TrimSpace(q.Get("answer")), maxQuery)
+		v.Answer = &a
+	}
+	if q.Has("list") {
+		v.InList, v.List = true, clip(q.Get("list"), 2000)
+	}
+	var (
+		answers   []store.AnswerCount
+		counts    map[int64]store.Count
+		samples   map[int64][]store.Sample
+		reasoning store.Reasoning
+	)
+	open := []int64{model}
+	err = s.st.Batch(r.Context(), s.st.ComparisonInto(id, &v.C), s.st.ProblemInto(pid, &v.P),
+		s.st.AnswerCountsInto(id, pid, &answers), s.st.ProblemCountsInto(id, pid, &counts),
+		s.st.ProblemSamplesInto(id, pid, open, limit, v.Answer, &samples), s.st.ReasoningInto(id, pid, &reasoning))
+	if err == nil {
+		err = problemIn(v.C, v.P)
+	}
+	if err == nil && model >= int64(len(v.C.Runs)) {
+		err = fmt.Errorf("model %d of comparison %d: %w", model, id, store.ErrNotFound)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v.Pair = problemPair(r, v.C)
+	v.Judgments, v.Labels, v.Scores = reasoning.Judgments, reasoning.Labels, reasoning.Scores
+	v.Answers, v.OtherAnswers, _, _ = answerGroups(v.C, answers, v.P.Kind)
+	v.Models = problemModels(v.C, counts, samples, nil, open)
+	answerMore(&v)
+	s.render(w, r, http.StatusOK, views.ModelSamples(v, v.Models[model]))
 }
 
 // sampleOf reads the {pid}, {rid} and {idx} of a sample's route: a problem
@@ -620,11 +708,12 @@ func (s *Server) sampleTextPage(w http.ResponseWriter, r *http.Request) {
 
 // problemModels puts together each model's counts (store.ProblemCounts),
 // first samples (store.ProblemSamplesInto) and uncounted solves
-// (answerGroups') on a problem, in c.Runs order.
-func problemModels(c store.Comparison, counts map[int64]store.Count, samples map[int64][]store.Sample, uncounted map[int64]map[string]int) []views.ProblemModel {
+// (answerGroups') on a problem, in c.Runs order; the models at the places
+// open names (openModels; nil: all) are open, their samples read.
+func problemModels(c store.Comparison, counts map[int64]store.Count, samples map[int64][]store.Sample, uncounted map[int64]map[string]int, open []int64) []views.ProblemModel {
 	var out []views.ProblemModel
-	for _, run := range c.Runs {
-		pm := views.ProblemModel{Run: run, Uncounted: uncounted[run.ID]}
+	for i, run := range c.Runs {
+		pm := views.ProblemModel{Run: run, Index: i, Uncounted: uncounted[run.ID], Open: open == nil || slices.Contains(open, int64(i)) || !run.HasTexts}
 		if x, ok := counts[run.ID]; ok {
 			pm.N, pm.C = x.N, x.C
 		}
@@ -665,9 +754,18 @@ func neighbours(rows []analysis.ProblemRow, pid int64) (region string, prev, nex
 }
 
 // problemPair is the pair a problem page is about, as an index into c.Runs
-// (1 = the first other model): ?pair=, else the pair of the table list the
-// reviewer came from (?list=), else 1.
+// (1 = the first other model): pairParam when c has that model, else 1.
 func problemPair(r *http.Request, c store.Comparison) int {
+	if p := pairParam(r); p < int64(len(c.Runs)) {
+		return int(p)
+	}
+	return 1
+}
+
+// pairParam is the pair a problem page's URL names: ?pair=, else the pair
+// of the table list the reviewer came from (?list=), else 1; at least 1,
+// but maybe beyond the comparison's models (problemPair checks).
+func pairParam(r *http.Request) int64 {
 	q := r.URL.Query()
 	v := q.Get("pair")
 	if v == "" {
@@ -675,7 +773,7 @@ func problemPair(r *http.Request, c store.Comparison) int {
 			v = lq.Get("pair")
 		}
 	}
-	if p, err := strconv.Atoi(v); err == nil && p >= 1 && p < len(c.Runs) {
+	if p, err := strconv.ParseInt(v, 10, 64); err == nil && p >= 1 {
 		return p
 	}
 	return 1

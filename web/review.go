@@ -108,7 +108,7 @@ func (s *Server) reasoningLabel(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	http.Redirect(w, r, problemBack(r, c.ID, p.ID)+fmt.Sprintf("#sample-%d-%d", rid, idx), http.StatusSeeOther)
+	http.Redirect(w, r, sampleBack(r, c, p.ID, rid, idx), http.StatusSeeOther)
 }
 
 // unreviewedNeighbours finds, among the rows of region in dataset order,
@@ -219,6 +219,20 @@ func problemBack(r *http.Request, comparisonID, problemID int64) string {
 	return back
 }
 
+// sampleBack is problemBack at sample idx of run rid, its model's section
+// open (a model beyond the first pair is closed unless ?open= names it).
+func sampleBack(r *http.Request, c store.Comparison, problemID, rid int64, idx int) string {
+	back := problemBack(r, c.ID, problemID)
+	if at := slices.IndexFunc(c.Runs, func(run store.Run) bool { return run.ID == rid }); at > 1 {
+		sep := "?"
+		if strings.Contains(back, "?") {
+			sep = "&"
+		}
+		back += fmt.Sprintf("%sopen=%d", sep, at)
+	}
+	return back + fmt.Sprintf("#sample-%d-%d", rid, idx)
+}
+
 // overrideSample changes one sample's verdict: POST status (correct or
 // incorrect), note. The run's counts are recomputed before the redirect,
 // so the report the reviewer opens next already reflects it; the
@@ -263,7 +277,7 @@ func (s *Server) overrideSample(w http.ResponseWriter, r *http.Request) {
 			s.log.Warn("enqueue statistics", "comparison", id, "err", err)
 		}
 	}
-	http.Redirect(w, r, problemBack(r, id, p.ID)+fmt.Sprintf("#sample-%d-%d", rid, idx), http.StatusSeeOther)
+	http.Redirect(w, r, sampleBack(r, c, p.ID, rid, idx), http.StatusSeeOther)
 }
 
 func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) {

@@ -566,8 +566,11 @@ func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
 	}
 	v := views.ProblemView{C: c, P: p, Shared: chiParam(r, "token")}
 	limit := samplesShown
+	// Of more than two models the first pair's samples show, the others'
+	// when opened; a bundle (an offline folder: nothing to load) shows all.
+	open := openModels(r, 1)
 	if s.bundleSamples > 0 {
-		limit = s.bundleSamples
+		limit, open = s.bundleSamples, nil
 	}
 	var (
 		answers []store.AnswerCount
@@ -575,18 +578,56 @@ func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
 		samples map[int64][]store.Sample
 	)
 	if err := s.st.Batch(r.Context(), s.st.AnswerCountsInto(c.ID, p.ID, &answers), s.st.ProblemCountsInto(c.ID, p.ID, &counts),
-		s.st.ProblemSamplesInto(c.ID, p.ID, limit, nil, &samples)); err != nil {
+		s.st.ProblemSamplesInto(c.ID, p.ID, open, limit, nil, &samples)); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	redactShared(samples, l)
-	v.Models = problemModels(c, counts, samples, uncountedOf(c, answers))
+	v.Models = problemModels(c, counts, samples, uncountedOf(c, answers), open)
 	for _, row := range e.Report.Rows {
 		if row.ProblemID == p.ID {
 			v.Region = row.Region
 		}
 	}
 	s.render(w, r, http.StatusOK, views.SharedProblem(v))
+}
+
+// sharedModelSamples is one model's samples on a shared problem page
+// ({model}: its place among the runs), the fragment its closed section
+// loads: as the link allows.
+func (s *Server) sharedModelSamples(w http.ResponseWriter, r *http.Request) {
+	l, c, _, ok := s.openShare(w, r, false)
+	if !ok {
+		return
+	}
+	model, err := strconv.Atoi(chiParam(r, "model"))
+	if !l.ShowTexts || err != nil || model < 0 || model >= len(c.Runs) {
+		s.render(w, r, http.StatusNotFound, views.SharedGone())
+		return
+	}
+	p, err := s.problemOf(r, c)
+	if errors.Is(err, store.ErrNotFound) {
+		s.render(w, r, http.StatusNotFound, views.SharedGone())
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v := views.ProblemView{C: c, P: p, Shared: chiParam(r, "token")}
+	open := []int64{int64(model)}
+	var (
+		counts  map[int64]store.Count
+		samples map[int64][]store.Sample
+	)
+	if err := s.st.Batch(r.Context(), s.st.ProblemCountsInto(c.ID, p.ID, &counts),
+		s.st.ProblemSamplesInto(c.ID, p.ID, open, samplesShown, nil, &samples)); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	redactShared(samples, l)
+	v.Models = problemModels(c, counts, samples, nil, open)
+	s.render(w, r, http.StatusOK, views.ModelSamples(v, v.Models[model]))
 }
 
 // sharedSampleText is a whole completion through a share link that shows

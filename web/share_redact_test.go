@@ -53,7 +53,7 @@ func TestSharedPagesShowOnlyWhatTheLinkNames(t *testing.T) {
 	if code, body := get(t, f.srv.url+"/s/"+f.w[worldA].ktoken+"/"); code != 200 || strings.Contains(body, "@reach.test") {
 		t.Errorf("collection link: HTTP %d, email shown = %v", code, strings.Contains(body, "@reach.test"))
 	}
-	fill := strings.NewReplacer("{pid}", fmt.Sprint(f.pid), "{rid}", fmt.Sprint(f.rid), "{idx}", "0", "{chart}", "crossover.json")
+	fill := strings.NewReplacer("{pid}", fmt.Sprint(f.pid), "{rid}", fmt.Sprint(f.rid), "{idx}", "0", "{chart}", "crossover.json", "{model}", "0")
 	for _, notes := range []bool{false, true} {
 		_, token := shareToken(t, f.srv.st, store.ShareLink{ComparisonID: f.cid, ShowTexts: true, ShowNotes: notes})
 		sawNote := map[string]bool{}

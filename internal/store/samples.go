@@ -300,7 +300,7 @@ func (s *Store) SamplesWithAnswer(ctx context.Context, runID, problemID int64, a
 
 func (s *Store) samplesFor(ctx context.Context, runID, problemID int64, limit int, answer *string) ([]Sample, error) {
 	var out map[int64][]Sample
-	err := s.Batch(ctx, s.samplesInto(`r.id = $1`, runID, problemID, limit, answer, &out))
+	err := s.Batch(ctx, s.samplesInto(`r.id = $1`, runID, problemID, limit, answer, nil, &out))
 	if err != nil {
 		return nil, fmt.Errorf("run %d: %w", runID, err)
 	}
@@ -308,20 +308,25 @@ func (s *Store) samplesFor(ctx context.Context, runID, problemID int64, limit in
 }
 
 // ProblemSamplesInto queues one query for what SamplesForProblem (answer
-// nil) or SamplesWithAnswer returns, for every run with completion texts
-// of a comparison: out maps a run's id to its samples (runs without any
-// absent).
-func (s *Store) ProblemSamplesInto(comparisonID, problemID int64, limit int, answer *string, out *map[int64][]Sample) Queued {
-	return s.samplesInto(`r.comparison_id = $1 AND r.has_texts`, comparisonID, problemID, limit, answer, out)
+// nil) or SamplesWithAnswer returns, for the runs with completion texts of
+// a comparison at the places among its runs (in position order, 0 the
+// first, as Comparison.Runs) that places names (nil: all of them): out maps
+// a run's id to its samples (runs without any absent). Places, not ids: a
+// page reads its comparison's runs in the same round trip. Runs left out
+// cost nothing: their texts are not read.
+func (s *Store) ProblemSamplesInto(comparisonID, problemID int64, places []int64, limit int, answer *string, out *map[int64][]Sample) Queued {
+	return s.samplesInto(`r.comparison_id = $1 AND r.has_texts`, comparisonID, problemID, limit, answer, places, out)
 }
 
 // samplesInto queues the query of the first limit samples on a problem of
-// each run that runs (a condition on runs r, with $1 = id) selects.
-func (s *Store) samplesInto(runs string, id, problemID int64, limit int, answer *string, out *map[int64][]Sample) Queued {
-	args := []any{id, verify.FallbackRules, problemID, limit, CompletionShown}
+// each run that runs (a condition on runs r, with $1 = id) selects, of
+// those at places among their comparison's runs when places is not nil.
+func (s *Store) samplesInto(runs string, id, problemID int64, limit int, answer *string, places []int64, out *map[int64][]Sample) Queued {
+	args := []any{id, verify.FallbackRules, problemID, limit, CompletionShown, places}
+	runs += ` AND ($6::bigint[] IS NULL OR (SELECT count(*) FROM runs o WHERE o.comparison_id = r.comparison_id AND o.position < r.position) = ANY($6::bigint[]))`
 	only := ""
 	if answer != nil { // its own statement: a generic plan for both misjudged how many samples match
-		only = ` AND ` + AnswerSQL + ` = $6`
+		only = ` AND ` + AnswerSQL + ` = $7`
 		args = append(args, *answer)
 	}
 	// Counted solves first, then the other correct verdicts, then the rest,

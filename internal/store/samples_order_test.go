@@ -71,11 +71,24 @@ func TestProblemSamplesOrder(t *testing.T) {
 			t.Errorf("limit %d, answer %v: samples %v; want %v", tc.limit, tc.answer, indexes(got), tc.want)
 		}
 		var all map[int64][]store.Sample
-		if err := st.Batch(ctx, st.ProblemSamplesInto(cid, pid, tc.limit, tc.answer, &all)); err != nil {
+		if err := st.Batch(ctx, st.ProblemSamplesInto(cid, pid, nil, tc.limit, tc.answer, &all)); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(indexes(all[run]), tc.want) {
 			t.Errorf("limit %d, answer %v, every run: samples %v; want %v", tc.limit, tc.answer, indexes(all[run]), tc.want)
+		}
+		// Models named by place: only theirs (the problem page reads the
+		// texts of the models it shows open, not all of a training run's).
+		var first, second map[int64][]store.Sample
+		if err := st.Batch(ctx, st.ProblemSamplesInto(cid, pid, []int64{0}, tc.limit, tc.answer, &first),
+			st.ProblemSamplesInto(cid, pid, []int64{1}, tc.limit, tc.answer, &second)); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(indexes(first[run]), tc.want) || len(first) != 1 {
+			t.Errorf("limit %d, answer %v, the first model: %v; want %v of run %d only", tc.limit, tc.answer, first, tc.want, run)
+		}
+		if _, ok := second[run]; ok || len(second) != len(all)-1 {
+			t.Errorf("limit %d, answer %v, the second model: runs %d; want every run but %d", tc.limit, tc.answer, len(second), run)
 		}
 	}
 	got, _ := st.SamplesForProblem(ctx, run, pid, 10)
