@@ -113,7 +113,7 @@ func checkKMaxCut(rep *Report) []Warning {
 		Code: "k-max-cut", Severity: SeverityWarning, Figures: []string{FigurePassK, FigureCrossover, FigureDeltaSE, FigureSolved},
 		Text: fmt.Sprintf("k max is %d because %s fewer samples than the other %d (n ≥ %d there): every curve, the crossover and ΔSE stop at k = %d. Leaving %s out compares up to k = %d.",
 			rep.KMax, plural(b.ShortProblems, "problem has", "problems have"), rep.Problems-b.ShortProblems, b.SuggestMinN,
-			rep.KMax, plural(b.ShortProblems, "it", "them"), b.SuggestMinN),
+			rep.KMax, map[bool]string{true: "it", false: "them"}[b.ShortProblems == 1], b.SuggestMinN),
 		Action: &WarningAction{Label: fmt.Sprintf("Leave out the %s with n < %d", plural(b.ShortProblems, "problem", "problems"), b.SuggestMinN),
 			Param: "min_n", Value: fmt.Sprint(b.SuggestMinN)},
 	}}
