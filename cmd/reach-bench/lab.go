@@ -86,7 +86,8 @@ func runLab(args []string) error {
 		cmpOnly     = fs.Bool("compression-only", false, "only compare the compression methods, then stop")
 		delName     = fs.String("delete", "", "with -use: delete the comparison of this name (and VACUUM) after the pages")
 		pagesOn     = fs.Bool("pages", true, "load the pages")
-		searchIdx   = fs.Bool("search-index", true, "build the trigram search index of every run with texts that lacks one (as the search_index job does) before the pages, timed; false leaves the indexes as they are")
+		searchIdx   = fs.Bool("search-index", true, "build the trigram search index of each run with texts that lacks one (as the search_index job does) before the pages, timed; false leaves the indexes as they are")
+		searchOf    = fs.String("search-index-of", "all", "whose search indexes: all (every run, as the search_index job) or pages (the runs of the two comparisons whose pages are loaded)")
 		importOn    = fs.Bool("import", true, "time `reach import --wait` of one large file (MATH500, -import-n samples per problem, with a small RL file) into the lab database against raw COPY of the same bytes")
 		importN     = fs.Int("import-n", 0, "samples per problem of the imported base file (0: 1,024 × -scale; 1,024 is a 1.5 GB file of 512,000 samples)")
 		importDir   = fs.String("import-dir", "", "directory of the generated import files (default /tmp/reach-bench-import-n<N>-rl<RLN>, shared with reach-bench import); reused when it holds the same spec")
@@ -101,6 +102,9 @@ func runLab(args []string) error {
 	}
 	if *scale <= 0 || *scale > 4 {
 		return fmt.Errorf("-scale %v: want a number in (0, 4]", *scale)
+	}
+	if *searchOf != "all" && *searchOf != "pages" {
+		return fmt.Errorf("-search-index-of %q: want all or pages", *searchOf)
 	}
 	if *importReps < 1 {
 		return fmt.Errorf("-import-reps must be >= 1")
@@ -176,16 +180,20 @@ func runLab(args []string) error {
 	if _, err := printSizes(ctx, st, "after generating"); err != nil {
 		return err
 	}
-	if *searchIdx {
-		end := phase("search indexes")
-		if err := buildLabSearchIndexes(ctx, st); err != nil {
-			return err
-		}
-		end()
-	}
 	big, small, wide := specs[0], specs[len(specs)-1], specs[1]
 	if wide.id == 0 {
 		wide = specs[2]
+	}
+	if *searchIdx {
+		end := phase("search indexes")
+		var of []int64 // every run's
+		if *searchOf == "pages" {
+			of = []int64{big.id, small.id}
+		}
+		if err := buildLabSearchIndexes(ctx, st, of); err != nil {
+			return err
+		}
+		end()
 	}
 	if err := explainHot(ctx, st, big.id, wide.id); err != nil {
 		return err
@@ -259,7 +267,7 @@ func runLab(args []string) error {
 	stop()
 	if *baseline && *pagesOn {
 		end := phase("pages: small comparison alone")
-		if err := smallAlone(ctx, *adminURL, small, *workers, lc); err != nil {
+		if err := smallAlone(ctx, *adminURL, small, *workers, *searchIdx, lc); err != nil {
 			return err
 		}
 		end()
@@ -747,10 +755,10 @@ func explainDelete(ctx context.Context, st *store.Store, comparison int64) error
 	return nil
 }
 
-// smallAlone generates the small comparison alone in a new database and
-// runs the same pages on it: what a small comparison's pages cost without
-// 10 M samples next to it.
-func smallAlone(ctx context.Context, adminURL string, small labComparison, workers int, lc labLoad) error {
+// smallAlone generates the small comparison alone in a new database (with
+// its search indexes, unless searchIdx is false) and runs the same pages on
+// it: what a small comparison's pages cost without 10 M samples next to it.
+func smallAlone(ctx context.Context, adminURL string, small labComparison, workers int, searchIdx bool, lc labLoad) error {
 	u, drop, err := createDatabase(ctx, adminURL)
 	if err != nil {
 		return err
@@ -770,6 +778,11 @@ func smallAlone(ctx context.Context, adminURL string, small labComparison, worke
 	}
 	if err := jobs.ComputeStats(ctx, st, small.id, 0); err != nil {
 		return err
+	}
+	if searchIdx {
+		if err := buildLabSearchIndexes(ctx, st, nil); err != nil {
+			return err
+		}
 	}
 	if lc.cookie, lc.token, err = signIn(ctx, st); err != nil {
 		return err

@@ -17,9 +17,10 @@ import (
 // buildLabSearchIndexes does what the search_index job does
 // (jobs.SearchIndexWorker: store.DropOrphanSearchIndexes, then
 // store.BuildSearchIndex for each run store.RunsNeedingSearchIndex
-// returns, one at a time) and prints each build's time and size, then the
-// search indexes of every run with texts in total.
-func buildLabSearchIndexes(ctx context.Context, st *store.Store) error {
+// returns, one at a time), for the runs of comparisons only (none: every
+// ready comparison's, as the job), and prints each build's time, Postgres
+// CPU and size, then the search indexes of every run with texts in total.
+func buildLabSearchIndexes(ctx context.Context, st *store.Store, comparisons []int64) error {
 	fmt.Printf("\ntrigram search indexes, built as the search_index job builds them (CREATE INDEX CONCURRENTLY, one run at a time); load average before: %s\n", loadAvg())
 	dropped, err := st.DropOrphanSearchIndexes(ctx)
 	if err != nil {
@@ -28,34 +29,49 @@ func buildLabSearchIndexes(ctx context.Context, st *store.Store) error {
 	if dropped > 0 {
 		fmt.Printf("  dropped %d search indexes of runs that are gone\n", dropped)
 	}
-	runs, err := st.RunsNeedingSearchIndex(ctx, 0, 1<<20)
-	if err != nil {
-		return err
+	if len(comparisons) == 0 {
+		comparisons = []int64{0} // every ready comparison
 	}
-	start := time.Now()
-	var builtSamples, builtBytes int64
-	for _, id := range runs {
-		t0 := time.Now()
-		if _, err := st.BuildSearchIndex(ctx, id); err != nil {
+	var runs []int64
+	for _, c := range comparisons {
+		ids, err := st.RunsNeedingSearchIndex(ctx, c, 1<<20)
+		if err != nil {
 			return err
 		}
-		took := time.Since(t0)
+		runs = append(runs, ids...)
+	}
+	start := time.Now()
+	var (
+		builtSamples, builtBytes int64
+		builtCPU                 time.Duration
+	)
+	for _, id := range runs {
+		meter := startPostgresMeter(ctx, st)
+		t0 := time.Now()
+		_, err := st.BuildSearchIndex(ctx, id)
+		took, cpu := time.Since(t0), meter.stop()
+		if err != nil {
+			return err
+		}
+		builtCPU += cpu
 		var (
 			name          string
 			samples, size int64
 		)
-		if err := st.Pool().QueryRow(ctx, `SELECT c.name || ', ' || r.name, COALESCE((SELECT sum(n) FROM run_counts WHERE run_id = r.id), 0), pg_relation_size($2::regclass)
+		if err := st.Pool().QueryRow(ctx, `SELECT c.name || ', ' || r.model_name, COALESCE((SELECT sum(n) FROM run_counts WHERE run_id = r.id), 0), pg_relation_size($2::regclass)
 			FROM runs r JOIN comparisons c ON c.id = r.comparison_id WHERE r.id = $1`, id, store.SearchIndexName(id)).Scan(&name, &samples, &size); err != nil {
 			return fmt.Errorf("search index of run %d: %w", id, err)
 		}
 		builtSamples += samples
 		builtBytes += size
-		fmt.Printf("  run %5d (%-52s) %9d samples: %7.1fs (%6.0f samples/s), %10s, %5.0f B/sample, load %s\n", id, name, samples, took.Seconds(),
-			float64(samples)/took.Seconds(), mb(size), float64(size)/float64(max(samples, 1)), loadAvg())
+		fmt.Printf("  run %d (%s), %d samples: %.1fs (%.0f samples/s), Postgres CPU %.1fs (%.0f µs/sample), %s, %.0f B/sample, load %s\n", id, name, samples,
+			took.Seconds(), float64(samples)/took.Seconds(), cpu.Seconds(), float64(cpu.Microseconds())/float64(max(samples, 1)), mb(size),
+			float64(size)/float64(max(samples, 1)), loadAvg())
 	}
 	took := time.Since(start)
-	fmt.Printf("built %d search indexes in %.1fs (%d samples, %.0f samples/s), %s, %.0f B/sample; load average after: %s\n", len(runs), took.Seconds(),
-		builtSamples, float64(builtSamples)/max(took.Seconds(), 1e-9), mb(builtBytes), float64(builtBytes)/float64(max(builtSamples, 1)), loadAvg())
+	fmt.Printf("built %d search indexes in %.1fs (%d samples, %.0f samples/s), Postgres CPU %.1fs (%.0f µs/sample), %s, %.0f B/sample; load average after: %s\n",
+		len(runs), took.Seconds(), builtSamples, float64(builtSamples)/max(took.Seconds(), 1e-9), builtCPU.Seconds(),
+		float64(builtCPU.Microseconds())/float64(max(builtSamples, 1)), mb(builtBytes), float64(builtBytes)/float64(max(builtSamples, 1)), loadAvg())
 	var indexes, size, samples int64
 	if err := st.Pool().QueryRow(ctx, `SELECT count(*), COALESCE(sum(pg_relation_size(c.oid)), 0),
 		(SELECT COALESCE(sum(n), 0) FROM run_counts rc JOIN runs r ON r.id = rc.run_id WHERE r.has_texts)
