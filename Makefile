@@ -102,8 +102,10 @@ bench-scale: bench-import bench-pages
 ## queries, the pages at 20 clients on the training run and on a small comparison (and on the small one alone),
 ## `reach import --wait` of one 1.5 GB file next to the 10 M samples against raw COPY (speed, per core, peak RSS), a
 ## delete of a whole comparison (wall, WAL, locks) and VACUUM, and at the end issue 28's goals, met or not, with the
-## load average of each phase. The database is dropped at the end (BENCH_LAB="-keep" keeps it). More flags with
-## BENCH_LAB="..." (reach-bench lab -h).
+## load average of each phase. About 30 GB with the search indexes; the database is dropped at the end
+## (BENCH_LAB="-keep" keeps it). About 2.5 hours on the idle 2-core machine, most of it the search indexes
+## (BENCH_LAB="-search-index-of pages" indexes only the two measured comparisons). More flags with BENCH_LAB="..."
+## (reach-bench lab -h).
 BENCH_LAB ?=
 bench-lab: build postgres
 	$(GO) build -o bin/reach-bench ./cmd/reach-bench
