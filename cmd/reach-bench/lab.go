@@ -221,18 +221,18 @@ func runLab(args []string) error {
 		for _, p := range set {
 			res.pageSet = append(res.pageSet, p.name)
 		}
-		for i, c := range []labComparison{big, small} {
-			end := phase("pages: " + map[int]string{0: "biggest comparison", 1: "small comparison"}[i])
-			got, err := lc.pages(ctx, st, c)
+		for _, x := range []struct {
+			c    labComparison
+			name string
+			into *[]pageResult
+		}{{big, "pages: biggest comparison", &res.big}, {small, "pages: small comparison", &res.small}} {
+			end := phase(x.name)
+			got, err := lc.pages(ctx, st, x.c)
 			if err != nil {
 				return err
 			}
 			end()
-			if i == 0 {
-				res.big = got
-			} else {
-				res.small = got
-			}
+			*x.into = got
 		}
 	}
 	if *importOn {
@@ -432,8 +432,10 @@ func printSizes(ctx context.Context, st *store.Store, when string) (int64, error
 	fmt.Printf("\nstorage %s: %d samples with texts (load average %s)\n", when, samples, loadAvg())
 	fmt.Printf("  %-34s %9s %s\n", "samples heap", mb(heap), per(heap))
 	fmt.Printf("  %-34s %9s %s\n", "samples TOAST (compressed texts)", mb(toast), per(toast))
-	rows, err := st.Pool().Query(ctx, `SELECT CASE WHEN c.relname LIKE 'samples\_search\_run\_%' THEN 'samples_search_run_* (' || count(*) OVER (PARTITION BY c.relname LIKE 'samples\_search\_run\_%') || ')'
-		ELSE c.relname END, pg_relation_size(c.oid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'samples'::regclass`)
+	rows, err := st.Pool().Query(ctx, `SELECT name || CASE WHEN count(*) > 1 THEN ' (' || count(*) || ')' ELSE '' END, sum(size)::bigint
+		FROM (SELECT CASE WHEN c.relname LIKE 'samples\_search\_run\_%' THEN 'samples_search_run_*' ELSE c.relname END AS name, pg_relation_size(c.oid) AS size
+		      FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'samples'::regclass) x
+		GROUP BY name ORDER BY 2 DESC`)
 	if err != nil {
 		return 0, fmt.Errorf("index sizes: %w", err)
 	}
@@ -441,19 +443,10 @@ func printSizes(ctx context.Context, st *store.Store, when string) (int64, error
 		Name string
 		Size int64
 	}
-	all, err := pgx.CollectRows(rows, pgx.RowToStructByPos[ix])
+	idx, err := pgx.CollectRows(rows, pgx.RowToStructByPos[ix])
 	if err != nil {
 		return 0, fmt.Errorf("index sizes: %w", err)
 	}
-	var idx []ix
-	for _, x := range all { // the search indexes' sizes added up
-		if i := slices.IndexFunc(idx, func(y ix) bool { return y.Name == x.Name }); i >= 0 {
-			idx[i].Size += x.Size
-		} else {
-			idx = append(idx, x)
-		}
-	}
-	sort.SliceStable(idx, func(i, j int) bool { return idx[i].Size > idx[j].Size })
 	for _, x := range idx {
 		fmt.Printf("  %-34s %9s %s\n", "index "+x.Name, mb(x.Size), per(x.Size))
 	}
