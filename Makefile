@@ -98,13 +98,18 @@ bench-scale: bench-import bench-pages
 ## bench-lab: a lab's instance in one database: about 10 M samples with real completion texts in 10 comparisons (a
 ## training run of a base model and 10 checkpoints × 500 × 1,024, 2 × 12,500 × 128, 2 × 500 × 1,024 and 7 small ones),
 ## generated with one COPY per run on several connections; then pglz against lz4 on the same texts, bytes per sample,
-## EXPLAIN of the hot queries, the pages at 20 clients on the training run and on a small comparison (and on the small
-## one alone), a delete of a whole comparison (wall, WAL, locks) and VACUUM. About 17 GB; the database is dropped at
-## the end (BENCH_LAB="-keep" keeps it). 34 minutes on the 2-core machine at load 10-19. More flags with BENCH_LAB="..." (reach-bench lab -h).
+## each run's trigram search index (built as the search_index job does: time and bytes per sample), EXPLAIN of the hot
+## queries, the pages at 20 clients on the training run and on a small comparison (and on the small one alone),
+## `reach import --wait` of one 1.5 GB file next to the 10 M samples against raw COPY (speed, per core, peak RSS), a
+## delete of a whole comparison (wall, WAL, locks) and VACUUM, and at the end issue 28's goals, met or not, with the
+## load average of each phase. About 30 GB with the search indexes; the database is dropped at the end
+## (BENCH_LAB="-keep" keeps it). About 2.5 hours on the idle 2-core machine, most of it the search indexes
+## (BENCH_LAB="-search-index-of pages" indexes only the two measured comparisons). More flags with BENCH_LAB="..."
+## (reach-bench lab -h).
 BENCH_LAB ?=
-bench-lab: postgres
+bench-lab: build postgres
 	$(GO) build -o bin/reach-bench ./cmd/reach-bench
-	bin/reach-bench lab $(BENCH_LAB)
+	bin/reach-bench lab -reach $(BIN) $(BENCH_LAB)
 
 ## adaptive-check: issue 24's end-to-end run: two replay endpoints serve the MATH500 counts of Qwen2.5-7B base and
 ## SimpleRL-Zoo (n = 128) as completions, sampled with --n 128 --adaptive --budget 64000 --seed 7; it checks the samples

@@ -65,10 +65,7 @@ func runImportBench(args []string) error {
 		return fmt.Errorf("-reps must be >= 1")
 	}
 	if *dir == "" {
-		*dir = fmt.Sprintf("/tmp/reach-bench-import-n%d", *n)
-		if *rlN != *n {
-			*dir += fmt.Sprintf("-rl%d", *rlN)
-		}
+		*dir = importDir(*n, *rlN)
 	}
 	start := time.Now()
 	files, err := benchdata.WriteFiles(*dir, *data, benchdata.FileSpec{N: *n, RLN: *rlN, Seed: 1})
@@ -147,6 +144,16 @@ func runImportBench(args []string) error {
 	return nil
 }
 
+// importDir is where the generated files of n and rlN samples per problem
+// are kept between runs.
+func importDir(n, rlN int) string {
+	dir := fmt.Sprintf("/tmp/reach-bench-import-n%d", n)
+	if rlN != n {
+		dir += fmt.Sprintf("-rl%d", rlN)
+	}
+	return dir
+}
+
 // importRep runs one repetition in a new database and drops it.
 // modes are the extra flags of each `reach import` run (nil: none); those
 // of the form NAME=value are set in its environment instead.
@@ -164,10 +171,22 @@ func importRep(ctx context.Context, adminURL, reach string, files benchdata.File
 	if err := st.Migrate(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := st.Pool().Exec(ctx, `CREATE TABLE bench_raw (line text)`); err != nil {
-		return nil, err
+	out, _, err := importSteps(ctx, st, dbURL, reach, files, modes)
+	return out, err
+}
+
+// importSteps times, in st's database (dbURL), the raw COPY of the files
+// and then `reach import --wait` once per mode, checking every mode gives
+// the same figures: a step per COPY and mode, and the comparisons the
+// imports made.
+func importSteps(ctx context.Context, st *store.Store, dbURL, reach string, files benchdata.Files, modes [][]string) ([]step, []int64, error) {
+	if _, err := st.Pool().Exec(ctx, `DROP TABLE IF EXISTS bench_raw; CREATE TABLE bench_raw (line text)`); err != nil {
+		return nil, nil, err
 	}
-	var out []step
+	var (
+		out []step
+		ids []int64
+	)
 
 	// Raw COPY: the files' bytes, one row per line, over one connection.
 	// CSV with delimiter and quote bytes that never occur in JSON text
@@ -192,17 +211,17 @@ func importRep(ctx context.Context, adminURL, reach string, files benchdata.File
 		return 0, 0, nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var rows int64
 	if err := st.Pool().QueryRow(ctx, `SELECT count(*) FROM bench_raw`).Scan(&rows); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if rows != files.BaseSamples+files.RLSamples {
-		return nil, fmt.Errorf("raw COPY stored %d rows, want %d", rows, files.BaseSamples+files.RLSamples)
+		return nil, nil, fmt.Errorf("raw COPY stored %d rows, want %d", rows, files.BaseSamples+files.RLSamples)
 	}
 	if _, err := st.Pool().Exec(ctx, `DROP TABLE bench_raw`); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out = append(out, s)
 
@@ -211,7 +230,7 @@ func importRep(ctx context.Context, adminURL, reach string, files benchdata.File
 		var id int64
 		before, err := storedBytes(ctx, st)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s, err := measure(ctx, st, func() (int64, time.Duration, error) {
 			args := []string{"import", "--database-url", dbURL, "--wait", "--name", "benchmark " + strings.Join(extra, " "),
@@ -241,12 +260,12 @@ func importRep(ctx context.Context, adminURL, reach string, files benchdata.File
 			return ru.Maxrss << 10, time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil // kB on Linux
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, s)
+		out, ids = append(out, s), append(ids, id)
 		rep, err := analysis.Build(ctx, st, id)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		var f []string
 		for _, m := range rep.Models {
@@ -256,7 +275,7 @@ func importRep(ctx context.Context, adminURL, reach string, files benchdata.File
 		fmt.Printf("  comparison %d (reach import %s): %d problems; %s\n", id, strings.Join(extra, " "), rep.Problems, fig)
 		after, err := storedBytes(ctx, st)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		samples := files.BaseSamples + files.RLSamples
 		fmt.Printf("  stored: database +%s, %.0f bytes per sample (input %.0f bytes per sample)\n",
@@ -265,10 +284,10 @@ func importRep(ctx context.Context, adminURL, reach string, files benchdata.File
 	}
 	for i := range modes {
 		if figures[i] != figures[0] {
-			return nil, fmt.Errorf("the import paths disagree: %q vs %q", figures[0], figures[i])
+			return nil, nil, fmt.Errorf("the import paths disagree: %q vs %q", figures[0], figures[i])
 		}
 	}
-	return out, nil
+	return out, ids, nil
 }
 
 // storedBytes is the database's size on disk (tables, TOAST and indexes;

@@ -5,8 +5,12 @@ package main
 // disk per sample, TOAST compression of the texts (pglz against lz4 on the
 // same rows), whether any page reads samples sequentially, the pages at 20
 // clients on the biggest comparison (a followed training run) and on a small
-// one next to it (and the small one alone in an empty database), a delete of
-// a whole comparison (wall, WAL, locks, readers meanwhile) and VACUUM.
+// one next to it (and the small one alone in an empty database), with each
+// run's trigram search index built first as the search_index job does, the
+// import of one 1.5 GB file next to the 10 M samples against raw COPY, a
+// delete of a whole comparison (wall, WAL, locks, readers meanwhile) and
+// VACUUM; then issue 28's goals against the figures, with the load average
+// of each phase.
 
 import (
 	"context"
@@ -18,6 +22,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
 	"sort"
@@ -81,6 +86,13 @@ func runLab(args []string) error {
 		cmpOnly     = fs.Bool("compression-only", false, "only compare the compression methods, then stop")
 		delName     = fs.String("delete", "", "with -use: delete the comparison of this name (and VACUUM) after the pages")
 		pagesOn     = fs.Bool("pages", true, "load the pages")
+		searchIdx   = fs.Bool("search-index", true, "build the trigram search index of each run with texts that lacks one (as the search_index job does) before the pages, timed; false leaves the indexes as they are")
+		searchOf    = fs.String("search-index-of", "all", "whose search indexes: all (every run, as the search_index job) or pages (the runs of the two comparisons whose pages are loaded)")
+		importOn    = fs.Bool("import", true, "time `reach import --wait` of one large file (MATH500, -import-n samples per problem, with a small RL file) into the lab database against raw COPY of the same bytes")
+		importN     = fs.Int("import-n", 0, "samples per problem of the imported base file (0: 1,024 × -scale; 1,024 is a 1.5 GB file of 512,000 samples)")
+		importDir   = fs.String("import-dir", "", "directory of the generated import files (default /tmp/reach-bench-import-n<N>-rl<RLN>, shared with reach-bench import); reused when it holds the same spec")
+		importReps  = fs.Int("import-reps", 1, "repetitions of the import against COPY (medians are printed)")
+		reach       = fs.String("reach", "bin/reach", "the reach binary the import runs")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -91,8 +103,25 @@ func runLab(args []string) error {
 	if *scale <= 0 || *scale > 4 {
 		return fmt.Errorf("-scale %v: want a number in (0, 4]", *scale)
 	}
+	if *searchOf != "all" && *searchOf != "pages" {
+		return fmt.Errorf("-search-index-of %q: want all or pages", *searchOf)
+	}
+	if *importReps < 1 {
+		return fmt.Errorf("-import-reps must be >= 1")
+	}
+	if *importOn && !*cmpOnly {
+		// Checked before the hour of generating, not after it.
+		if _, err := os.Stat(*reach); err != nil {
+			return fmt.Errorf("the reach binary (-reach; -import=false skips the import): %w", err)
+		}
+	}
 	ctx := context.Background()
-	fmt.Printf("reach-bench lab, %s, load average %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), loadAvg())
+	fmt.Printf("reach-bench lab, %s, %d cores, load average %s\n", time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), loadAvg())
+	res := labResults{clients: *clients}
+	phase := func(name string) func() {
+		w := startPhase(name)
+		return func() { res.phases = append(res.phases, w.stop()) }
+	}
 	dbURL := *use
 	if dbURL == "" {
 		u, drop, err := createDatabase(ctx, *adminURL)
@@ -122,9 +151,11 @@ func runLab(args []string) error {
 	fmt.Printf("samples.completion compression: %s\n", method)
 
 	if *cmpN > 0 && *use == "" {
+		end := phase("TOAST compression compared")
 		if err := compareCompression(ctx, st, *data, *cmpN); err != nil {
 			return err
 		}
+		end()
 	}
 	if *cmpOnly {
 		return nil
@@ -138,22 +169,39 @@ func runLab(args []string) error {
 
 	specs := labSpecs(*scale, *data)
 	if *use == "" {
+		end := phase("generate")
 		if err := generateLab(ctx, st, specs, *workers); err != nil {
 			return err
 		}
+		end()
 	} else if err := findLab(ctx, st, specs); err != nil {
 		return err
 	}
-	if err := printSizes(ctx, st, "after generating"); err != nil {
+	if _, err := printSizes(ctx, st, "after generating"); err != nil {
 		return err
 	}
 	big, small, wide := specs[0], specs[len(specs)-1], specs[1]
 	if wide.id == 0 {
 		wide = specs[2]
 	}
+	if *searchIdx {
+		end := phase("search indexes")
+		var of []int64 // every run's
+		if *searchOf == "pages" {
+			of = []int64{big.id, small.id}
+		}
+		if err := buildLabSearchIndexes(ctx, st, of); err != nil {
+			return err
+		}
+		end()
+	}
 	if err := explainHot(ctx, st, big.id, wide.id); err != nil {
 		return err
 	}
+	if res.samples, err = labSamples(ctx, st); err != nil {
+		return err
+	}
+	res.bigLabel = big.label
 
 	cookie, token, err := signIn(ctx, st)
 	if err != nil {
@@ -165,13 +213,40 @@ func runLab(args []string) error {
 	}
 	defer stop()
 	lc := labLoad{base: base, cookie: cookie, token: token, clients: *clients, requests: *requests, maxTime: *maxTime, only: *only}
-	for _, c := range []labComparison{big, small} {
-		if !*pagesOn {
-			break
-		}
-		if err := lc.pages(ctx, st, c); err != nil {
+	if *pagesOn {
+		set, err := pageSet(ctx, st, big.id)
+		if err != nil {
 			return err
 		}
+		for _, p := range set {
+			res.pageSet = append(res.pageSet, p.name)
+		}
+		for _, x := range []struct {
+			c    labComparison
+			name string
+			into *[]pageResult
+		}{{big, "pages: biggest comparison", &res.big}, {small, "pages: small comparison", &res.small}} {
+			end := phase(x.name)
+			got, err := lc.pages(ctx, st, x.c)
+			if err != nil {
+				return err
+			}
+			end()
+			*x.into = got
+		}
+	}
+	if *importOn {
+		n := *importN
+		if n <= 0 {
+			n = max(1, int(1024**scale))
+		}
+		end := phase("import of one large file")
+		imp, err := labImport(ctx, st, dbURL, *reach, *data, *importDir, n, *importReps, *keep || *use != "")
+		if err != nil {
+			return err
+		}
+		end()
+		res.imp = &imp
 	}
 	if *delName != "" {
 		wide.label = *delName
@@ -180,20 +255,25 @@ func runLab(args []string) error {
 		}
 	}
 	if *use == "" || *delName != "" {
+		end := phase("delete and VACUUM")
 		if err := deleteComparison(ctx, st, lc, wide, small); err != nil {
 			return err
 		}
-		if err := printSizes(ctx, st, "after the delete and VACUUM"); err != nil {
+		end()
+		if _, err := printSizes(ctx, st, "after the delete and VACUUM"); err != nil {
 			return err
 		}
 	}
 	stop()
-	if *baseline {
-		if err := smallAlone(ctx, *adminURL, small, *workers, lc); err != nil {
+	if *baseline && *pagesOn {
+		end := phase("pages: small comparison alone")
+		if err := smallAlone(ctx, *adminURL, small, *workers, *searchIdx, lc); err != nil {
 			return err
 		}
+		end()
 	}
 	fmt.Printf("load average at the end: %s\n", loadAvg())
+	printSummary(os.Stdout, res)
 	return nil
 }
 
@@ -338,23 +418,26 @@ func findLab(ctx context.Context, st *store.Store, specs []labComparison) error 
 	return nil
 }
 
-// printSizes prints the samples table's heap, TOAST and each index, the
-// database, and bytes per sample.
-func printSizes(ctx context.Context, st *store.Store, when string) error {
+// printSizes prints the samples table's heap, TOAST and each index (the
+// runs' search indexes together), the database, and bytes per sample; it
+// returns the samples with texts.
+func printSizes(ctx context.Context, st *store.Store, when string) (int64, error) {
 	var samples, heap, toast, total, db int64
 	if err := st.Pool().QueryRow(ctx, `SELECT (SELECT COALESCE(sum(n), 0) FROM run_counts rc JOIN runs r ON r.id = rc.run_id WHERE r.has_texts),
 		pg_relation_size('samples'), COALESCE(pg_total_relation_size(NULLIF(c.reltoastrelid, 0)), 0), pg_total_relation_size('samples'), pg_database_size(current_database())
 		FROM pg_class c WHERE c.oid = 'samples'::regclass`).Scan(&samples, &heap, &toast, &total, &db); err != nil {
-		return fmt.Errorf("sizes: %w", err)
+		return 0, fmt.Errorf("sizes: %w", err)
 	}
 	per := func(n int64) string { return fmt.Sprintf("%6.0f B/sample", float64(n)/float64(max(samples, 1))) }
 	fmt.Printf("\nstorage %s: %d samples with texts (load average %s)\n", when, samples, loadAvg())
 	fmt.Printf("  %-34s %9s %s\n", "samples heap", mb(heap), per(heap))
 	fmt.Printf("  %-34s %9s %s\n", "samples TOAST (compressed texts)", mb(toast), per(toast))
-	rows, err := st.Pool().Query(ctx, `SELECT c.relname, pg_relation_size(c.oid) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-		WHERE i.indrelid = 'samples'::regclass ORDER BY 2 DESC`)
+	rows, err := st.Pool().Query(ctx, `SELECT name || CASE WHEN count(*) > 1 THEN ' (' || count(*) || ')' ELSE '' END, sum(size)::bigint
+		FROM (SELECT CASE WHEN c.relname LIKE 'samples\_search\_run\_%' THEN 'samples_search_run_*' ELSE c.relname END AS name, pg_relation_size(c.oid) AS size
+		      FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'samples'::regclass) x
+		GROUP BY name ORDER BY 2 DESC`)
 	if err != nil {
-		return fmt.Errorf("index sizes: %w", err)
+		return 0, fmt.Errorf("index sizes: %w", err)
 	}
 	type ix struct {
 		Name string
@@ -362,14 +445,14 @@ func printSizes(ctx context.Context, st *store.Store, when string) error {
 	}
 	idx, err := pgx.CollectRows(rows, pgx.RowToStructByPos[ix])
 	if err != nil {
-		return fmt.Errorf("index sizes: %w", err)
+		return 0, fmt.Errorf("index sizes: %w", err)
 	}
 	for _, x := range idx {
 		fmt.Printf("  %-34s %9s %s\n", "index "+x.Name, mb(x.Size), per(x.Size))
 	}
 	fmt.Printf("  %-34s %9s %s\n", "samples with TOAST and indexes", mb(total), per(total))
 	fmt.Printf("  %-34s %9s %s\n", "whole database", mb(db), per(db))
-	return nil
+	return samples, nil
 }
 
 // explainHot prints EXPLAIN ANALYZE of the queries on samples the pages
@@ -447,10 +530,10 @@ func samplesScans(ctx context.Context, st *store.Store) (seq, idx int64) {
 
 // pages runs bench-pages' page set on comparison c, checking that none of
 // them scans samples sequentially.
-func (lc labLoad) pages(ctx context.Context, st *store.Store, c labComparison) error {
+func (lc labLoad) pages(ctx context.Context, st *store.Store, c labComparison) ([]pageResult, error) {
 	pages, err := pageSet(ctx, st, c.id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Printf("\npages of %s (comparison %d): one client (%d requests), then %d clients, at most %d requests or %v per page\n",
 		c.label, c.id, aloneRequests, lc.clients, lc.requests, lc.maxTime)
@@ -463,25 +546,30 @@ func (lc labLoad) pages(ctx context.Context, st *store.Store, c labComparison) e
 	t0 := time.Now()
 	resp, err := (&http.Client{Timeout: 10 * time.Minute}).Do(req)
 	if err != nil {
-		return fmt.Errorf("first view: %w", err)
+		return nil, fmt.Errorf("first view: %w", err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("first view: HTTP %d", resp.StatusCode)
+		return nil, fmt.Errorf("first view: HTTP %d", resp.StatusCode)
 	}
 	fmt.Printf("first view of the comparison page (nothing kept yet for its report): %.2fs\n", time.Since(t0).Seconds())
 	fmt.Printf("%-16s %8s %8s %8s %8s %8s %7s %8s %8s %10s %10s\n", "page", "1: p50", "1: p95", "p50", "p95", "p99", "req/s", "CPU/req", "PG/req", "bytes", "on wire")
 	pg := func() time.Duration { return postgresCPU(ctx, st) }
-	var bad []string
+	var (
+		bad []string
+		out []pageResult
+	)
 	for _, p := range pages {
 		if lc.only != "" && !slices.Contains(strings.Split(lc.only, "|"), p.name) {
 			continue
 		}
 		s0, _ := samplesScans(ctx, st)
-		if err := load(lc.base, p, lc.cookie, lc.token, lc.clients, lc.requests, lc.maxTime, "", pg); err != nil {
-			return fmt.Errorf("%s: %w", p.name, err)
+		r, err := load(lc.base, p, lc.cookie, lc.token, lc.clients, lc.requests, lc.maxTime, "", pg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.name, err)
 		}
+		out = append(out, r)
 		if s1, _ := samplesScans(ctx, st); s1 > s0 {
 			bad = append(bad, fmt.Sprintf("%s (%d)", p.name, s1-s0))
 		}
@@ -492,7 +580,7 @@ func (lc labLoad) pages(ctx context.Context, st *store.Store, c labComparison) e
 	} else {
 		fmt.Println("no page scanned samples sequentially (pg_stat_user_tables.seq_scan unchanged)")
 	}
-	return nil
+	return out, nil
 }
 
 // deleteComparison deletes comparison c as the delete button does
@@ -622,6 +710,15 @@ func deleteComparison(ctx context.Context, st *store.Store, lc labLoad, c, small
 			float64(lat[len(lat)/2].Microseconds())/1000, float64(lat[len(lat)*95/100].Microseconds())/1000, float64(lat[len(lat)-1].Microseconds())/1000)
 	}
 
+	// The delete enqueues the search_index job, which drops the indexes of
+	// the runs that are gone first.
+	start = time.Now()
+	dropped, err := st.DropOrphanSearchIndexes(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("search indexes of the deleted runs dropped (as the search_index job does after a delete): %d in %.1fs\n", dropped, time.Since(start).Seconds())
+
 	w0, start = walLSN(ctx, st), time.Now()
 	if _, err := st.Pool().Exec(ctx, `VACUUM samples`); err != nil {
 		return fmt.Errorf("vacuum samples: %w", err)
@@ -674,10 +771,10 @@ func explainDelete(ctx context.Context, st *store.Store, comparison int64) error
 	return nil
 }
 
-// smallAlone generates the small comparison alone in a new database and
-// runs the same pages on it: what a small comparison's pages cost without
-// 10 M samples next to it.
-func smallAlone(ctx context.Context, adminURL string, small labComparison, workers int, lc labLoad) error {
+// smallAlone generates the small comparison alone in a new database (with
+// its search indexes, unless searchIdx is false) and runs the same pages on
+// it: what a small comparison's pages cost without 10 M samples next to it.
+func smallAlone(ctx context.Context, adminURL string, small labComparison, workers int, searchIdx bool, lc labLoad) error {
 	u, drop, err := createDatabase(ctx, adminURL)
 	if err != nil {
 		return err
@@ -698,6 +795,11 @@ func smallAlone(ctx context.Context, adminURL string, small labComparison, worke
 	if err := jobs.ComputeStats(ctx, st, small.id, 0); err != nil {
 		return err
 	}
+	if searchIdx {
+		if err := buildLabSearchIndexes(ctx, st, nil); err != nil {
+			return err
+		}
+	}
 	if lc.cookie, lc.token, err = signIn(ctx, st); err != nil {
 		return err
 	}
@@ -708,5 +810,6 @@ func smallAlone(ctx context.Context, adminURL string, small labComparison, worke
 	defer stop()
 	lc.base = base
 	small.label += ", alone in an empty database"
-	return lc.pages(ctx, st, small)
+	_, err = lc.pages(ctx, st, small)
+	return err
 }

@@ -216,7 +216,7 @@ func run() error {
 		if *only != "" && !slices.Contains(strings.Split(*only, "|"), p.name) {
 			continue
 		}
-		if err := load(base, p, cookie, token, *clients, *requests, *maxTime, *dump, pg); err != nil {
+		if _, err := load(base, p, cookie, token, *clients, *requests, *maxTime, *dump, pg); err != nil {
 			return fmt.Errorf("%s: %w", p.name, err)
 		}
 	}
@@ -245,10 +245,17 @@ func startProfile(path string) (stop func(), err error) {
 // for the "alone" p50 and p95 (after three to warm up).
 const aloneRequests = 40
 
+// pageResult is what load measured of a page: one client's p95 and the
+// clients' p95 at once.
+type pageResult struct {
+	name          string
+	aloneP95, p95 time.Duration
+}
+
 // load runs the page alone (one client: warm-up, then aloneRequests for
 // "alone" p50 and p95), then with clients at once until requests are done
-// or maxTime has passed.
-func load(base string, p page, cookie, token string, clients, requests int, maxTime time.Duration, dumpDir string, pgCPU func() time.Duration) error {
+// or maxTime has passed, and prints the figures.
+func load(base string, p page, cookie, token string, clients, requests int, maxTime time.Duration, dumpDir string, pgCPU func() time.Duration) (pageResult, error) {
 	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 60 * time.Second}
@@ -287,7 +294,7 @@ func load(base string, p page, cookie, token string, clients, requests int, maxT
 	for i := range 3 + aloneRequests {
 		d, _, err := get(i)
 		if err != nil {
-			return err
+			return pageResult{}, err
 		}
 		if i >= 3 {
 			alone = append(alone, d)
@@ -296,7 +303,7 @@ func load(base string, p page, cookie, token string, clients, requests int, maxT
 	slices.Sort(alone)
 	raw, err := rawSize(base, p, cookie, token, dumpDir)
 	if err != nil {
-		return err
+		return pageResult{}, err
 	}
 
 	var (
@@ -335,7 +342,7 @@ func load(base string, p page, cookie, token string, clients, requests int, maxT
 	elapsed := time.Since(start)
 	cpu, pg := cpuTime()-cpu0, pgCPU()-pg0
 	if first != nil {
-		return first
+		return pageResult{}, first
 	}
 	slices.Sort(lat)
 	q := func(f float64) time.Duration { return lat[min(len(lat)-1, int(f*float64(len(lat))))] }
@@ -346,7 +353,7 @@ func load(base string, p page, cookie, token string, clients, requests int, maxT
 	}
 	fmt.Printf("%-16s %8s %8s %8s %8s %8s %7.0f %8s %8s %10d %10d\n", p.name, ms(alone[len(alone)/2]), ms(alone[len(alone)*95/100]), ms(q(0.50)), ms(q(0.95)), ms(q(0.99)),
 		float64(len(lat))/elapsed.Seconds(), ms(cpu/time.Duration(len(lat))), pgPer, raw, wire.Load())
-	return nil
+	return pageResult{name: p.name, aloneP95: alone[len(alone)*95/100], p95: q(0.95)}, nil
 }
 
 // rawSize fetches the page once without compression: its size in bytes.
