@@ -461,7 +461,7 @@ func (s *Server) createComparison(w http.ResponseWriter, r *http.Request) {
 	if errors.As(err, &fe) {
 		f := views.NewForm{Error: fe.msg}
 		if rc != nil {
-			f.Name, f.Reverify, f.Harness = rc.name, rc.reverify, rc.codeHarness
+			f.Name, f.Reverify, f.Harness, f.DatasetID, f.ProjectID = rc.name, rc.reverify, rc.codeHarness, rc.datasetID, rc.projectID
 			for _, m := range rc.models {
 				f.ModelNames = append(f.ModelNames, m.name)
 			}

@@ -373,3 +373,38 @@ func TestCheckpointNeedsAStep(t *testing.T) {
 		t.Errorf("intake: %v", err)
 	}
 }
+
+// A refused upload that used a loaded dataset keeps it chosen (the select
+// went back to "upload a file instead", and a second try without noticing
+// asked for a dataset file).
+func TestRefusedUploadKeepsTheLoadedDataset(t *testing.T) {
+	a := startApp(t)
+	acct := newAccount(t, a.st, a.url, "uploader@lab.org", false, "editor")
+	def, err := a.st.DefaultProjectID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid, _, _ := readyComparison(t, a.st, "earlier", def, "1+1?")
+	c, err := a.st.GetComparison(context.Background(), cid)
+	if err != nil || c.DatasetID == nil {
+		t.Fatalf("comparison %d: dataset %v, %v", cid, c.DatasetID, err)
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("name", "second try")
+	_ = mw.WriteField("dataset_id", strconv.FormatInt(*c.DatasetID, 10))
+	for _, m := range []string{"base", "rl"} {
+		_ = mw.WriteField("model_role", m)
+		_ = mw.WriteField("model_name", m)
+		w, _ := mw.CreateFormFile("model_file", "chart.png")
+		_, _ = w.Write([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"))
+	}
+	_ = mw.Close()
+	status, page := postNewComparison(t, a, acct, &body, mw.FormDataContentType())
+	if status != http.StatusBadRequest {
+		t.Fatalf("HTTP %d; want 400", status)
+	}
+	if want := fmt.Sprintf(`<option value="%d" selected>`, *c.DatasetID); !strings.Contains(page, want) {
+		t.Errorf("the refused form does not keep the loaded dataset chosen (%s)", want)
+	}
+}

@@ -26,6 +26,8 @@ type NewForm struct {
 	// Kept from a refused submission, so that only the files need choosing
 	// again (a browser never refills a file input).
 	Name       string
+	DatasetID  int64 // a loaded dataset chosen (0: none)
+	ProjectID  int64
 	ModelNames []string
 	Reverify   bool
 	Harness    string
@@ -79,7 +81,7 @@ func NewComparison(f NewForm) templ.Component {
 				var templ_7745c5c3_Var3 string
 				templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(f.Error)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 37, Col: 42}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 39, Col: 42}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 				if templ_7745c5c3_Err != nil {
@@ -103,7 +105,7 @@ func NewComparison(f NewForm) templ.Component {
 			var templ_7745c5c3_Var4 string
 			templ_7745c5c3_Var4, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.Name).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 45, Col: 138}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 47, Col: 138}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var4)
 			if templ_7745c5c3_Err != nil {
@@ -113,7 +115,7 @@ func NewComparison(f NewForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = projectSelect(f.Projects).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = projectSelect(f.Projects, f.ProjectID).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -134,154 +136,164 @@ func NewComparison(f NewForm) templ.Component {
 					var templ_7745c5c3_Var5 string
 					templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(d.ID)).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 57, Col: 40}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 59, Col: 40}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var5)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\">")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\"")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					if d.ID == f.DatasetID {
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, " selected")
+						if templ_7745c5c3_Err != nil {
+							return templ_7745c5c3_Err
+						}
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, ">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var6 string
 					templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(DatasetLabel(d))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 57, Col: 60}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 59, Col: 94}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "</option>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "</option>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "</select></label><p class=\"hint\">The datasets of your projects. Using one in another project shares its problems with that project's members.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "</select></label><p class=\"hint\">The datasets of your projects. Using one in another project shares its problems with that project's members.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<label>Dataset file <input type=\"file\" name=\"dataset_file\" accept=\".jsonl,.json,.txt,.gz,.zst\"></label></fieldset><fieldset><legend>Models</legend><p class=\"hint\">Samples files as your tools wrote them, recognised from their contents: lm-evaluation-harness <code>--log_samples</code>, lighteval details, Inspect AI logs (<code>.eval</code>, <code>.json</code>), OpenCompass predictions or results, human-eval / EvalPlus samples and <code>eval_results.json</code>, BigCodeBench <code>eval_results.json</code>, verl validation and <code>main_generation</code> dumps, TRL logged completions (parquet, JSONL or the wandb <code>.table.json</code>), OpenAI Batch output, vLLM outputs, Hugging Face released generations, NeMo-Skills <code>output-rs*.jsonl</code>, evalscope reviews, SkyThought <code>results.json</code>, MathArena run files (<code>.json.zst</code>, one per problem), OpenRLHF batch inference output, simple-evals <code>_allresults.json</code>, LiveCodeBench <code>eval_all.json</code>, DeepSeek-Math <code>predictions.json</code>, the Qwen2.5-Math / limit-of-RLVR evaluator, Reach JSONL (one line per sample or per problem), a per-problem counts CSV (<code>problem_id,n,correct</code>); JSONL, JSON or parquet, plain or gzip/zstd-compressed. Anything else with one record per problem or per sample works too: you confirm the field mapping after upload. Up to ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "<label>Dataset file <input type=\"file\" name=\"dataset_file\" accept=\".jsonl,.json,.txt,.gz,.zst\"></label></fieldset><fieldset><legend>Models</legend><p class=\"hint\">Samples files as your tools wrote them, recognised from their contents: lm-evaluation-harness <code>--log_samples</code>, lighteval details, Inspect AI logs (<code>.eval</code>, <code>.json</code>), OpenCompass predictions or results, human-eval / EvalPlus samples and <code>eval_results.json</code>, BigCodeBench <code>eval_results.json</code>, verl validation and <code>main_generation</code> dumps, TRL logged completions (parquet, JSONL or the wandb <code>.table.json</code>), OpenAI Batch output, vLLM outputs, Hugging Face released generations, NeMo-Skills <code>output-rs*.jsonl</code>, evalscope reviews, SkyThought <code>results.json</code>, MathArena run files (<code>.json.zst</code>, one per problem), OpenRLHF batch inference output, simple-evals <code>_allresults.json</code>, LiveCodeBench <code>eval_all.json</code>, DeepSeek-Math <code>predictions.json</code>, the Qwen2.5-Math / limit-of-RLVR evaluator, Reach JSONL (one line per sample or per problem), a per-problem counts CSV (<code>problem_id,n,correct</code>); JSONL, JSON or parquet, plain or gzip/zstd-compressed. Anything else with one record per problem or per sample works too: you confirm the field mapping after upload. Up to ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var7 string
 			templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprint(f.MaxMiB))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 77, Col: 121}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 79, Col: 121}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, " MiB per file. A model whose samples are spread over several files (one per seed or repeat) takes them all: choose them together, and they are pooled per problem, read in the order of their names.</p><div id=\"models\"><div class=\"model-row\"><input type=\"hidden\" name=\"model_role\" value=\"base\"> <span class=\"role\">Base model</span> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"Qwen2.5-7B\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, " MiB per file. A model whose samples are spread over several files (one per seed or repeat) takes them all: choose them together, and they are pooled per problem, read in the order of their names.</p><div id=\"models\"><div class=\"model-row\"><input type=\"hidden\" name=\"model_role\" value=\"base\"> <span class=\"role\">Base model</span> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"Qwen2.5-7B\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.modelName(0)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 85, Col: 111}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 87, Col: 111}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "\"></label> <label>Samples <input type=\"file\" name=\"model_file\" multiple required></label></div><div class=\"model-row\"><label class=\"role\"><select name=\"model_role\"><option value=\"rl\">RL model</option> <option value=\"checkpoint\">RL checkpoint</option> <option value=\"distilled\">Distilled model</option></select></label> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"SimpleRL-Zoo\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "\"></label> <label>Samples <input type=\"file\" name=\"model_file\" multiple required></label></div><div class=\"model-row\"><label class=\"role\"><select name=\"model_role\"><option value=\"rl\">RL model</option> <option value=\"checkpoint\">RL checkpoint</option> <option value=\"distilled\">Distilled model</option></select></label> <label>Name <input type=\"text\" name=\"model_name\" required placeholder=\"SimpleRL-Zoo\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var9 string
 			templ_7745c5c3_Var9, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.modelName(1)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 96, Col: 113}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 98, Col: 113}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var9)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "\"></label> <label>Step <input type=\"number\" name=\"model_step\" min=\"0\" class=\"step\"></label> <label>Samples <input type=\"file\" name=\"model_file\" multiple required></label></div></div><button type=\"button\" id=\"add-model\" class=\"button\">Add another model</button></fieldset><fieldset><legend>Verification</legend> <label class=\"check\"><input type=\"checkbox\" name=\"reverify\" value=\"1\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "\"></label> <label>Step <input type=\"number\" name=\"model_step\" min=\"0\" class=\"step\"></label> <label>Samples <input type=\"file\" name=\"model_file\" multiple required></label></div></div><button type=\"button\" id=\"add-model\" class=\"button\">Add another model</button></fieldset><fieldset><legend>Verification</legend> <label class=\"check\"><input type=\"checkbox\" name=\"reverify\" value=\"1\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if f.Reverify {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, " checked")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, " checked")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "> Ignore the files' own verdicts and verify every sample with Reach's verifier</label> <label>Code harness <select name=\"code_harness\" id=\"code-harness\"><option value=\"\" title=\"try a few of each file's completions under every harness and keep the one under which they are valid Python and agree with the file's labels\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "> Ignore the files' own verdicts and verify every sample with Reach's verifier</label> <label>Code harness <select name=\"code_harness\" id=\"code-harness\"><option value=\"\" title=\"try a few of each file's completions under every harness and keep the one under which they are valid Python and agree with the file's labels\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if f.Harness == "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, " selected")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, " selected")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, ">auto (chosen per file)</option> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, ">auto (chosen per file)</option> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			for _, h := range code.Harnesses {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<option value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "<option value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var10 string
 				templ_7745c5c3_Var10, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.Name).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 111, Col: 29}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 113, Col: 29}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var10)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "\" title=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "\" title=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var11 string
 				templ_7745c5c3_Var11, templ_7745c5c3_Err = templruntime.NewAttributeExpression(h.Description).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 111, Col: 53}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 113, Col: 53}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var11)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				if h.Name == f.Harness {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, " selected")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, " selected")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, ">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, ">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var12 string
 				templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(h.Name)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 111, Col: 98}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `new.templ`, Line: 113, Col: 98}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</option>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "</option>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "</select> <span class=\"hint\">code datasets only: how each completion becomes the program that runs against the tests</span></label></fieldset><button type=\"submit\" class=\"button primary\">Upload and import</button> <span class=\"hint\" id=\"upload-status\"></span></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "</select> <span class=\"hint\">code datasets only: how each completion becomes the program that runs against the tests</span></label></fieldset><button type=\"submit\" class=\"button primary\">Upload and import</button> <span class=\"hint\" id=\"upload-status\"></span></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -88,7 +88,7 @@ func NewSampling(f SampleForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = projectSelect(f.Projects).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = projectSelect(f.Projects, 0).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
