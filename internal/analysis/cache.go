@@ -343,7 +343,7 @@ type storedReport struct {
 
 // reportEncoding changes whenever Report's fields change meaning, so that
 // older stored reports are computed again.
-const reportEncoding = 11 // 2: CoT-pass@k, perplexity, answer diversity, support; 3: trajectory flows, sharpening tax; 4: G-Pass@k; 5: k_sampled, curves past it (adaptive designs); 6: models[].cost; 7: past_n (curves continued to 4n); 8: trajectory at_k, dynamics_at_k; 9: the problem table and per-problem lists in binary ahead of the JSON; 10: G-Pass@k intervals, temperature_sweep; 11: the sharpening tax difference's figures (were left out of the JSON, so a stored report read them back as 0)
+const reportEncoding = 12 // 2: CoT-pass@k, perplexity, answer diversity, support; 3: trajectory flows, sharpening tax; 4: G-Pass@k; 5: k_sampled, curves past it (adaptive designs); 6: models[].cost; 7: past_n (curves continued to 4n); 8: trajectory at_k, dynamics_at_k; 9: the problem table and per-problem lists in binary ahead of the JSON; 10: G-Pass@k intervals, temperature_sweep; 11: the sharpening tax difference's figures (were left out of the JSON, so a stored report read them back as 0); 12: the breakdowns' crossover found on every k (was on powers of two)
 
 // encodeReport writes the problem table, then streams the rest as JSON
 // with go-json-experiment under v1 options (encoding/json's output), all

@@ -44,7 +44,10 @@ func GroupKs(kmax int) []int {
 // with at least one problem; levels in numeric order when they are numbers).
 func breakdowns(rep *Report, models [][]passk.Count, kept []store.Problem) ([]Breakdown, error) {
 	out := []Breakdown{}
-	ks := GroupKs(rep.KSampled)
+	// The curves are kept at GroupKs, but the crossover is found on every k,
+	// as the headline's is: on powers of two a group of every problem said
+	// "meet at k = 8" next to a headline of k = 7.
+	ks, all := GroupKs(rep.KSampled), passk.AllKs(rep.KSampled)
 	for _, by := range []string{"subject", "level"} {
 		groups := map[string][]int{}
 		for j, p := range kept {
@@ -65,18 +68,20 @@ func breakdowns(rep *Report, models [][]passk.Count, kept []store.Problem) ([]Br
 			idx := groups[g]
 			b := Breakdown{By: by, Group: g, Problems: len(idx)}
 			sub := make([][]passk.Count, len(models))
+			full := make([][]float64, len(models))
 			for m, cs := range models {
 				sub[m] = make([]passk.Count, len(idx))
 				for i, j := range idx {
 					sub[m][i] = cs[j]
 				}
-				curve, err := passk.Curve(sub[m], ks)
+				curve, err := passk.Curve(sub[m], all)
 				if err != nil {
 					return nil, fmt.Errorf("%s %q: %w", by, g, err)
 				}
+				full[m] = curve
 				gm := GroupModel{Name: rep.Models[m].Name}
-				for i, k := range ks {
-					gm.PassAtK = append(gm.PassAtK, Point{K: k, Value: curve[i]})
+				for _, k := range ks {
+					gm.PassAtK = append(gm.PassAtK, Point{K: k, Value: curve[k-1]})
 				}
 				for _, x := range sub[m] {
 					if x.C >= 1 {
@@ -90,11 +95,7 @@ func breakdowns(rep *Report, models [][]passk.Count, kept []store.Problem) ([]Br
 				return nil, err
 			}
 			b.Solved = Solved{Both: sets.Both, BaseOnly: sets.BaseOnly, OtherOnly: sets.OtherOnly, Neither: sets.Neither}
-			bv, ov := make([]float64, len(ks)), make([]float64, len(ks))
-			for i := range ks {
-				bv[i], ov[i] = b.Models[0].PassAtK[i].Value, b.Models[1].PassAtK[i].Value
-			}
-			if b.Crossover, err = crossoverOf(ks, bv, ov, rep.KSampled, RoleNoun(rep.Models[1].Role)); err != nil {
+			if b.Crossover, err = crossoverOf(all, full[0], full[1], rep.KSampled, RoleNoun(rep.Models[1].Role)); err != nil {
 				return nil, err
 			}
 			out = append(out, b)
