@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/reach-lab/reach/internal/passk"
 	"github.com/reach-lab/reach/internal/store"
@@ -693,15 +694,29 @@ func (rep *Report) attachDiversity(ms []*ModelDiversity, grouping string) {
 	}
 	d := &DiversityReport{Status: DebateComplete, Grouping: diversityGrouping(ms, grouping), Models: ms, Pairs: diversityPairs(ms)}
 	any, texts := false, false
-	for _, m := range ms {
+	var countsOnly []string
+	withTexts := 0
+	for i, m := range ms {
 		any = any || (m != nil && m.Problems > 0)
 		texts = texts || m != nil
+		if m == nil {
+			countsOnly = append(countsOnly, rep.Models[i].Name)
+		} else {
+			withTexts++
+		}
 	}
 	switch {
 	case !texts:
 		d.Status, d.Note = DebateUnavailable, "only counts were imported: answers need completion texts"
+	case withTexts < 2:
+		// The chart and the pairs compare two models' answers: with one
+		// model's texts the card was empty and said nothing.
+		d.Status, d.Note = DebateUnavailable, "only counts were imported for "+strings.Join(countsOnly, ", ")+
+			": answer diversity compares two models' answers, and needs completion texts of both"
 	case !any:
 		d.Status, d.Note = DebateUnavailable, "no model's samples carry answers to group"
+	case len(countsOnly) > 0:
+		d.Note = "left out (only counts were imported): " + strings.Join(countsOnly, ", ")
 	}
 	rep.Diversity = d
 }

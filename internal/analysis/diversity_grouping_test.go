@@ -39,3 +39,24 @@ func TestDiversityGroupingFollowsWhatWasGrouped(t *testing.T) {
 		}
 	}
 }
+
+// A counts-only model leaves the diversity card with one model's answers:
+// it says why instead of showing an empty card; with three models, the two
+// with texts are compared and the note names the one left out.
+func TestDiversityNamesCountsOnlyModels(t *testing.T) {
+	rows := []ProblemRow{{ProblemID: 1, Key: "p1"}}
+	m, err := diversityOf("math", rows, map[int64][]store.Answer{1: {{Extracted: "3"}, {Extracted: "4"}}}, func(a, b string) bool { return a == b })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &Report{Models: []ModelReport{{Name: "base counts"}, {Name: "rl"}}}
+	rep.attachDiversity([]*ModelDiversity{nil, m}, "x")
+	if d := rep.Diversity; d.Status != DebateUnavailable || d.Note != "only counts were imported for base counts: answer diversity compares two models' answers, and needs completion texts of both" {
+		t.Errorf("one model with texts: status %q, note %q", d.Status, d.Note)
+	}
+	rep = &Report{Models: []ModelReport{{Name: "base"}, {Name: "rl counts"}, {Name: "rl2"}}}
+	rep.attachDiversity([]*ModelDiversity{m, nil, m}, "x")
+	if d := rep.Diversity; d.Status != DebateComplete || d.Note != "left out (only counts were imported): rl counts" {
+		t.Errorf("two of three with texts: status %q, note %q", d.Status, d.Note)
+	}
+}
