@@ -16,6 +16,7 @@ import (
 
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/follow"
+	"github.com/reach-lab/reach/internal/hidden"
 	"github.com/reach-lab/reach/internal/ingest"
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
@@ -454,7 +455,14 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	if *asJSON {
 		return rep.WriteJSON(stdout)
 	}
-	fmt.Fprintf(stdout, "%s — %s, %d problems, k up to %d\n", rep.Name, rep.Dataset, rep.Problems, rep.KMax)
+	// Names and ids come from uploaded files: a terminal must not run
+	// their control characters or reorder text by their bidi marks.
+	stdout = terminalWriter{stdout}
+	dropped := ""
+	if rep.Dropped > 0 {
+		dropped = fmt.Sprintf(" (%d dataset %s left out: not sampled by every model)", rep.Dropped, map[bool]string{true: "problem", false: "problems"}[rep.Dropped == 1])
+	}
+	fmt.Fprintf(stdout, "%s — %s, %d problems%s, k up to %d\n", rep.Name, rep.Dataset, rep.Problems, dropped, rep.KMax)
 	if d := rep.Design; d != nil && d.Uniform > 0 {
 		fmt.Fprintf(stdout, "  adaptive sampling: %d samples drawn of a %d budget, %.0f%% of a uniform design's %d at n = %d; every problem sampled to k = %d, extrapolated past it (ext.)\n",
 			d.Drawn, d.Budget, 100*float64(d.Drawn)/float64(d.Uniform), d.Uniform, d.Target, rep.KSampled)
@@ -490,6 +498,17 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 
 // reportNotReady says what an unfinished comparison is doing and how to
 // finish it; with asJSON it prints that as a JSON status.
+// terminalWriter writes text with control and hidden characters shown as
+// markers (hidden.Terminal). Each Write must hold whole lines (Fprintf's).
+type terminalWriter struct{ w io.Writer }
+
+func (t terminalWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(t.w, hidden.Terminal(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 func reportNotReady(stdout io.Writer, c store.Comparison, asJSON bool) error {
 	hint := "its jobs run in `reach serve` or `reach worker`: if none is running against this database, start one, or import with --wait"
 	switch c.Status {

@@ -9,6 +9,7 @@ package hidden
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // names are the hidden characters, with their Unicode names for tooltips.
@@ -59,4 +60,29 @@ func Visible(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// Terminal is s made safe to print to a terminal: hidden characters as by
+// Visible, and control characters other than newline and tab (ESC starts
+// the sequences that move the cursor, clear the screen or set the title)
+// as markers too; bytes that are not UTF-8 become U+FFFD (a lone 0x9B is
+// a control sequence to some terminals).
+func Terminal(s string) string {
+	if utf8.ValidString(s) && strings.IndexFunc(s, func(r rune) bool { return Is(r) || isControl(r) }) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if Is(r) || isControl(r) {
+			b.WriteString(Marker(r))
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// isControl: C0 and C1 controls and DEL, but not newline or tab.
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7F && r <= 0x9F)
 }

@@ -23,3 +23,18 @@ func TestVisible(t *testing.T) {
 		t.Error("a visible character counts as hidden")
 	}
 }
+
+func TestTerminal(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain\tname\n":         "plain\tname\n",
+		"gpt\u202E4":            "gpt⟨U+202E⟩4",
+		"\x1b[2Jcleared":        "⟨U+001B⟩[2Jcleared",
+		"bell\a and \r\u009b1m": "bell⟨U+0007⟩ and ⟨U+000D⟩⟨U+009B⟩1m",
+		"raw \x9b byte":         "raw \uFFFD byte",
+		"<b>html</b> 重新":        "<b>html</b> 重新",
+	} {
+		if got := Terminal(in); got != want {
+			t.Errorf("Terminal(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

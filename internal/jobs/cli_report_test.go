@@ -101,3 +101,43 @@ func TestCLIReportWithoutServer(t *testing.T) {
 		t.Errorf("status JSON %s (%v); want an unfinished status and a hint naming --wait", out, err)
 	}
 }
+
+// `reach report` prints names from uploaded files to a terminal: their
+// control characters (ESC sequences clear the screen or set the title) and
+// bidi overrides come out as markers, never raw.
+func TestCLIReportShowsControlCharacters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := buildReach(t)
+	_, dbURL := testdb.New(t)
+	dir := repoCase(t, "from-reports/truncated-length")
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(bin, append(args, "--database-url", dbURL)...)
+		cmd.Env = append(os.Environ(), "REACH_LOG_LEVEL=error")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			err = errors.Join(err, errors.New(stderr.String()))
+		}
+		return string(out), err
+	}
+	out, err := run("import", "--name", "pair\x1b[2J", "--dataset", filepath.Join(dir, "dataset.jsonl"),
+		"--base", "base=" + filepath.Join(dir, "base.jsonl"), "--model", "rl\u202Egnp.exe\x1b]0;owned\a=" + filepath.Join(dir, "rl.jsonl"), "--wait")
+	if err != nil {
+		t.Fatalf("reach import --wait: %v", err)
+	}
+	out, err = run("report", strings.TrimSpace(out))
+	if err != nil {
+		t.Fatalf("reach report: %v", err)
+	}
+	if strings.ContainsAny(out, "\x1b\a\u202E") {
+		t.Errorf("report prints raw control or bidi characters:\n%q", out)
+	}
+	for _, want := range []string{"pair⟨U+001B⟩[2J", "rl⟨U+202E⟩gnp.exe⟨U+001B⟩]0;owned⟨U+0007⟩"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+}
