@@ -364,34 +364,16 @@ func followRun(ctx context.Context, st *store.Store, client *jobs.Client, id int
 				break
 			}
 			if out.Adding >= 0 {
-				// Its import ends in ready (in, or failed and taken out)
-				// or, for the whole comparison, failed: the next look says
-				// which.
-				if err := waitImported(ctx, st, id); err != nil {
-					break
+				// Its import ends in ready, the step in or failed and taken
+				// out (the next look says which), or the whole comparison
+				// failed.
+				if err := waitReady(ctx, st, id); err != nil {
+					if ctx.Err() != nil {
+						break
+					}
+					return err
 				}
 			}
-		}
-	}
-}
-
-// waitImported polls until comparison id is no longer importing (ready or
-// failed).
-func waitImported(ctx context.Context, st *store.Store, id int64) error {
-	tick := time.NewTicker(300 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		c, err := st.GetComparison(ctx, id)
-		if err != nil {
-			return err
-		}
-		if c.Status == store.StatusReady || c.Status == store.StatusFailed {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
 		}
 	}
 }
