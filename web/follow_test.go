@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/url"
@@ -158,8 +159,17 @@ func TestFollowServerFolder(t *testing.T) {
 	if c, err := a.st.GetComparison(context.Background(), id); err != nil || c.Status != store.StatusReady || len(c.Runs) != 4 {
 		t.Errorf("after a step file cut short: %s, %d models (%v)", c.Status, len(c.Runs), err)
 	}
-	if page := getPage(t, a, editor, fmt.Sprintf("/comparisons/%d", id)); !strings.Contains(page, "step 150 not added") {
-		t.Errorf("the page does not show the refused step")
+	if page := getPage(t, a, editor, fmt.Sprintf("/comparisons/%d", id)); !strings.Contains(page, "step 150 not added") ||
+		!strings.Contains(page, "step 150: failed, not shown (150.jsonl:8") {
+		t.Errorf("the page does not show the refused step on the follow's line and the trajectory")
+	}
+	var rj struct {
+		FailedSteps []store.FailedStep `json:"failed_steps"`
+	}
+	body = getPage(t, a, editor, fmt.Sprintf("/api/v1/comparisons/%d/report", id))
+	if err := json.Unmarshal([]byte(body), &rj); err != nil || len(rj.FailedSteps) != 1 || rj.FailedSteps[0].Step != 150 || rj.FailedSteps[0].File != "150.jsonl" ||
+		!strings.HasPrefix(rj.FailedSteps[0].Error, "150.jsonl:8") {
+		t.Errorf("the report JSON's failed steps %+v (%v); want step 150 with its file's error\n%.300s", rj.FailedSteps, err, body)
 	}
 
 	// A step file that is a link leading out of the allowed folder is not read

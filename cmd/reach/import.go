@@ -261,14 +261,8 @@ func runImport(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintln(stdout, id)
 	if *follow {
-		known := map[int]bool{}
-		for _, m := range mf.models[mf.run.first:] {
-			if m.Step != nil && strings.HasPrefix(m.Name, mf.run.name+" step ") {
-				known[*m.Step] = true
-			}
-		}
 		fmt.Fprintf(os.Stderr, "following %s (every %v; Ctrl-C stops and keeps what is in)\n", mf.run.arg, *followEvery)
-		return followRun(ctx, st, client, id, mf.run, known, *followEvery, *harness, *acceptGuess, stdout)
+		return followRun(ctx, st, client, id, mf.run, *followEvery, *harness, *acceptGuess, stdout)
 	}
 	return nil
 }
@@ -306,50 +300,81 @@ func (f *followed) asCheckpoint(models []intake.Model) error {
 
 // followRun watches a training run's folder and adds each new step as a
 // checkpoint of comparison id once its files have not changed for every
-// (so a file still being written is not read half), until ctx ends. A step
-// whose files are refused is reported and tried again only when they
-// change.
-func followRun(ctx context.Context, st *store.Store, client *jobs.Client, id int64, f *followed, known map[int]bool, every time.Duration,
+// (so a file still being written is not read half), until ctx ends or the
+// follow is stopped from the page. It looks as a comparison following a
+// server folder does (follow.State.Look), recorded as the comparison's
+// follow, so that the page shows it and keeps each step that failed until
+// it goes in; a failed step is tried again once its file changes.
+func followRun(ctx context.Context, st *store.Store, client *jobs.Client, id int64, f *followed, every time.Duration,
 	harness string, acceptGuess bool, stdout io.Writer) error {
-	var seen follow.State
+	path := f.arg
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	fid, err := st.CreateFollow(ctx, id, f.name, path, every, 0)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		_, _ = st.StopFollow(context.WithoutCancel(ctx), id, "")
+	}()
+	run := follow.Run{ComparisonID: id, Model: f.name, Arg: f.arg, Root: f.root, Every: every, CodeHarness: harness, AcceptGuess: acceptGuess}
+	var state follow.State
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	stopped := func() {
+		fmt.Fprintf(os.Stderr, "stopped following %s; comparison %d keeps every checkpoint that went in\n", f.arg, id)
+	}
 	for {
 		select {
 		case <-ctx.Done():
-			fmt.Fprintf(os.Stderr, "stopped following %s; comparison %d keeps every checkpoint that went in\n", f.arg, id)
+			stopped()
 			return nil
 		case <-tick.C:
 		}
-		cks, err := seen.Scan(f.arg, f.root, known, time.Now(), every)
-		if err != nil {
-			continue // the folder may be between writes
+		if fl, err := st.GetFollow(ctx, fid); err == nil && fl.StoppedAt != nil {
+			fmt.Fprintln(os.Stderr, "the follow was stopped on the comparison's page")
+			stopped()
+			return nil
 		}
-		for _, ck := range cks {
-			step := ck.Step
-			m := intake.Model{Name: follow.CheckpointName(f.name, step), Role: "checkpoint", Step: &step, File: intake.LocalFile(ck.Files[0]), CodeHarness: harness}
-			for _, p := range ck.Files[1:] {
-				m.More = append(m.More, intake.LocalFile(p))
+		for {
+			out, err := state.Look(ctx, st, client, run, time.Now())
+			if ctx.Err() != nil {
+				break // stopped: whatever committed stays
 			}
-			if _, err := intake.AddModels(ctx, st, client, id, []intake.Model{m}, acceptGuess); err != nil {
-				if ctx.Err() != nil {
-					continue // stopped: whatever committed stays, the rest goes next time
-				}
-				fmt.Fprintf(os.Stderr, "step %d: not added: %v\n", step, err)
-				seen.Refuse(ck)
-				continue
-			}
-			if err := waitReady(ctx, st, id); err != nil {
-				if ctx.Err() != nil {
-					continue
-				}
+			if err != nil {
 				return err
 			}
-			if err := jobs.ComputeStats(ctx, st, id, 0); err != nil && ctx.Err() == nil {
-				return fmt.Errorf("statistics of comparison %d: %w", id, err)
+			for _, step := range out.In {
+				if err := jobs.ComputeStats(ctx, st, id, 0); err != nil && ctx.Err() == nil {
+					return fmt.Errorf("statistics of comparison %d: %w", id, err)
+				}
+				fmt.Fprintf(stdout, "step %d added to comparison %d\n", step, id)
 			}
-			known[step] = true
-			fmt.Fprintf(stdout, "step %d added to comparison %d\n", step, id)
+			for _, fs := range out.Failed {
+				fmt.Fprintf(os.Stderr, "%s\n", follow.FailureText(fs))
+			}
+			b, err := json.Marshal(state)
+			if err != nil {
+				return err
+			}
+			if err := st.SaveFollowScan(ctx, fid, b, time.Now(), state.Summary(out.ScanErr)); err != nil && ctx.Err() == nil {
+				return err
+			}
+			if !out.Busy() {
+				break
+			}
+			if out.Adding >= 0 {
+				// Its import ends in ready, the step in or failed and taken
+				// out (the next look says which), or the whole comparison
+				// failed.
+				if err := waitReady(ctx, st, id); err != nil {
+					if ctx.Err() != nil {
+						break
+					}
+					return err
+				}
+			}
 		}
 	}
 }

@@ -321,3 +321,131 @@ func TestTrainingRunTRLFolder(t *testing.T) {
 		t.Errorf("runs %q; want %q", strings.Join(got, " "), want)
 	}
 }
+
+// A step file --follow cannot add (a record whose prompt matches no problem
+// of the dataset: its import fails and the step is taken out) is said to
+// have failed, not to be added; it stays reported as failed (the page's
+// follow line, the report's failed steps) after a later step goes in; and
+// once the trainer rewrites it, it is tried again and goes in.
+func TestFollowFailedStep(t *testing.T) {
+	src := testfiles.GSM8KProbe(t)
+	_, url := testdb.New(t)
+	dump := t.TempDir()
+	rows := func(step int) []gsm8kRow {
+		return readGSM8KRows(t, filepath.Join(src, fmt.Sprintf("trajectory/step-%d/rl_raw.jsonl", step)))
+	}
+	put := func(step int, body []byte) {
+		t.Helper()
+		// Written aside and renamed in, as a whole: the follow reads it once settled.
+		tmp := filepath.Join(t.TempDir(), "step")
+		if err := os.WriteFile(tmp, body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dump, fmt.Sprintf("%d.jsonl", step))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(100, verlDump(rows(100), 100))
+	put(300, verlDump(rows(300), 300))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- runImport(ctx, []string{"--dataset", filepath.Join(src, "data/gsm8k_subset.jsonl"), "--base", "SFT=" + filepath.Join(src, "results_2048_batched/sft_raw.jsonl"),
+			"--accept-guess", "--model", "ppo=" + dump, "--name", "followed", "--wait", "--follow", "--follow-every", "400ms", "--database-url", url}, out)
+	}()
+	st, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	models := func() (string, string) {
+		c, err := st.GetComparison(context.Background(), 1)
+		if err != nil {
+			return "", ""
+		}
+		var names []string
+		for _, r := range c.Runs[1:] {
+			names = append(names, r.ModelName)
+		}
+		return strings.Join(names, ", "), c.Status
+	}
+	lastError := func() string {
+		f, err := st.LatestFollow(context.Background(), 1)
+		if err != nil {
+			return ""
+		}
+		return f.LastError
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for !ok() {
+			select {
+			case err := <-done:
+				t.Fatalf("reach import stopped waiting for %s: %v\n%s", what, err, out.String())
+			default:
+			}
+			if time.Now().After(deadline) {
+				got, status := models()
+				t.Fatalf("%s: not after a minute; models %s, %s; follow's error %q; output %q", what, got, status, lastError(), out.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	ready := func(want string) func() bool {
+		return func() bool { got, status := models(); return got == want && status == store.StatusReady }
+	}
+	waitFor("the first two steps", func() bool { return ready("ppo step 100, ppo step 300")() && strings.Contains(out.String(), "1\n") })
+
+	// Step 400 with one record's prompt matching no problem.
+	bad := rows(500)
+	bad[0].Question = "What is the airspeed of an unladen swallow, in furlongs a fortnight?"
+	put(400, verlDump(bad, 400))
+	waitFor("step 400 to fail", func() bool { return strings.Contains(lastError(), "step 400 not added: 400.jsonl:") })
+	waitFor("the comparison ready again without step 400", ready("ppo step 100, ppo step 300"))
+
+	put(500, verlDump(rows(500), 500))
+	waitFor("step 500", func() bool {
+		return ready("ppo step 100, ppo step 300, ppo step 500")() && strings.Contains(out.String(), "step 500 added to comparison 1")
+	})
+	if strings.Contains(out.String(), "step 400 added") {
+		t.Errorf("a step whose import failed reported as added: %q", out.String())
+	}
+	// After a later step went in, step 400 is still said to have failed.
+	if e := lastError(); !strings.Contains(e, "step 400 not added: 400.jsonl:") {
+		t.Errorf("after step 500 went in, the follow's error %q does not name step 400", e)
+	}
+	rep, err := analysis.Build(context.Background(), st, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.FailedSteps) != 1 || rep.FailedSteps[0].Step != 400 || !strings.Contains(rep.FailedSteps[0].Error, "400.jsonl:") {
+		t.Errorf("the report's failed steps %+v; want step 400 with its file's error", rep.FailedSteps)
+	}
+	// Left as it is, step 400 is not tried again.
+	time.Sleep(2 * time.Second)
+	if got, _ := models(); got != "ppo step 100, ppo step 300, ppo step 500" {
+		t.Errorf("step 400 unchanged: models %s", got)
+	}
+
+	// The trainer rewrites step 400 whole: it is tried again and goes in.
+	put(400, verlDump(rows(500), 400))
+	waitFor("step 400 fixed", func() bool {
+		return ready("ppo step 100, ppo step 300, ppo step 500, ppo step 400")() && strings.Contains(out.String(), "step 400 added to comparison 1")
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("reach import --follow after Ctrl-C: %v", err)
+	}
+	if e := lastError(); strings.Contains(e, "step 400") {
+		t.Errorf("step 400 went in; the follow still says %q", e)
+	}
+	if rep, err = analysis.Build(context.Background(), st, 1); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.FailedSteps) != 0 {
+		t.Errorf("failed steps after step 400 went in: %+v", rep.FailedSteps)
+	}
+}

@@ -131,6 +131,10 @@ type Report struct {
 	// (step 0 unless it has its own) and every model with a step. Empty
 	// unless at least one non-base model has a step.
 	Trajectory []TrajectoryPoint `json:"trajectory"`
+	// FailedSteps are the steps of a followed training run that did not go
+	// in (refused, or their import failed), with why: the trajectory has no
+	// point for them. Steps ascending; none when nothing failed.
+	FailedSteps []store.FailedStep `json:"failed_steps,omitempty"`
 	// Dynamics reads the trajectory's pass@KMax as the two-stage view
 	// (training.TwoStage): claimed only where the bootstrap bands are
 	// apart; nil without a trajectory.
@@ -630,6 +634,9 @@ func BuildWith(ctx context.Context, st *store.Store, id int64, opt Options) (*Re
 		return nil, err
 	}
 	if err := rep.AttachDebate(ctx, st, c); err != nil {
+		return nil, err
+	}
+	if err := rep.AttachFailedSteps(ctx, st, c); err != nil {
 		return nil, err
 	}
 	if rep.Variant == VariantReviewed {
@@ -1293,4 +1300,19 @@ func (p PairReport) SignificanceText(other string, kmax int) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// AttachFailedSteps adds the steps the comparison's follow keeps as failed
+// (store.FailedSteps), leaving out any that went in since.
+func (r *Report) AttachFailedSteps(ctx context.Context, st *store.Store, c store.Comparison) error {
+	failed, err := st.FailedSteps(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	in := map[string]bool{}
+	for _, run := range c.Runs {
+		in[run.ModelName] = true
+	}
+	r.FailedSteps = slices.DeleteFunc(failed, func(f store.FailedStep) bool { return in[f.Model] })
+	return nil
 }

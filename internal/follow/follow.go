@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reach-lab/reach/internal/ingest"
+	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/internal/training"
 )
 
@@ -132,12 +133,17 @@ type Seen struct {
 	Since time.Time `json:"since"` // when this size and time were first seen
 }
 
-// State is what the looks at a folder have seen: every step file, and the
+// State is what the looks at a folder have seen: every step file, the
 // first file of each step that was refused as it was then (tried again
-// only once it changes). It is JSON, kept between a job's looks.
+// only once it changes), the step being added, and the steps that failed.
+// It is JSON, kept between looks in the follow's row.
 type State struct {
 	Files   map[string]Seen `json:"files,omitempty"`
 	Refused map[string]Seen `json:"refused,omitempty"`
+	Adding  *Adding         `json:"adding,omitempty"`
+	// Failed are the steps that did not go in, until they do
+	// (store.FailedSteps reads them).
+	Failed []store.FailedStep `json:"failed,omitempty"`
 }
 
 // Scan looks at the training run's folder arg (a folder, or a quoted

@@ -17,7 +17,6 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/reach-lab/reach/internal/ingest"
-	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
 )
@@ -66,12 +65,10 @@ func Register(st *store.Store) func(*river.Workers) {
 // Timeout: a look copies at most a few step files into uploads.
 func (w *Worker) Timeout(*river.Job[Args]) time.Duration { return 30 * time.Minute }
 
-// Work looks at the folder and adds each new complete step as a checkpoint
-// "MODEL step N" (intake.AddModels: stored as an upload, imported by the
-// comparison's import job), one after another, while the comparison is
-// ready (a step being imported is waited for). A refused step is noted as
-// the follow's last error and tried again once its file changes. The
-// follow stops by itself when its comparison failed or the folder left the
+// Work looks at the folder once (State.Look: it adds each new complete
+// step as a checkpoint "MODEL step N", one a look, and keeps each step
+// that failed as the follow's last error until it goes in). The follow
+// stops by itself when its comparison failed or the folder left the
 // allowed ones.
 func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	f, err := w.st.GetFollow(ctx, job.Args.FollowID)
@@ -113,57 +110,26 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 			state = State{} // an unreadable state is only a fresh look
 		}
 	}
-	known := map[int]bool{}
-	for _, r := range c.Runs {
-		if r.Step != nil && r.ModelName == CheckpointName(f.ModelName, *r.Step) {
-			known[*r.Step] = true
-		}
+	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		return err
 	}
 	now := time.Now()
-	lastErr := ""
-	cks, err := state.Scan(dir, dir, known, now, f.Every)
+	out, err := state.Look(ctx, w.st, client, Run{ComparisonID: f.ComparisonID, Model: f.ModelName, Arg: dir, Root: dir, Every: f.Every, Roots: roots}, now)
 	if err != nil {
-		lastErr = err.Error()
+		return err
 	}
-	if c.Status == store.StatusReady && len(cks) > 0 {
-		client, cerr := river.ClientFromContextSafely[pgx.Tx](ctx)
-		if cerr != nil {
-			return cerr
-		}
-		// One step per look: the comparison imports it before the next.
-		ck := cks[0]
-		step := ck.Step
-		m := intake.Model{Name: CheckpointName(f.ModelName, step), Role: "checkpoint", Step: &step, File: intake.LocalFile(ck.Files[0])}
-		for _, p := range ck.Files[1:] {
-			m.More = append(m.More, intake.LocalFile(p))
-		}
-		var addErr error
-		for _, p := range ck.Files {
-			if addErr == nil {
-				addErr = Within(roots, p) // a step file may be a link leading out
-			}
-			if addErr == nil {
-				addErr = readable(p)
-			}
-		}
-		if addErr == nil {
-			_, addErr = intake.AddModels(ctx, w.st, client, f.ComparisonID, []intake.Model{m}, false)
-		}
-		if addErr != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			state.Refuse(ck)
-			lastErr = fmt.Sprintf("step %d not added: %v", step, addErr)
-		} else {
-			slog.Info("followed folder: step added", "comparison", f.ComparisonID, "step", step, "path", dir)
-		}
+	for _, step := range out.In {
+		slog.Info("followed folder: step added", "comparison", f.ComparisonID, "step", step, "path", dir)
+	}
+	for _, fs := range out.Failed {
+		slog.Info("followed folder: step not added", "comparison", f.ComparisonID, "step", fs.Step, "path", dir, "error", fs.Error)
 	}
 	b, err := json.Marshal(state)
 	if err != nil {
 		return err
 	}
-	if err := w.st.SaveFollowScan(ctx, f.ID, b, now, truncate(lastErr, 1000)); err != nil {
+	if err := w.st.SaveFollowScan(ctx, f.ID, b, now, state.Summary(out.ScanErr)); err != nil {
 		return err
 	}
 	return river.JobSnooze(f.Every)

@@ -792,12 +792,26 @@ func (s *Store) failAddition(ctx context.Context, id int64, msg string) error {
 	if _, err := s.db.Exec(ctx, `DELETE FROM uploads WHERE id = ANY($1) AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.upload_id = uploads.id OR uploads.id = ANY(r.more_upload_ids))`, uploads); err != nil {
 		return fmt.Errorf("delete the files added to comparison %d: %w", id, err)
 	}
-	note := fmt.Sprintf("Adding %s failed and %s taken out; the models before it keep their samples: %s",
+	note := fmt.Sprintf("Adding %s failed and %s taken out; the models before it"+additionSep+"%s",
 		strings.Join(names, ", "), map[bool]string{true: "it was", false: "they were"}[len(names) == 1], msg)
 	if _, err := s.db.Exec(ctx, `UPDATE comparisons SET status = 'ready', error = $2, updated_at = now() WHERE id = $1`, id, note); err != nil {
 		return fmt.Errorf("fail adding models to comparison %d: %w", id, err)
 	}
 	return nil
+}
+
+// additionSep ends the words of failAddition's note before the import's error.
+const additionSep = " keep their samples: "
+
+// AdditionFailure returns the import's error that a comparison's note
+// (Comparison.Error) gives after adding models failed (failAddition), and
+// false for any other note.
+func AdditionFailure(note string) (string, bool) {
+	if !strings.HasPrefix(note, "Adding ") {
+		return "", false
+	}
+	_, msg, ok := strings.Cut(note, additionSep)
+	return msg, ok
 }
 
 // DropFailedDataset deletes the dataset a failed import's own file

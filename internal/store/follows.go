@@ -84,9 +84,13 @@ func (s *Store) LatestFollow(ctx context.Context, comparisonID int64) (Follow, e
 }
 
 // SaveFollowScan records a look at the folder: its state, when, and the
-// error of the look or of a step it refused ("" for none).
+// error of the look or of steps that failed ("" for none). A change to
+// the state's failed steps changes the comparison's report (FailedSteps).
 func (s *Store) SaveFollowScan(ctx context.Context, id int64, state json.RawMessage, at time.Time, lastError string) error {
-	if _, err := s.db.Exec(ctx, `UPDATE follows SET state = $2, last_scan_at = $3, last_error = $4 WHERE id = $1`, id, state, at, lastError); err != nil {
+	if _, err := s.db.Exec(ctx, `WITH old AS (SELECT state->'failed' AS failed FROM follows WHERE id = $1),
+		upd AS (UPDATE follows SET state = $2, last_scan_at = $3, last_error = $4 WHERE id = $1 RETURNING comparison_id)
+		INSERT INTO report_changes (comparison_id) SELECT upd.comparison_id FROM upd, old WHERE old.failed IS DISTINCT FROM $2::jsonb->'failed'`,
+		id, state, at, lastError); err != nil {
 		return fmt.Errorf("save follow %d: %w", id, err)
 	}
 	return nil
@@ -101,4 +105,33 @@ func (s *Store) StopFollow(ctx context.Context, comparisonID int64, reason strin
 		return false, fmt.Errorf("stop the follow of comparison %d: %w", comparisonID, err)
 	}
 	return tag.RowsAffected() > 0, nil
+}
+
+// FailedStep is a step of a followed training run that did not go in: its
+// file was refused, or its import failed and took it out. A follow keeps
+// it in its state (under "failed") until the step goes in.
+type FailedStep struct {
+	Step  int    `json:"step"`
+	Model string `json:"model"` // the checkpoint's name, "MODEL step N"
+	File  string `json:"file"`  // the step's first file, by name
+	Error string `json:"error"`
+}
+
+// FailedSteps returns the failed steps the comparison's latest follow
+// (under way or stopped) keeps, steps ascending; none without a follow.
+func (s *Store) FailedSteps(ctx context.Context, comparisonID int64) ([]FailedStep, error) {
+	var raw []byte
+	err := s.db.QueryRow(ctx, `SELECT COALESCE(state->'failed', '[]') FROM follows WHERE comparison_id = $1
+		ORDER BY stopped_at IS NULL DESC, id DESC LIMIT 1`, comparisonID).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("failed steps of comparison %d: %w", comparisonID, err)
+	}
+	var out []FailedStep
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, nil // an unreadable state is only a fresh one (follow.State)
+	}
+	return out, nil
 }
