@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -374,7 +375,7 @@ func (w *SampleWorker) Work(ctx context.Context, job *river.Job[SampleArgs]) err
 		if err != nil {
 			return fail(err)
 		}
-		ctx := sampling.WithRetryHook(ctx, func(n sampling.RetryNotice) {
+		ctx := sampling.WithRetryHook(sampling.WithReschedule(ctx), func(n sampling.RetryNotice) {
 			if nerr := w.st.NoteChunkRetry(ctx, chunk, retryNote(rc.c.Endpoint().BaseURL, n), n.Err.Kind); nerr != nil {
 				slog.Warn("note a retry", "run", a.RunID, "err", nerr)
 			}
@@ -444,6 +445,9 @@ func (w *SampleWorker) Work(ctx context.Context, job *river.Job[SampleArgs]) err
 			if errors.As(err, &se) && se.Down {
 				return w.endpointDown(ctx, run, chunk, se)
 			}
+			if errors.As(err, &se) && se.Unreachable {
+				return w.unreachable(ctx, rc.c, chunk, se)
+			}
 			retryable := errors.As(err, &se) && se.Retryable() || errors.Is(err, context.DeadlineExceeded)
 			if !retryable || job.Attempt >= job.MaxAttempts {
 				return fail(err)
@@ -466,6 +470,28 @@ func retryNote(where string, n sampling.RetryNotice) string {
 	}
 	return fmt.Sprintf("cannot connect to %s: %s · %d attempts failed since %s UTC · next try at %s UTC · given up at %s UTC unless it answers",
 		where, n.Err.Message, n.Tries, n.UnreachableSince.UTC().Format("15:04:05"), next, n.GiveUpAt.UTC().Format("15:04:05"))
+}
+
+// unreachable puts off a chunk whose endpoint could not be connected to:
+// its job is snoozed (River's attempts are kept for other errors) and
+// gives its worker back, so a down endpoint does not hold every sampling
+// worker while the other models wait. The wait grows with the time the
+// endpoint has been unreachable (1 to 15 s) and ends by the time it is
+// given up, when the next attempt fails the run (endpointDown).
+func (w *SampleWorker) unreachable(ctx context.Context, c *sampling.Client, chunk store.Chunk, se *sampling.Error) error {
+	since, tries := c.Unreachable()
+	if since.IsZero() { // it answered meanwhile
+		since = time.Now()
+	}
+	giveUp := since.Add(c.DownAfter())
+	wait := min(max(time.Since(since)/2, time.Second), 15*time.Second)
+	wait = wait/2 + rand.N(wait/2+1)
+	wait = max(0, min(wait, time.Until(giveUp)+10*time.Millisecond))
+	n := sampling.RetryNotice{Err: se, Next: time.Now().Add(wait), UnreachableSince: since, Tries: tries, GiveUpAt: giveUp}
+	if err := w.st.NoteChunkRetry(context.WithoutCancel(ctx), chunk, retryNote(c.Endpoint().BaseURL, n), se.Kind); err != nil {
+		return err
+	}
+	return river.JobSnooze(wait)
 }
 
 // endpointDown fails a run whose endpoint stayed unreachable for the
@@ -491,7 +517,9 @@ func (w *SampleWorker) endpointDown(ctx context.Context, run store.Run, chunk st
 			slog.Warn("cancel the sample jobs of a failed comparison", "comparison", run.ComparisonID, "err", err)
 		}
 	}
-	return river.JobCancel(se)
+	// Completed, not cancelled: the failure is recorded, and River's
+	// cancel above does not apply to this job.
+	return nil
 }
 
 // afterChunk enqueues the run's aggregation when its last chunk is done,
@@ -655,6 +683,9 @@ var ErrNothingToRetry = errors.New("nothing is left to sample: the comparison fa
 // model failed) it first reopens the chunks that failed for good, keeping
 // every sample drawn.
 func ResumeSampling(ctx context.Context, client *Client, st *store.Store, id int64) error {
+	if err := waitSampleJobsStopped(ctx, st, id); err != nil {
+		return err
+	}
 	return st.WithTx(ctx, func(tx *store.Store) error {
 		c, err := tx.GetComparison(ctx, id)
 		if err != nil {
@@ -671,6 +702,32 @@ func ResumeSampling(ctx context.Context, client *Client, st *store.Store, id int
 		}
 		return StartSampling(ctx, client, tx, c)
 	})
+}
+
+// waitSampleJobsStopped waits (up to 10 s) until a failed comparison's
+// SampleJobs, cancelled when it failed, have ended: a job still running
+// would keep Retry from enqueueing its chunk again (one unfinished job per
+// chunk) and then end cancelled, leaving the chunk without a job.
+func waitSampleJobsStopped(ctx context.Context, st *store.Store, id int64) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status, err := st.ComparisonStatus(ctx, id)
+		if err != nil || status != store.StatusFailed {
+			return err
+		}
+		active, err := st.ActiveSampleJobs(ctx, id)
+		if err != nil || len(active) == 0 {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("retry: %d sampling jobs of the failed comparison are still stopping; try again in a minute", len(active))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // CancelSampling gives up the samples not drawn yet: their problems drop

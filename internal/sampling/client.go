@@ -293,6 +293,9 @@ func (c *Client) retrying(ctx context.Context, what string, try func() *Error) e
 				}
 			}
 		}
+		if !giveUp.IsZero() && ctx.Value(rescheduleKey{}) != nil {
+			return err
+		}
 		if !err.Retryable() || (attempt >= c.retry.MaxAttempts && giveUp.IsZero()) {
 			return err
 		}
@@ -389,6 +392,21 @@ type RetryNotice struct {
 }
 
 type retryHookKey struct{}
+
+type rescheduleKey struct{}
+
+// WithReschedule returns a context whose Sample calls return an
+// unreachable endpoint's error after one attempt instead of waiting for it
+// in a retry loop (it is still given up as Down after DownAfter): for a
+// caller that can try again later without holding anything meanwhile, as
+// a queued job can, so a down endpoint does not hold every worker.
+func WithReschedule(ctx context.Context) context.Context {
+	return context.WithValue(ctx, rescheduleKey{}, true)
+}
+
+// DownAfter is how long the endpoint may stay unreachable before its
+// requests fail for good (the policy's DownAfter, default filled in).
+func (c *Client) DownAfter() time.Duration { return c.retry.DownAfter }
 
 // WithRetryHook returns a context whose Sample calls report each retry
 // to fn (e.g. to show it on a progress page) before waiting.
