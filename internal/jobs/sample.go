@@ -501,7 +501,7 @@ func (w *SampleWorker) unreachable(ctx context.Context, c *sampling.Client, chun
 // The comparison's other SampleJobs are cancelled.
 func (w *SampleWorker) endpointDown(ctx context.Context, run store.Run, chunk store.Chunk, se *sampling.Error) error {
 	ctx = context.WithoutCancel(ctx)
-	msg := fmt.Sprintf("model %q: %s. The samples drawn so far are kept: start the server (or fix the address) and Retry.", run.ModelName, se.Error())
+	msg := fmt.Sprintf("model %q: %s (REACH_ENDPOINT_DOWN_AFTER sets how long). The samples drawn so far are kept: start the server (or fix the address) and Retry.", run.ModelName, se.Error())
 	slog.Warn("endpoint down: sampling stopped", "run", run.ID, "err", se)
 	if err := w.st.NoteChunkRetry(ctx, chunk, se.Error(), se.Kind); err != nil {
 		return err
