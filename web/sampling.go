@@ -479,6 +479,10 @@ func (s *Server) samplingAction(action string) http.HandlerFunc {
 				return
 			}
 			err = jobs.ResumeSampling(ctx, s.jobs, s.st, id)
+			if errors.Is(err, jobs.ErrSamplingStopping) {
+				s.render(w, r, http.StatusConflict, views.ErrorPage(409, "Cannot retry yet", "Sampling is still stopping: try again in a minute."))
+				return
+			}
 			if errors.Is(err, jobs.ErrNothingToRetry) {
 				s.render(w, r, http.StatusConflict, views.ErrorPage(409, "Cannot retry", "Every sample of this comparison was drawn; it failed afterwards, for the reason on its page."))
 				return

@@ -678,6 +678,10 @@ func cancelSampleJobs(ctx context.Context, client *Client, st *store.Store, id i
 // Retry cannot help (its failure was elsewhere).
 var ErrNothingToRetry = errors.New("nothing is left to sample: the comparison failed after sampling")
 
+// ErrSamplingStopping: Retry came while the failed comparison's sampling
+// jobs were still stopping.
+var ErrSamplingStopping = errors.New("the failed comparison's sampling jobs are still stopping: try again in a minute")
+
 // ResumeSampling enqueues the pending chunks of a paused comparison again.
 // On a failed one (Retry: an endpoint was down, or every request of a
 // model failed) it first reopens the chunks that failed for good, keeping
@@ -720,7 +724,7 @@ func waitSampleJobsStopped(ctx context.Context, st *store.Store, id int64) error
 			return err
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("retry: %d sampling jobs of the failed comparison are still stopping; try again in a minute", len(active))
+			return fmt.Errorf("%w (%d jobs)", ErrSamplingStopping, len(active))
 		}
 		select {
 		case <-ctx.Done():
