@@ -53,6 +53,10 @@ func TestFailedSampledComparisonOffersRetry(t *testing.T) {
 			t.Errorf("GET %s: HTTP %d, page lacks %q", path, code, want)
 		}
 	}
+	// The list says why too.
+	if code, body := f.page("owner", "/"); !strings.Contains(body, where+" is unreachable") {
+		t.Errorf("GET /: HTTP %d, the list does not say why the comparison failed", code)
+	}
 	if code, loc, body := f.send("editor", path+"/resume", url.Values{}); code != 303 || loc != path {
 		t.Fatalf("Retry: HTTP %d %s %.300s; want 303 to %s", code, loc, body, path)
 	}
