@@ -474,11 +474,19 @@ func (s *Server) samplingAction(action string) http.HandlerFunc {
 			}
 			err = jobs.PauseSampling(ctx, s.jobs, s.st, id)
 		case "resume":
-			if c.Status != store.StatusPaused {
-				conflict("paused")
+			if c.Status != store.StatusPaused && c.Status != store.StatusFailed {
+				conflict("paused or failed")
 				return
 			}
 			err = jobs.ResumeSampling(ctx, s.jobs, s.st, id)
+			if errors.Is(err, jobs.ErrSamplingStopping) {
+				s.render(w, r, http.StatusConflict, views.ErrorPage(409, "Cannot retry yet", "Sampling is still stopping: try again in a minute."))
+				return
+			}
+			if errors.Is(err, jobs.ErrNothingToRetry) {
+				s.render(w, r, http.StatusConflict, views.ErrorPage(409, "Cannot retry", "Every sample of this comparison was drawn; it failed afterwards, for the reason on its page."))
+				return
+			}
 		case "cancel":
 			if c.Status != store.StatusSampling && c.Status != store.StatusPaused {
 				conflict("sampling or paused")

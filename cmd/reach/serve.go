@@ -70,14 +70,32 @@ func newJobs(st *store.Store, workers int, box *secret.Box, localQueue string, d
 	if err != nil {
 		return nil, err
 	}
+	downAfter, err := endpointDownAfter(os.Getenv("REACH_ENDPOINT_DOWN_AFTER"))
+	if err != nil {
+		return nil, err
+	}
 	var queues map[string]int
 	if daemon {
 		queues = map[string]int{follow.Queue: 2}
 	}
 	return jobs.NewClient(st, jobs.Config{Workers: workers, SamplingWorkers: samplingWorkers(), Verifier: newVerifier(),
 		Secret: box, Logger: slog.Default(), JobTimeout: timeout, RescueAfter: rescue, Lease: leaseFromEnv(), LocalQueue: localQueue,
-		ImportChunkBytes: split, ImportWriters: writers, Register: follow.Register(st), Queues: queues, SkipSampling: box == nil,
+		ImportChunkBytes: split, ImportWriters: writers, EndpointDownAfter: downAfter, Register: follow.Register(st), Queues: queues, SkipSampling: box == nil,
 		SkipSearchIndex: !daemon})
+}
+
+// endpointDownAfter reads REACH_ENDPOINT_DOWN_AFTER (v), how long a model's
+// endpoint may refuse connections before sampling from it fails: a Go
+// duration ("90s", "5m"); unset, sampling.DefaultDownAfter.
+func endpointDownAfter(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second {
+		return 0, fmt.Errorf("REACH_ENDPOINT_DOWN_AFTER=%q: want a duration of at least 1s, e.g. 90s or 5m", v)
+	}
+	return d, nil
 }
 
 // importChunkBytes reads REACH_IMPORT_CHUNK_MB (v), the part size in MiB

@@ -40,6 +40,10 @@ type Config struct {
 	// SamplingWorkers is how many SampleJobs (requests to inference
 	// servers) run at once in this process; 0 means 32 when Workers > 0.
 	SamplingWorkers int
+	// EndpointDownAfter is how long a model's endpoint may stay unreachable
+	// (connections refused, DNS failing; no answer at all) before its run
+	// and the comparison fail saying so; 0 means sampling.DefaultDownAfter.
+	EndpointDownAfter time.Duration
 	// JobTimeout bounds one attempt of a SampleJob (and of the short jobs);
 	// 0 means 30 minutes. Imports and verification get longTimeout.
 	JobTimeout time.Duration
@@ -109,7 +113,7 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 	river.AddWorker(workers, &AggregateWorker{st: st})
 	river.AddWorker(workers, &ReverifyWorker{st: st, v: cfg.Verifier})
 	river.AddWorker(workers, &StatsWorker{st: st, draws: cfg.StatsDraws, hook: cfg.statsHook})
-	river.AddWorker(workers, &SampleWorker{st: st, v: cfg.Verifier, box: cfg.Secret, clients: map[int64]*runClient{}})
+	river.AddWorker(workers, &SampleWorker{st: st, v: cfg.Verifier, box: cfg.Secret, downAfter: cfg.EndpointDownAfter, clients: map[int64]*runClient{}})
 	river.AddWorker(workers, &AdaptiveRoundWorker{st: st})
 	river.AddWorker(workers, &JudgeWorker{st: st, clients: endpointClients{box: cfg.Secret}})
 	river.AddWorker(workers, &ScoreWorker{st: st, clients: endpointClients{box: cfg.Secret}})

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
@@ -248,6 +250,9 @@ type SampleWorker struct {
 	st  *store.Store
 	v   verify.Verifier
 	box *secret.Box
+	// downAfter is how long an endpoint may refuse connections before its
+	// run fails (sampling.RetryPolicy.DownAfter; 0 = its default).
+	downAfter time.Duration
 
 	mu      sync.Mutex
 	clients map[int64]*runClient // by run id
@@ -278,7 +283,8 @@ func (w *SampleWorker) client(r store.Run) (*runClient, error) {
 		}
 	}
 	c, err := sampling.New(sampling.Endpoint{BaseURL: r.Endpoint.BaseURL, Model: r.Endpoint.Model, APIKey: key,
-		Style: sampling.Style(r.Endpoint.Style), MaxConcurrency: r.Endpoint.MaxConcurrency}, nil)
+		Style: sampling.Style(r.Endpoint.Style), MaxConcurrency: r.Endpoint.MaxConcurrency,
+		Retry: sampling.RetryPolicy{DownAfter: w.downAfter}}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -369,6 +375,11 @@ func (w *SampleWorker) Work(ctx context.Context, job *river.Job[SampleArgs]) err
 		if err != nil {
 			return fail(err)
 		}
+		ctx := sampling.WithRetryHook(sampling.WithReschedule(ctx), func(n sampling.RetryNotice) {
+			if nerr := w.st.NoteChunkRetry(ctx, chunk, retryNote(rc.c.Endpoint().BaseURL, n), n.Err.Kind); nerr != nil {
+				slog.Warn("note a retry", "run", a.RunID, "err", nerr)
+			}
+		})
 		var (
 			comps    []sampling.Completion
 			seeds    []*int64
@@ -431,6 +442,12 @@ func (w *SampleWorker) Work(ctx context.Context, job *river.Job[SampleArgs]) err
 		}
 		if err != nil {
 			var se *sampling.Error
+			if errors.As(err, &se) && se.Down {
+				return w.endpointDown(ctx, run, chunk, se)
+			}
+			if errors.As(err, &se) && se.Unreachable {
+				return w.unreachable(ctx, rc.c, chunk, se)
+			}
 			retryable := errors.As(err, &se) && se.Retryable() || errors.Is(err, context.DeadlineExceeded)
 			if !retryable || job.Attempt >= job.MaxAttempts {
 				return fail(err)
@@ -442,6 +459,67 @@ func (w *SampleWorker) Work(ctx context.Context, job *river.Job[SampleArgs]) err
 		return err
 	}
 	return w.afterChunk(ctx, a, adaptiveOn)
+}
+
+// retryNote says on the progress page why a chunk's request is retried:
+// the endpoint, the error, the attempts so far and when the next one is.
+func retryNote(where string, n sampling.RetryNotice) string {
+	next := n.Next.UTC().Format("15:04:05")
+	if n.UnreachableSince.IsZero() {
+		return fmt.Sprintf("retrying %s: %s · attempt %d of this request failed · next try at %s UTC", where, n.Err.Message, n.Attempt, next)
+	}
+	return fmt.Sprintf("cannot connect to %s: %s · %d attempts failed since %s UTC · next try at %s UTC · given up at %s UTC unless it answers",
+		where, n.Err.Message, n.Tries, n.UnreachableSince.UTC().Format("15:04:05"), next, n.GiveUpAt.UTC().Format("15:04:05"))
+}
+
+// unreachable puts off a chunk whose endpoint could not be connected to:
+// its job is snoozed (River's attempts are kept for other errors) and
+// gives its worker back, so a down endpoint does not hold every sampling
+// worker while the other models wait. The wait grows with the time the
+// endpoint has been unreachable (1 to 15 s) and ends by the time it is
+// given up, when the next attempt fails the run (endpointDown).
+func (w *SampleWorker) unreachable(ctx context.Context, c *sampling.Client, chunk store.Chunk, se *sampling.Error) error {
+	since, tries := c.Unreachable()
+	if since.IsZero() { // it answered meanwhile
+		since = time.Now()
+	}
+	giveUp := since.Add(c.DownAfter())
+	wait := min(max(time.Since(since)/2, time.Second), 15*time.Second)
+	wait = wait/2 + rand.N(wait/2+1)
+	wait = max(0, min(wait, time.Until(giveUp)+10*time.Millisecond))
+	n := sampling.RetryNotice{Err: se, Next: time.Now().Add(wait), UnreachableSince: since, Tries: tries, GiveUpAt: giveUp}
+	if err := w.st.NoteChunkRetry(context.WithoutCancel(ctx), chunk, retryNote(c.Endpoint().BaseURL, n), se.Kind); err != nil {
+		return err
+	}
+	return river.JobSnooze(wait)
+}
+
+// endpointDown fails a run whose endpoint stayed unreachable for the
+// client's DownAfter, and the comparison with it, naming the endpoint and
+// the cause. The chunk stays pending, as do the run's other chunks, and
+// every sample drawn (of any model) is kept: Retry continues from there.
+// The comparison's other SampleJobs are cancelled.
+func (w *SampleWorker) endpointDown(ctx context.Context, run store.Run, chunk store.Chunk, se *sampling.Error) error {
+	ctx = context.WithoutCancel(ctx)
+	msg := fmt.Sprintf("model %q: %s (REACH_ENDPOINT_DOWN_AFTER sets how long). The samples drawn so far are kept: start the server (or fix the address) and Retry.", run.ModelName, se.Error())
+	slog.Warn("endpoint down: sampling stopped", "run", run.ID, "err", se)
+	if err := w.st.NoteChunkRetry(ctx, chunk, se.Error(), se.Kind); err != nil {
+		return err
+	}
+	if err := w.st.SetRunStatus(ctx, run.ID, store.StatusFailed, msg); err != nil {
+		return err
+	}
+	if err := w.st.SetComparisonStatus(ctx, run.ComparisonID, store.StatusFailed, msg); err != nil {
+		return err
+	}
+	if client, err := river.ClientFromContextSafely[pgx.Tx](ctx); err == nil {
+		if err := cancelSampleJobs(ctx, client, w.st, run.ComparisonID); err != nil {
+			slog.Warn("cancel the sample jobs of a failed comparison", "comparison", run.ComparisonID, "err", err)
+		}
+	}
+	// Completed, not cancelled: the failure is recorded, and River's
+	// cancel above does not apply to this job.
+	return nil
 }
 
 // afterChunk enqueues the run's aggregation when its last chunk is done,
@@ -596,15 +674,64 @@ func cancelSampleJobs(ctx context.Context, client *Client, st *store.Store, id i
 	return nil
 }
 
+// ErrNothingToRetry: a failed comparison has no chunk left to sample, so
+// Retry cannot help (its failure was elsewhere).
+var ErrNothingToRetry = errors.New("nothing is left to sample: the comparison failed after sampling")
+
+// ErrSamplingStopping: Retry came while the failed comparison's sampling
+// jobs were still stopping.
+var ErrSamplingStopping = errors.New("the failed comparison's sampling jobs are still stopping: try again in a minute")
+
 // ResumeSampling enqueues the pending chunks of a paused comparison again.
+// On a failed one (Retry: an endpoint was down, or every request of a
+// model failed) it first reopens the chunks that failed for good, keeping
+// every sample drawn.
 func ResumeSampling(ctx context.Context, client *Client, st *store.Store, id int64) error {
+	if err := waitSampleJobsStopped(ctx, st, id); err != nil {
+		return err
+	}
 	return st.WithTx(ctx, func(tx *store.Store) error {
 		c, err := tx.GetComparison(ctx, id)
 		if err != nil {
 			return err
 		}
+		if c.Status == store.StatusFailed {
+			open, err := tx.ReopenFailedChunks(ctx, id)
+			if err != nil {
+				return err
+			}
+			if open == 0 {
+				return ErrNothingToRetry
+			}
+		}
 		return StartSampling(ctx, client, tx, c)
 	})
+}
+
+// waitSampleJobsStopped waits (up to 10 s) until a failed comparison's
+// SampleJobs, cancelled when it failed, have ended: a job still running
+// would keep Retry from enqueueing its chunk again (one unfinished job per
+// chunk) and then end cancelled, leaving the chunk without a job.
+func waitSampleJobsStopped(ctx context.Context, st *store.Store, id int64) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status, err := st.ComparisonStatus(ctx, id)
+		if err != nil || status != store.StatusFailed {
+			return err
+		}
+		active, err := st.ActiveSampleJobs(ctx, id)
+		if err != nil || len(active) == 0 {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w (%d jobs)", ErrSamplingStopping, len(active))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // CancelSampling gives up the samples not drawn yet: their problems drop

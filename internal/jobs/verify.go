@@ -252,6 +252,42 @@ func onAllCores(n int, f func(i int)) {
 	wg.Wait()
 }
 
+// failEmptySampledRun fails a run sampled from an endpoint that has no
+// sample, and its comparison, with the cause: the last error its requests
+// got, or the cancel that came before any answer. It reports whether it
+// did (false for an imported run, which the import checks).
+func (w *AggregateWorker) failEmptySampledRun(ctx context.Context, comparisonID, runID int64) (bool, error) {
+	c, err := w.st.GetComparison(ctx, comparisonID)
+	if err != nil {
+		return false, err
+	}
+	var run store.Run
+	for _, r := range c.Runs {
+		if r.ID == runID {
+			run = r
+		}
+	}
+	if run.Endpoint.BaseURL == "" {
+		return false, nil
+	}
+	cause, err := w.st.LastChunkError(ctx, runID)
+	if err != nil {
+		return false, err
+	}
+	if cause == "" {
+		cause = "no request was answered"
+	}
+	msg := fmt.Sprintf("model %q has no samples: %s", run.ModelName, cause)
+	_ = w.st.SetProgress(ctx, store.Progress{RunID: runID, Stage: "aggregate", Status: "failed", Error: msg})
+	if err := w.st.SetRunStatus(ctx, runID, store.StatusFailed, msg); err != nil {
+		return false, err
+	}
+	if err := w.st.SetComparisonStatus(ctx, comparisonID, store.StatusFailed, msg); err != nil {
+		return false, err
+	}
+	return true, river.JobCancel(errors.New(msg))
+}
+
 // AggregateArgs recomputes a run's per-problem counts.
 type AggregateArgs struct {
 	RunID        int64 `json:"run_id"`
@@ -278,6 +314,14 @@ func (w *AggregateWorker) Work(ctx context.Context, job *river.Job[AggregateArgs
 	g, err := w.st.RunGradability(ctx, runID)
 	if err != nil {
 		return err
+	}
+	if g.Total == 0 {
+		// A sampled model without a single sample has no pass@k to show: the
+		// comparison fails naming why (the last error of its requests)
+		// rather than turning ready with nothing in it.
+		if failed, err := w.failEmptySampledRun(ctx, job.Args.ComparisonID, runID); failed || err != nil {
+			return err
+		}
 	}
 	if g.Total > 0 && g.Unparseable == g.Total {
 		c, err := w.st.GetComparison(ctx, job.Args.ComparisonID)

@@ -103,6 +103,12 @@ type Client struct {
 
 	attempts, inFlight, retries atomic.Int64
 	errs                        [len(kinds)]atomic.Int64
+	// unreachableSince (Unix ns) is when the current spell of attempts
+	// that could not connect began, 0 when the last attempt got an answer;
+	// unreachableTries counts that spell's attempts. Shared by all callers,
+	// so the endpoint is judged down after DownAfter however many requests
+	// wait on it.
+	unreachableSince, unreachableTries atomic.Int64
 }
 
 // New checks ep and builds its Client. httpClient may be nil: then a client
@@ -269,11 +275,40 @@ func (c *Client) retrying(ctx context.Context, what string, try func() *Error) e
 			return fmt.Errorf("%s from %s: %w", what, c.where, ctx.Err())
 		}
 		err.Attempts = attempt
-		if !err.Retryable() || attempt >= c.retry.MaxAttempts {
+		var since, giveUp time.Time
+		var tries int64
+		if err.Unreachable && c.retry.MaxAttempts > 1 {
+			// A server that is not there is retried for DownAfter from the
+			// first failed connection, whatever MaxAttempts says, then
+			// given up with a message that says so.
+			since, tries = c.Unreachable()
+			if !since.IsZero() {
+				giveUp = since.Add(c.retry.DownAfter)
+				if !time.Now().Before(giveUp) {
+					err.Down = true
+					err.Message = fmt.Sprintf("%s is unreachable: %s; %d attempts since %s (%s) could not connect, and an endpoint is given up after %s unreachable",
+						c.where, strings.TrimSuffix(err.Message, " at "+c.where), tries, since.UTC().Format("15:04:05 UTC"),
+						time.Since(since).Round(time.Second), c.retry.DownAfter)
+					return err
+				}
+			}
+		}
+		if !giveUp.IsZero() && ctx.Value(rescheduleKey{}) != nil {
+			return err
+		}
+		if !err.Retryable() || (attempt >= c.retry.MaxAttempts && giveUp.IsZero()) {
 			return err
 		}
 		wait := c.retry.delay(attempt, err.retryAfter)
+		if !giveUp.IsZero() {
+			// Try once more right at the bound, so the endpoint is given up
+			// on time.
+			wait = max(0, min(wait, time.Until(giveUp)+10*time.Millisecond))
+		}
 		c.retries.Add(1)
+		if fn, ok := ctx.Value(retryHookKey{}).(func(RetryNotice)); ok {
+			fn(RetryNotice{Err: err, Attempt: attempt, Next: time.Now().Add(wait), UnreachableSince: since, Tries: tries, GiveUpAt: giveUp})
+		}
 		slog.Warn(what+": retrying", "endpoint", c.where, "model", c.ep.Model,
 			"kind", err.Kind, "attempt", attempt, "wait", wait, "error", err.Message)
 		t := time.NewTimer(wait)
@@ -312,10 +347,71 @@ func (c *Client) call(ctx context.Context, api string, send func(actx context.Co
 		e := c.classify(ctx, actx, err, &ec)
 		c.errs[slices.Index(kinds[:], e.Kind)].Add(1)
 		metrics.EndpointRequest(api, e.Kind, time.Since(start))
+		switch {
+		case e.Unreachable:
+			c.unreachableSince.CompareAndSwap(0, start.UnixNano())
+			c.unreachableTries.Add(1)
+		case ec.status > 0:
+			c.reached()
+		}
 		return e
 	}
 	metrics.EndpointRequest(api, "", time.Since(start))
+	c.reached()
 	return nil
+}
+
+// reached ends a spell of unreachability: the server answered.
+func (c *Client) reached() {
+	c.unreachableSince.Store(0)
+	c.unreachableTries.Store(0)
+}
+
+// Unreachable returns since when every attempt to the endpoint has failed
+// to connect and how many did (zero time when the last attempt got an
+// answer).
+func (c *Client) Unreachable() (since time.Time, tries int64) {
+	ns := c.unreachableSince.Load()
+	if ns == 0 {
+		return time.Time{}, 0
+	}
+	return time.Unix(0, ns), c.unreachableTries.Load()
+}
+
+// RetryNotice describes an attempt that failed and is about to be retried.
+type RetryNotice struct {
+	Err     *Error
+	Attempt int       // attempts of this request so far
+	Next    time.Time // when the next attempt is sent
+	// UnreachableSince and Tries: the endpoint's current spell of failed
+	// connections (zero when the error is not one), and the time it is
+	// given up at.
+	UnreachableSince time.Time
+	Tries            int64
+	GiveUpAt         time.Time
+}
+
+type retryHookKey struct{}
+
+type rescheduleKey struct{}
+
+// WithReschedule returns a context whose Sample calls return an
+// unreachable endpoint's error after one attempt instead of waiting for it
+// in a retry loop (it is still given up as Down after DownAfter): for a
+// caller that can try again later without holding anything meanwhile, as
+// a queued job can, so a down endpoint does not hold every worker.
+func WithReschedule(ctx context.Context) context.Context {
+	return context.WithValue(ctx, rescheduleKey{}, true)
+}
+
+// DownAfter is how long the endpoint may stay unreachable before its
+// requests fail for good (the policy's DownAfter, default filled in).
+func (c *Client) DownAfter() time.Duration { return c.retry.DownAfter }
+
+// WithRetryHook returns a context whose Sample calls report each retry
+// to fn (e.g. to show it on a progress page) before waiting.
+func WithRetryHook(ctx context.Context, fn func(RetryNotice)) context.Context {
+	return context.WithValue(ctx, retryHookKey{}, fn)
 }
 
 // attempt sends one sampling request.
@@ -527,7 +623,7 @@ func (c *Client) classify(ctx, actx context.Context, err error, ec *errorCapture
 	if kind == KindOther {
 		return &Error{Kind: KindOther, Message: scrub(fmt.Sprintf("bad response from %s: %v", c.where, err), c.ep.APIKey)}
 	}
-	return &Error{Kind: kind, Message: scrub(transportMessage(err, c.where), c.ep.APIKey)}
+	return &Error{Kind: kind, Message: scrub(transportMessage(err, c.where), c.ep.APIKey), Unreachable: unreachable(err)}
 }
 
 // badReply classifies a successful status whose body could not be read as

@@ -394,17 +394,93 @@ func TestAuthErrorIsReadableAndKeyNeverLeaks(t *testing.T) {
 func TestConnectionRefusedMessageHasNoCredentials(t *testing.T) {
 	addr := closedAddr(t)
 	const key = "sk-never-shown-42"
-	c := newClient(t, Endpoint{BaseURL: "http://user:" + key + "@" + addr + "/v1?api_key=" + key, Model: "m", APIKey: key, Retry: fastRetry(2)})
+	retry := fastRetry(2)
+	retry.DownAfter = 20 * time.Millisecond
+	c := newClient(t, Endpoint{BaseURL: "http://user:" + key + "@" + addr + "/v1?api_key=" + key, Model: "m", APIKey: key, Retry: retry})
 	_, _, err := c.Sample(context.Background(), "p", Params{N: 1, MaxTokens: 1})
 	if ErrorKind(err) != KindConnection {
 		t.Fatalf("kind %q: %v", ErrorKind(err), err)
 	}
-	want := "connect: connection refused at http://" + addr + "/v1/ (gave up after 2 attempts)"
-	if err.Error() != want {
-		t.Errorf("message %q, want %q", err.Error(), want)
+	want := "http://" + addr + "/v1/ is unreachable: connect: connection refused; "
+	if !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("message %q, want it to start %q", err.Error(), want)
 	}
 	if strings.Contains(fmt.Sprintf("%v %#v", err, err), key) {
 		t.Error("key leaked")
+	}
+}
+
+// An endpoint nothing listens on is retried past MaxAttempts for
+// DownAfter from its first refused connection, then given up for good
+// with a message naming the address, the cause, the attempts and the bound.
+func TestUnreachableEndpointGivenUpAfterDownAfter(t *testing.T) {
+	addr := closedAddr(t)
+	c := newClient(t, Endpoint{BaseURL: "http://" + addr + "/v1", Model: "m",
+		Retry: RetryPolicy{MaxAttempts: 2, BaseDelay: 5 * time.Millisecond, MaxDelay: 40 * time.Millisecond, DownAfter: 400 * time.Millisecond}})
+	var notices []RetryNotice
+	ctx := WithRetryHook(context.Background(), func(n RetryNotice) { notices = append(notices, n) })
+	start := time.Now()
+	_, _, err := c.Sample(ctx, "p", Params{N: 1, MaxTokens: 1})
+	took := time.Since(start)
+	var e *Error
+	if !errors.As(err, &e) || !e.Down || !e.Unreachable || e.Retryable() {
+		t.Fatalf("got %#v (%v); want a Down, unreachable, not retryable *Error", err, err)
+	}
+	if took < 400*time.Millisecond || took > 2*time.Second {
+		t.Errorf("given up after %s; want just after DownAfter (400ms)", took)
+	}
+	for _, want := range []string{"http://" + addr + "/v1/ is unreachable", "connection refused", "given up after 400ms unreachable"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err.Error(), want)
+		}
+	}
+	if _, tries := c.Unreachable(); tries <= 2 || len(notices) < 2 {
+		t.Errorf("%d attempts, %d retry notices; want more than MaxAttempts (2)", tries, len(notices))
+	}
+	if n := notices[len(notices)-1]; n.UnreachableSince.IsZero() || n.GiveUpAt.Sub(n.UnreachableSince) != 400*time.Millisecond || n.Next.IsZero() {
+		t.Errorf("last notice %+v: want the spell's start, the give-up time and the next try", n)
+	}
+	// The next request does not wait for a new spell: the endpoint is down.
+	start = time.Now()
+	if _, _, err := c.Sample(context.Background(), "p", Params{N: 1, MaxTokens: 1}); !errors.As(err, &e) || !e.Down {
+		t.Fatalf("second request: %v; want Down at once", err)
+	}
+	if d := time.Since(start); d > 200*time.Millisecond {
+		t.Errorf("second request took %s; want the first attempt to give up", d)
+	}
+}
+
+// A server that refuses connections for a while (restarting) and then
+// comes up within DownAfter is waited for, past MaxAttempts, and the
+// answer ends the spell.
+func TestEndpointComingUpWithinDownAfterIsWaitedFor(t *testing.T) {
+	addr := closedAddr(t)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		okCompletions(w, body, 1, 1)
+	})}
+	t.Cleanup(func() { srv.Close() })
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		_ = srv.Serve(ln)
+	}()
+	c := newClient(t, Endpoint{BaseURL: "http://" + addr + "/v1", Model: "m",
+		Retry: RetryPolicy{MaxAttempts: 2, BaseDelay: 20 * time.Millisecond, MaxDelay: 100 * time.Millisecond, DownAfter: 20 * time.Second}})
+	got, _, err := c.Sample(context.Background(), "p", Params{N: 1, MaxTokens: 1})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("got %d completions, err %v; want the server that came up to be waited for", len(got), err)
+	}
+	if since, _ := c.Unreachable(); !since.IsZero() {
+		t.Errorf("unreachable since %s after an answer; want the spell ended", since)
+	}
+	if c.Stats().Errors[KindConnection] < 2 {
+		t.Errorf("errors %v: want the refused attempts counted", c.Stats().Errors)
 	}
 }
 

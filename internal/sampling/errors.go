@@ -36,12 +36,19 @@ type Error struct {
 	Status   int    // HTTP status, 0 when no response arrived
 	Message  string // e.g. "401 Unauthorized: invalid API key"
 	Attempts int    // attempts made, including the first
+	// Unreachable: no connection could be made (refused, DNS failure, no
+	// route, connect timeout), as opposed to a server that answered badly.
+	Unreachable bool
+	// Down: the endpoint has been unreachable for RetryPolicy.DownAfter
+	// with no answer in between; the message says since when and how often
+	// it was tried. Not retryable.
+	Down bool
 
 	retryAfter time.Duration // wait the server asked for (Retry-After), 0 if none
 }
 
 func (e *Error) Error() string {
-	if e.Attempts > 1 {
+	if e.Attempts > 1 && !e.Down {
 		return fmt.Sprintf("%s (gave up after %d attempts)", e.Message, e.Attempts)
 	}
 	return e.Message
@@ -50,6 +57,9 @@ func (e *Error) Error() string {
 // Retryable reports whether the error kind is worth another attempt:
 // rate limits, server errors, timeouts and connection failures.
 func (e *Error) Retryable() bool {
+	if e.Down {
+		return false
+	}
 	switch e.Kind {
 	case KindRateLimit, KindServer, KindTimeout, KindConnection:
 		return true
@@ -92,6 +102,18 @@ func transportKind(err error) string {
 		return KindConnection
 	}
 	return KindOther
+}
+
+// unreachable reports whether a transport error happened before any
+// connection was made: a server that is not there rather than one that
+// answered badly or dropped a reply.
+func unreachable(err error) bool {
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return true
+	}
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "dial"
 }
 
 // statusKind classifies an HTTP error status.

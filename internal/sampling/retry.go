@@ -15,7 +15,19 @@ type RetryPolicy struct {
 	MaxAttempts int           // attempts per request including the first; default 6
 	BaseDelay   time.Duration // backoff before the second attempt; default 500ms, doubling after
 	MaxDelay    time.Duration // cap on any single wait, including a server's Retry-After; default 30s
+	// DownAfter is how long an endpoint may stay unreachable (every attempt
+	// refused, DNS failing, no route; no answer at all in between) before
+	// requests to it fail for good with an *Error whose Down is set. Until
+	// then such attempts are retried past MaxAttempts (unless MaxAttempts
+	// is 1: no retries at all), so a server that restarts within DownAfter
+	// is waited for. Default DefaultDownAfter.
+	DownAfter time.Duration
 }
+
+// DefaultDownAfter is RetryPolicy.DownAfter's default: long enough for an
+// inference server to restart, short enough that a wrong address or port
+// is reported within about two minutes.
+const DefaultDownAfter = 2 * time.Minute
 
 func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.MaxAttempts <= 0 {
@@ -26,6 +38,9 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	}
 	if p.MaxDelay <= 0 {
 		p.MaxDelay = 30 * time.Second
+	}
+	if p.DownAfter <= 0 {
+		p.DownAfter = DefaultDownAfter
 	}
 	return p
 }

@@ -353,6 +353,7 @@ type ComparisonSummary struct {
 	CreatedAt   time.Time
 	ProjectID   int64 // set by ListComparisonsFor
 	ProjectName string
+	Error       string // why it failed (set by ListComparisonsFor)
 }
 
 // ListComparisons returns all comparisons, newest first.

@@ -182,7 +182,7 @@ func (s *Store) RemoveMember(ctx context.Context, projectID, userID int64) error
 func (s *Store) ListComparisonsFor(ctx context.Context, userID int64, all bool) ([]ComparisonSummary, error) {
 	rows, err := s.db.Query(ctx, `SELECT c.id, c.name, COALESCE(d.name, ''), c.status, COALESCE(d.problem_count, 0), c.created_at,
 			COALESCE((SELECT array_agg(r.model_name ORDER BY r.position) FROM runs r WHERE r.comparison_id = c.id), '{}'),
-			c.project_id, p.name
+			c.project_id, p.name, CASE WHEN c.status = 'failed' THEN c.error ELSE '' END
 		FROM comparisons c JOIN projects p ON p.id = c.project_id LEFT JOIN datasets d ON d.id = c.dataset_id
 		WHERE $2 OR EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = c.project_id AND m.user_id = $1)
 		ORDER BY c.id DESC`, userID, all)
@@ -191,7 +191,7 @@ func (s *Store) ListComparisonsFor(ctx context.Context, userID int64, all bool) 
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ComparisonSummary, error) {
 		var c ComparisonSummary
-		err := row.Scan(&c.ID, &c.Name, &c.DatasetName, &c.Status, &c.Problems, &c.CreatedAt, &c.Models, &c.ProjectID, &c.ProjectName)
+		err := row.Scan(&c.ID, &c.Name, &c.DatasetName, &c.Status, &c.Problems, &c.CreatedAt, &c.Models, &c.ProjectID, &c.ProjectName, &c.Error)
 		return c, err
 	})
 	if err != nil {

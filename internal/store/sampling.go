@@ -76,6 +76,46 @@ func (s *Store) FinishChunk(ctx context.Context, c Chunk, status, errText, kind 
 	return nil
 }
 
+// NoteChunkRetry records on a pending chunk why its request is being
+// retried (the progress page shows it); the chunk stays pending.
+func (s *Store) NoteChunkRetry(ctx context.Context, c Chunk, errText, kind string) error {
+	_, err := s.db.Exec(ctx, `UPDATE sample_chunks SET error = $4, error_kind = $5, updated_at = now()
+		WHERE run_id = $1 AND problem_id = $2 AND first_index = $3 AND status = 'pending'`, c.RunID, c.ProblemID, c.First, errText, kind)
+	if err != nil {
+		return fmt.Errorf("note retry of a chunk of run %d: %w", c.RunID, err)
+	}
+	return nil
+}
+
+// ReopenFailedChunks makes the chunks of a comparison that failed for
+// good pending again (Retry), leaving those the user cancelled, and
+// returns how many chunks are pending now.
+func (s *Store) ReopenFailedChunks(ctx context.Context, comparisonID int64) (int64, error) {
+	_, err := s.db.Exec(ctx, `UPDATE sample_chunks SET status = 'pending', error = '', error_kind = '', updated_at = now()
+		WHERE status = 'failed' AND error_kind <> 'cancelled' AND run_id IN (SELECT id FROM runs WHERE comparison_id = $1)`, comparisonID)
+	if err != nil {
+		return 0, fmt.Errorf("reopen chunks of comparison %d: %w", comparisonID, err)
+	}
+	var n int64
+	err = s.db.QueryRow(ctx, `SELECT count(*) FROM sample_chunks WHERE status = 'pending'
+		AND run_id IN (SELECT id FROM runs WHERE comparison_id = $1)`, comparisonID).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("open chunks of comparison %d: %w", comparisonID, err)
+	}
+	return n, nil
+}
+
+// LastChunkError returns the error of a run's chunk that failed last ("" when none did).
+func (s *Store) LastChunkError(ctx context.Context, runID int64) (string, error) {
+	var e string
+	err := s.db.QueryRow(ctx, `SELECT COALESCE((SELECT error FROM sample_chunks WHERE run_id = $1 AND error <> ''
+		ORDER BY status = 'failed' DESC, updated_at DESC LIMIT 1), '')`, runID).Scan(&e)
+	if err != nil {
+		return "", fmt.Errorf("last chunk error of run %d: %w", runID, err)
+	}
+	return e, nil
+}
+
 // FailPendingChunks marks every pending chunk of a comparison failed (on
 // cancel) and returns how many there were.
 func (s *Store) FailPendingChunks(ctx context.Context, comparisonID int64, reason string) (int64, error) {
@@ -157,7 +197,7 @@ func (s *Store) AddRunUsage(ctx context.Context, runID, tokensIn, tokensOut, req
 
 // StartRunSampling marks a run as sampling (once: the start time is kept).
 func (s *Store) StartRunSampling(ctx context.Context, runID int64) error {
-	_, err := s.db.Exec(ctx, `UPDATE runs SET status = 'sampling', sampling_started_at = COALESCE(sampling_started_at, now()) WHERE id = $1`, runID)
+	_, err := s.db.Exec(ctx, `UPDATE runs SET status = 'sampling', error = '', sampling_started_at = COALESCE(sampling_started_at, now()) WHERE id = $1`, runID)
 	if err != nil {
 		return fmt.Errorf("start sampling run %d: %w", runID, err)
 	}
@@ -184,6 +224,9 @@ type SamplingProgress struct {
 	ChunksPending int64
 	ChunksFailed  int64
 	LastError     string
+	// Retrying is why a pending chunk's request is being retried (the
+	// latest such note; see NoteChunkRetry), "" when none is.
+	Retrying string
 }
 
 // SamplingProgressFor returns the sampling state of every run of a comparison.
@@ -193,7 +236,8 @@ func (s *Store) SamplingProgressFor(ctx context.Context, comparisonID int64) (ma
 			COALESCE((SELECT sum(count) FROM sample_chunks c WHERE c.run_id = r.id), 0),
 			(SELECT count(*) FROM sample_chunks c WHERE c.run_id = r.id AND c.status = 'pending'),
 			(SELECT count(*) FROM sample_chunks c WHERE c.run_id = r.id AND c.status = 'failed'),
-			COALESCE((SELECT error FROM sample_chunks c WHERE c.run_id = r.id AND c.status = 'failed' ORDER BY updated_at DESC LIMIT 1), '')
+			COALESCE((SELECT error FROM sample_chunks c WHERE c.run_id = r.id AND c.status = 'failed' ORDER BY updated_at DESC LIMIT 1), ''),
+			COALESCE((SELECT error FROM sample_chunks c WHERE c.run_id = r.id AND c.status = 'pending' AND c.error <> '' ORDER BY updated_at DESC LIMIT 1), '')
 		FROM runs r WHERE r.comparison_id = $1 AND r.endpoint_url <> ''`, comparisonID)
 	if err != nil {
 		return nil, fmt.Errorf("sampling progress of comparison %d: %w", comparisonID, err)
@@ -202,7 +246,7 @@ func (s *Store) SamplingProgressFor(ctx context.Context, comparisonID int64) (ma
 	out := map[int64]SamplingProgress{}
 	for rows.Next() {
 		var p SamplingProgress
-		if err := rows.Scan(&p.RunID, &p.Samples, &p.Target, &p.ChunksPending, &p.ChunksFailed, &p.LastError); err != nil {
+		if err := rows.Scan(&p.RunID, &p.Samples, &p.Target, &p.ChunksPending, &p.ChunksFailed, &p.LastError, &p.Retrying); err != nil {
 			return nil, fmt.Errorf("sampling progress of comparison %d: %w", comparisonID, err)
 		}
 		out[p.RunID] = p
