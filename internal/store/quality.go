@@ -13,8 +13,8 @@ import (
 // trusted (issue "no silent wrong numbers"). Only runs with stored samples
 // have one; counts-only imports do not.
 type RunQuality struct {
-	RunID          int64
-	Samples        int64 // samples scanned
+	RunID   int64
+	Samples int64 // samples scanned
 	// Truncated: finish_reason = 'length', cut by the token limit; nil when
 	// no sample of the run recorded a finish reason (Reach JSONL without
 	// finish_reason, lm-eval, OpenCompass, ...): unknown, not 0.
