@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/reach-lab/reach/internal/intake"
+	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
+	vmath "github.com/reach-lab/reach/internal/verify/math"
 )
 
 // A math problem without a reference answer cannot be graded by Reach: an
@@ -69,6 +71,18 @@ func TestProblemWithoutReferenceRefusedWhenReachGrades(t *testing.T) {
 		rep := e.importReady(t, spec(labelled, false))
 		if got := rep.Pairs[0].Solved.Both; got != 3 {
 			t.Fatalf("solved by both: %d, want 3 (the file's verdicts need no reference)", got)
+		}
+		// Re-verifying it would grade b's samples without a reference: the button is not offered.
+		c, err := e.st.GetComparison(ctx, rep.ComparisonID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := jobs.PlanReverify(ctx, e.st, vmath.New(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `2 of the dataset's problems have no reference answer, so Reach cannot grade their samples (the first: "b", ds.jsonl line 2)`; plan.Why != want {
+			t.Fatalf("re-verification: %q, want %q", plan.Why, want)
 		}
 	})
 }
