@@ -31,9 +31,16 @@ func (s *Server) gradingView(ctx context.Context, c store.Comparison) (views.Gra
 	if g.Scope, err = s.st.PolicyScopeOf(ctx, c.ID); err != nil {
 		return g, err
 	}
+	qs, err := s.st.RunQualities(ctx, c.ID)
+	if err != nil {
+		return g, err
+	}
 	for _, r := range c.Runs {
 		if r.HasTexts {
 			g.HasTexts = true
+		}
+		if q, ok := qs[r.ID]; ok && q.Truncated == nil && q.GradingPolicy != "file" {
+			g.NoFinishReason = append(g.NoFinishReason, r.ModelName)
 		}
 	}
 	return g, nil

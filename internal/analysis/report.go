@@ -381,7 +381,9 @@ type Quality struct {
 	GradingPolicy string `json:"grading_policy"`
 	// Samples is how many samples were scanned for these figures.
 	Samples *int64 `json:"samples_scanned"`
-	// Truncated: samples cut by the length limit (finish_reason "length").
+	// Truncated: samples cut by the length limit (finish_reason "length");
+	// null for counts only, and when no sample recorded a finish reason
+	// (truncation unknown, not 0).
 	Truncated *int64 `json:"truncated"`
 	// FallbackGraded: samples graded from an answer a fallback rule found
 	// (the last number or last formula, not a marked final answer).
@@ -971,7 +973,7 @@ func (rep *Report) AttachQuality(runs []store.Run, qs map[int64]store.RunQuality
 			continue
 		}
 		d, rp := q.DistinctMin, q.RepeatedProblems
-		rep.Models[i].Quality = Quality{GradingPolicy: q.GradingPolicy, Samples: &q.Samples, Truncated: &q.Truncated,
+		rep.Models[i].Quality = Quality{GradingPolicy: q.GradingPolicy, Samples: &q.Samples, Truncated: q.Truncated,
 			FallbackGraded: &q.FallbackGraded, NoAnswer: &q.NoAnswer, DistinctTexts: &d, DistinctTextsN: q.DistinctMinN,
 			DistinctTextsProblem: problemKey(q.DistinctMinProblem), RepeatedTextProblems: &rp}
 		if q.DupProblems != nil && q.DupChecked != nil {

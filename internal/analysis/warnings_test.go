@@ -160,7 +160,8 @@ func TestAttachQuality(t *testing.T) {
 	if rep.Models[1].GradingPolicy != "lenient" || rep.Models[0].GradingPolicy != "file" || rep.Models[1].Truncated != nil {
 		t.Fatalf("before: %+v", rep.Models[1].Quality)
 	}
-	qs := map[int64]store.RunQuality{2: {RunID: 2, Samples: 20, Truncated: 3, FallbackGraded: 2, NoAnswer: 1, DistinctMin: 2,
+	three := int64(3)
+	qs := map[int64]store.RunQuality{2: {RunID: 2, Samples: 20, Truncated: &three, FallbackGraded: 2, NoAnswer: 1, DistinctMin: 2,
 		DistinctMinN: 4, DistinctMinProblem: 12, RepeatedProblems: 1, GradingPolicy: "strict"}}
 	rep.AttachQuality(c.Runs, qs, func(id int64) string { return map[int64]string{12: "c"}[id] })
 	q := rep.Models[1].Quality

@@ -146,7 +146,7 @@ func shapePaths(sh *shape) (top, items []string) {
 // every sample itself. A head that is not JSON lines (a document, parquet) is not checked (nil).
 func CheckMapping(head []byte, file string, m *Mapping) error {
 	if _, err := mappedSpec(m); err != nil {
-		return fmt.Errorf("ingest: %w", err)
+		return fmt.Errorf("%s: %w", file, err)
 	}
 	sn, err := sniffShape(head, file, 0)
 	if err != nil || sn.format != "" || sn.shape == nil || sn.shape.doc {

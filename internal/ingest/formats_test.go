@@ -114,8 +114,9 @@ func TestSniff(t *testing.T) {
 		{`{"task_id": "HumanEval/0", "completion": "x", "passed": true}`, FormatHumanEvalResults},
 		{"\ufeffproblem_id,n,correct\r\na,8,3\r\n", FormatCountsCSV},
 		{"Problem_ID, N, C\n", FormatCountsCSV},
-		// Cut in the middle of the first completion: the keys before it are enough.
-		{`{"idx": 0, "question": "q", "gt": "1", "code": ["a very long compl`, FormatQwenEval},
+		// A head of SniffBytes cut in the middle of the first completion: the keys before it are
+		// enough. (A shorter head is the whole file, and a file that ends there is truncated.)
+		{(`{"idx": 0, "question": "q", "gt": "1", "code": ["a very long compl` + strings.Repeat("x", SniffBytes))[:SniffBytes], FormatQwenEval},
 	}
 	for _, tc := range tests {
 		f, _, err := Sniff([]byte(tc.head), "x")
@@ -152,7 +153,9 @@ func TestSniff(t *testing.T) {
 		t.Errorf("latin-1 on line 2: %v", err)
 	}
 	// A UTF-8 rune cut by the head's end is not binary.
-	if _, _, err := Sniff([]byte(`{"problem_id": "a", "completion": "caf`+"\xc3"), "x"); err != nil {
+	cutRune := `{"problem_id": "a", "completion": "caf`
+	cutRune += strings.Repeat("x", SniffBytes-len(cutRune)-1) + "\xc3"
+	if _, _, err := Sniff([]byte(cutRune), "x"); err != nil {
 		t.Errorf("cut rune: %v", err)
 	}
 }

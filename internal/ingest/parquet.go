@@ -79,7 +79,7 @@ func readParquet(in *input, file string, f Format, m *Mapping, o Options) (err e
 	}
 	s, err := specFor(f, m)
 	if err != nil {
-		return fmt.Errorf("ingest: %w", err)
+		return fmt.Errorf("%s: %w", file, err) // the caller's format or mapping: a plain error, naming the file it was for
 	}
 	if s.doc != nil {
 		return &Error{File: file, Msg: fmt.Sprintf("a parquet file, but %s logs are JSON documents", Describe(f))}

@@ -332,7 +332,7 @@ func Read(r io.Reader, file string, f Format, m *Mapping, o Options) error {
 	}
 	s, err := specFor(f, m)
 	if err != nil {
-		return fmt.Errorf("ingest: %w", err)
+		return fmt.Errorf("%s: %w", file, err) // the caller's format or mapping: a plain error, naming the file it was for
 	}
 	sr := newSampleReader(s, file, o)
 	if o.Resume != nil {

@@ -57,7 +57,14 @@ var binaryKinds = []struct {
 	{[]byte("\xfd7zXZ"), "xz-compressed data (use gzip or zstd)"}, {[]byte("ARROW1"), "an Arrow IPC file (write parquet or JSONL)"},
 }
 
+// sniffShape reads a head of SniffBytes or fewer: a shorter one is the whole file.
 func sniffShape(head []byte, file string, depth int) (sniffed, error) {
+	return sniffShapeOf(head, file, depth, len(head) < SniffBytes)
+}
+
+// sniffShapeOf is sniffShape with whole saying whether head is all of the file (decompressed, for a
+// compressed one): a first record cut off in a whole file is a truncated file, not a cut head.
+func sniffShapeOf(head []byte, file string, depth int, whole bool) (sniffed, error) {
 	fail := func(line int, format string, args ...any) (sniffed, error) {
 		return sniffed{}, &Error{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
 	}
@@ -75,7 +82,7 @@ func sniffShape(head []byte, file string, depth int) (sniffed, error) {
 		if len(out) == 0 && err != nil {
 			return fail(0, "gzip data that does not decompress: %v", err)
 		}
-		return sniffShape(out, file, depth+1)
+		return sniffShapeOf(out, file, depth+1, whole && err == nil && len(out) < SniffBytes)
 	case bytes.HasPrefix(head, magicZstd) && depth < 2:
 		zr, err := zstd.NewReader(bytes.NewReader(head), zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20))
 		if err != nil {
@@ -86,7 +93,7 @@ func sniffShape(head []byte, file string, depth int) (sniffed, error) {
 		if len(out) == 0 && err != nil {
 			return fail(0, "zstd data that does not decompress: %v", err)
 		}
-		return sniffShape(out, file, depth+1)
+		return sniffShapeOf(out, file, depth+1, whole && err == nil && len(out) < SniffBytes)
 	case bytes.HasPrefix(head, magicParquet):
 		return sniffed{format: FormatParquet}, nil
 	case bytes.HasPrefix(head, magicZip):
@@ -137,6 +144,11 @@ func sniffShape(head []byte, file string, depth int) (sniffed, error) {
 		seen++
 		cut := i == len(lines)-1 // the head may end inside this line
 		err := top.read(l)
+		if err != nil && cut && isEOF(err) && whole && seen == 1 {
+			// The file ends inside its first record: any layout guessed from the fields
+			// read so far would be wrong advice.
+			return fail(i+1, "truncated JSON: the line ends inside a value (the file ends there: was it cut off while written or copied?)")
+		}
 		if err != nil && cut && isEOF(err) {
 			top.cut = true
 		}

@@ -253,6 +253,12 @@ func describe(i int, m Model, r io.Reader, acceptGuess bool, mapped Mapped) (sto
 	if format == ingest.FormatMapped && m.Mapping == nil && !acceptGuess {
 		return store.NewRun{}, &GuessError{Model: m.Name, File: m.File.Name, Guess: *mapping}
 	}
+	if format == ingest.FormatMapped && m.Mapping == nil {
+		// An accepted guess is checked as a given mapping is: one that reads nothing is refused now.
+		if err := ingest.CheckMapping(head, m.File.Name, mapping); err != nil {
+			return store.NewRun{}, fmt.Errorf("model %q: the guessed mapping: %w", m.Name, err)
+		}
+	}
 	if !code.ValidHarness(m.CodeHarness) {
 		return store.NewRun{}, fmt.Errorf("model %q: unknown code harness %q (use %s)", m.Name, m.CodeHarness, code.HarnessNames())
 	}

@@ -249,7 +249,7 @@ func importChunk(ctx context.Context, st, tx *store.Store, v verify.Verifier, c 
 	if err != nil {
 		return sum, err
 	}
-	ix := newProblemIndex(problems)
+	ix := newProblemIndex(problems, c.DatasetName)
 	// At most a few parts at once in a process (each holds a few batches
 	// in memory), whatever its number of River workers.
 	select {

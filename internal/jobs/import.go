@@ -563,12 +563,21 @@ type problemIndex struct {
 	keyOf map[int64]string
 	ids   []int64               // in dataset order
 	match []ingest.MatchProblem // in dataset order, for ingest.Matcher
+	// dataset is the dataset's file name, and noRef its math and choice
+	// problems without a reference answer (by id, their 0-based line):
+	// Reach cannot grade their samples (see samplePipeline.noReference).
+	dataset string
+	noRef   map[int64]int
 }
 
-func newProblemIndex(ps []store.Problem) problemIndex {
+func newProblemIndex(ps []store.Problem, dataset string) problemIndex {
 	ix := problemIndex{byKey: make(map[string]int64, len(ps)), byIdx: make(map[string]int64, len(ps)),
-		byID: make(map[int64]verify.Problem, len(ps)), keyOf: make(map[int64]string, len(ps))}
+		byID: make(map[int64]verify.Problem, len(ps)), keyOf: make(map[int64]string, len(ps)),
+		dataset: dataset, noRef: map[int64]int{}}
 	for _, p := range ps {
+		if p.Kind != ingest.KindCode && strings.TrimSpace(p.Reference) == "" {
+			ix.noRef[p.ID] = p.Idx
+		}
 		ix.byKey[p.Key] = p.ID
 		ix.byIdx[strconv.Itoa(p.Idx)] = p.ID
 		ix.byID[p.ID] = verify.Problem{Reference: p.Reference, Kind: p.Kind}
@@ -692,7 +701,7 @@ func importRun(ctx context.Context, st, tx *store.Store, v verify.Verifier, c st
 	if err != nil {
 		return sum, err
 	}
-	ix := newProblemIndex(problems)
+	ix := newProblemIndex(problems, c.DatasetName)
 	if len(steps) > 1 {
 		return importSplit(ctx, st, tx, v, c, r, up, format, mapping, ix, steps)
 	}

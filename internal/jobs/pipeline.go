@@ -117,6 +117,11 @@ func (p *samplePipeline) run(ctx context.Context,
 					}
 				}
 			}
+			if row.Status == store.SamplePending {
+				if err := p.noReference(pid, s.Line); err != nil {
+					return err
+				}
+			}
 			st.samples++
 			cur.samples = append(cur.samples, row)
 			cur.lines = append(cur.lines, s.Line)
@@ -226,6 +231,20 @@ func (p *samplePipeline) grade(ctx context.Context, rows []store.Sample) (graded
 		}
 	}
 	return graded, changed
+}
+
+// noReference refuses a sample Reach would have to grade whose problem has
+// no reference answer: graded "unparseable", its samples would count as the
+// models' failures (README "Refused, never silently counted"). The error
+// names the dataset's line and field, as a bad dataset line would.
+func (p *samplePipeline) noReference(pid int64, line int) error {
+	idx, ok := p.ix.noRef[pid]
+	if !ok {
+		return nil
+	}
+	return &ingest.Error{File: p.ix.dataset, Line: idx + 1, Field: "answer",
+		Msg: fmt.Sprintf("problem %q has no reference answer (answer, gold, gt or ground_truth), so Reach cannot grade its samples (%s:%d carries no verdict of its own); add the answer, or leave the problem out of the dataset",
+			p.ix.keyOf[pid], p.file, line)}
 }
 
 func (p *samplePipeline) unknown(line int, key string) error {

@@ -60,6 +60,14 @@ func PlanReverify(ctx context.Context, st *store.Store, v verify.Verifier, c sto
 		p.Why = fmt.Sprintf("%s cannot grade this dataset's %s problems", v.Name(), strings.Join(unsupported, ", "))
 		return p, nil
 	}
+	// Graded "unparseable", their samples would count as the models' failures (as at import).
+	if n, key, idx, err := st.NoReference(ctx, *c.DatasetID); err != nil {
+		return p, err
+	} else if n > 0 {
+		p.Why = fmt.Sprintf("%d of the dataset's problems have no reference answer, so Reach cannot grade their samples (the first: %q, %s line %d)",
+			n, key, c.DatasetName, idx+1)
+		return p, nil
+	}
 	// As of the runs' last aggregation (the comparison is shown ready):
 	// counting them now would read every sample on each view of its page.
 	totals, err := st.SampleTotals(ctx, c.ID)

@@ -280,6 +280,19 @@ func (s *Store) DatasetKinds(ctx context.Context, datasetID int64) ([]string, er
 	return kinds, nil
 }
 
+// NoReference returns how many of a dataset's math and multiple-choice
+// problems have no reference answer, and the first of them (its key and
+// 0-based line): Reach's verifier cannot grade their samples.
+func (s *Store) NoReference(ctx context.Context, datasetID int64) (n int, key string, idx int, err error) {
+	err = s.db.QueryRow(ctx, `SELECT count(*), COALESCE(min(key) FILTER (WHERE idx = m.first), ''), COALESCE(min(m.first), 0)
+		FROM problems, LATERAL (SELECT min(idx) AS first FROM problems WHERE dataset_id = $1 AND kind <> 'code' AND btrim(reference) = '') m
+		WHERE dataset_id = $1 AND kind <> 'code' AND btrim(reference) = ''`, datasetID).Scan(&n, &key, &idx)
+	if err != nil {
+		return 0, "", 0, fmt.Errorf("problems without a reference in dataset %d: %w", datasetID, err)
+	}
+	return n, key, idx, nil
+}
+
 // CountKind returns how many problems of a dataset are of kind (e.g. "code").
 func (s *Store) CountKind(ctx context.Context, datasetID int64, kind string) (int, error) {
 	var n int

@@ -13,9 +13,12 @@ import (
 // trusted (issue "no silent wrong numbers"). Only runs with stored samples
 // have one; counts-only imports do not.
 type RunQuality struct {
-	RunID          int64
-	Samples        int64 // samples scanned
-	Truncated      int64 // finish_reason = 'length': cut by the token limit
+	RunID   int64
+	Samples int64 // samples scanned
+	// Truncated: finish_reason = 'length', cut by the token limit; nil when
+	// no sample of the run recorded a finish reason (Reach JSONL without
+	// finish_reason, lm-eval, OpenCompass, ...): unknown, not 0.
+	Truncated      *int64
 	FallbackGraded int64 // graded from an answer found by a fallback rule (verify.FallbackRules)
 	NoAnswer       int64 // no answer could be extracted or read
 	// DistinctMin is the fewest distinct completion texts on one problem
@@ -50,6 +53,11 @@ const (
 	DupMinBytes = 32 // completions averaging fewer bytes repeat legitimately
 )
 
+// truncationUnknown is run_quality.truncated for a run none of whose
+// samples recorded a finish reason (the column is NOT NULL; the sentinel
+// spares a migration).
+const truncationUnknown = -1
+
 // RefreshRunQuality recomputes a run's RunQuality from its samples in one
 // scan and stores it (run_quality and run_duplicates); a run without samples
 // gets no row (any old one is removed). fallbackRules are the extraction
@@ -68,6 +76,7 @@ func (s *Store) RefreshRunQuality(ctx context.Context, runID int64, fallbackRule
 	_, err := s.db.Exec(ctx, `WITH p AS (
 			SELECT problem_id, count(*) AS n,
 				count(*) FILTER (WHERE finish_reason = 'length') AS truncated,
+				bool_or(finish_reason <> '') AS has_reason,
 				count(*) FILTER (WHERE split_part(rule, '+', 1) = ANY($2)) AS fallback,
 				-- A program is graded by its tests, not by an extracted answer:
 				-- code samples count as "no answer" only when unparseable.
@@ -79,7 +88,7 @@ func (s *Store) RefreshRunQuality(ctx context.Context, runID int64, fallbackRule
 			FROM samples WHERE run_id = $1 GROUP BY problem_id),
 		q AS (INSERT INTO run_quality (run_id, samples, truncated, fallback_graded, no_answer,
 				distinct_min, distinct_min_n, distinct_min_problem, repeated_problems)
-			SELECT $1, sum(n), sum(truncated), sum(fallback), sum(no_answer),
+			SELECT $1, sum(n), CASE WHEN bool_or(has_reason) THEN sum(truncated) ELSE $5 END, sum(fallback), sum(no_answer),
 				min(distinct_texts), (array_agg(n ORDER BY distinct_texts, problem_id))[1],
 				(array_agg(problem_id ORDER BY distinct_texts, problem_id))[1],
 				count(*) FILTER (WHERE distinct_texts < n)
@@ -89,7 +98,7 @@ func (s *Store) RefreshRunQuality(ctx context.Context, runID int64, fallbackRule
 			(array_agg(problem_id ORDER BY distinct_texts::float8 / n, problem_id) FILTER (WHERE checked AND 2 * distinct_texts <= n))[1],
 			(array_agg(n ORDER BY distinct_texts::float8 / n, problem_id) FILTER (WHERE checked AND 2 * distinct_texts <= n))[1],
 			(array_agg(distinct_texts ORDER BY distinct_texts::float8 / n, problem_id) FILTER (WHERE checked AND 2 * distinct_texts <= n))[1]
-		FROM p HAVING count(*) > 0`, runID, fallbackRules, DupMinN, DupMinBytes)
+		FROM p HAVING count(*) > 0`, runID, fallbackRules, DupMinN, DupMinBytes, int64(truncationUnknown))
 	if err != nil {
 		return fmt.Errorf("quality of run %d: %w", runID, err)
 	}
@@ -113,10 +122,14 @@ func (s *Store) RunQualities(ctx context.Context, comparisonID int64) (map[int64
 	out := map[int64]RunQuality{}
 	for rows.Next() {
 		var q RunQuality
-		if err := rows.Scan(&q.RunID, &q.Samples, &q.Truncated, &q.FallbackGraded, &q.NoAnswer, &q.DistinctMin,
+		var truncated int64
+		if err := rows.Scan(&q.RunID, &q.Samples, &truncated, &q.FallbackGraded, &q.NoAnswer, &q.DistinctMin,
 			&q.DistinctMinN, &q.DistinctMinProblem, &q.RepeatedProblems, &q.ComputedAt,
 			&q.DupChecked, &q.DupProblems, &q.DupWorstProblem, &q.DupWorstN, &q.DupWorstDistinct, &q.GradingPolicy); err != nil {
 			return nil, fmt.Errorf("quality of comparison %d: %w", comparisonID, err)
+		}
+		if truncated != truncationUnknown {
+			q.Truncated = &truncated
 		}
 		out[q.RunID] = q
 	}

@@ -39,12 +39,13 @@ func TestRefreshRunQuality(t *testing.T) {
 	}
 	// rl: p0 has "x" ×3 + three distinct texts = 4 distinct of 6; p1 "x" ×3 = 1 distinct of 3.
 	q := qs[runs[1].ID]
-	if q.Samples != 9 || q.Truncated != 1 || q.FallbackGraded != 2 || q.NoAnswer != 1 || q.DistinctMin != 1 ||
+	if q.Samples != 9 || q.Truncated == nil || *q.Truncated != 1 || q.FallbackGraded != 2 || q.NoAnswer != 1 || q.DistinctMin != 1 ||
 		q.DistinctMinN != 3 || q.DistinctMinProblem != pids[1] || q.RepeatedProblems != 2 {
 		t.Errorf("rl quality %+v", q)
 	}
-	// base: 6 samples, all "x", file verdicts: nothing truncated, no fallback, no "no answer".
-	if b := qs[runs[0].ID]; b.Samples != 6 || b.Truncated != 0 || b.FallbackGraded != 0 || b.NoAnswer != 0 || b.DistinctMin != 1 {
+	// base: 6 samples, all "x", file verdicts, no finish reason recorded: truncation unknown (not 0),
+	// no fallback, no "no answer".
+	if b := qs[runs[0].ID]; b.Samples != 6 || b.Truncated != nil || b.FallbackGraded != 0 || b.NoAnswer != 0 || b.DistinctMin != 1 {
 		t.Errorf("base quality %+v", b)
 	}
 	// A run without samples has no row, and an old row goes.

@@ -261,10 +261,15 @@ func qualityText(m analysis.ModelReport, code bool) string {
 		}
 		return strings.Join(parts, " · ")
 	}
+	// No sample recorded a finish reason: how many were cut off is unknown, not 0.
+	truncated := "truncation unknown"
+	if m.Truncated != nil {
+		truncated = fmt.Sprintf("%d truncated", *m.Truncated)
+	}
 	if code {
-		parts = append(parts, fmt.Sprintf("%d truncated", *m.Truncated), fmt.Sprintf("%d without code to run", *m.NoAnswer))
+		parts = append(parts, truncated, fmt.Sprintf("%d without code to run", *m.NoAnswer))
 	} else {
-		parts = append(parts, fmt.Sprintf("%d truncated", *m.Truncated), fmt.Sprintf("%d by fallback", *m.FallbackGraded),
+		parts = append(parts, truncated, fmt.Sprintf("%d by fallback", *m.FallbackGraded),
 			fmt.Sprintf("%d no answer", *m.NoAnswer))
 	}
 	if m.DistinctTexts != nil && m.RepeatedTextProblems != nil && *m.RepeatedTextProblems > 0 {
@@ -299,7 +304,7 @@ func budgetNote(p analysis.PairReport) templ.Component {
 			var templ_7745c5c3_Var13 string
 			templ_7745c5c3_Var13, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(eb.BaseMore)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 98, Col: 76}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 103, Col: 76}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var13)
 			if templ_7745c5c3_Err != nil {
@@ -312,7 +317,7 @@ func budgetNote(p analysis.PairReport) templ.Component {
 			var templ_7745c5c3_Var14 string
 			templ_7745c5c3_Var14, templ_7745c5c3_Err = templruntime.NewAttributeExpression(fmt.Sprint(eb.OtherMore)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 98, Col: 121}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 103, Col: 121}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var14)
 			if templ_7745c5c3_Err != nil {
@@ -325,7 +330,7 @@ func budgetNote(p analysis.PairReport) templ.Component {
 			var templ_7745c5c3_Var15 string
 			templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(plural(eb.BaseMore+eb.OtherMore, "problem", "problems"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 99, Col: 78}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 104, Col: 78}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 			if templ_7745c5c3_Err != nil {
@@ -338,7 +343,7 @@ func budgetNote(p analysis.PairReport) templ.Component {
 			var templ_7745c5c3_Var16 string
 			templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("%.1f", eb.Both))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 100, Col: 99}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 105, Col: 99}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 			if templ_7745c5c3_Err != nil {
@@ -351,7 +356,7 @@ func budgetNote(p analysis.PairReport) templ.Component {
 			var templ_7745c5c3_Var17 string
 			templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("%.1f", eb.BaseOnly))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 100, Col: 147}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 105, Col: 147}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 			if templ_7745c5c3_Err != nil {
@@ -372,7 +377,7 @@ func budgetNote(p analysis.PairReport) templ.Component {
 			var templ_7745c5c3_Var18 string
 			templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("%.1f", eb.OtherOnly))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 101, Col: 58}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 106, Col: 58}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
 			if templ_7745c5c3_Err != nil {
@@ -385,7 +390,7 @@ func budgetNote(p analysis.PairReport) templ.Component {
 			var templ_7745c5c3_Var19 string
 			templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("%.1f", eb.Neither))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 101, Col: 103}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `warnings.templ`, Line: 106, Col: 103}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var19))
 			if templ_7745c5c3_Err != nil {
