@@ -124,7 +124,7 @@ func TestCLIReportShowsControlCharacters(t *testing.T) {
 		return string(out), err
 	}
 	out, err := run("import", "--name", "pair\x1b[2J", "--dataset", filepath.Join(dir, "dataset.jsonl"),
-		"--base", "base=" + filepath.Join(dir, "base.jsonl"), "--model", "rl\u202Egnp.exe\x1b]0;owned\a=" + filepath.Join(dir, "rl.jsonl"), "--wait")
+		"--base", "base="+filepath.Join(dir, "base.jsonl"), "--model", "rl\u202Egnp.exe\x1b]0;owned\a="+filepath.Join(dir, "rl.jsonl"), "--wait")
 	if err != nil {
 		t.Fatalf("reach import --wait: %v", err)
 	}
