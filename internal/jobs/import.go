@@ -153,6 +153,12 @@ func (w *ImportWorker) start(ctx context.Context, tx *store.Store, c store.Compa
 		}
 	}
 	if endpoints > 0 {
+		// Reach grades every sampled completion: a math or choice problem
+		// without a reference answer would count as every model's failure
+		// (as an import refuses it: samplePipeline.noReference).
+		if err := refuseNoReference(ctx, tx, datasetID); err != nil {
+			return err
+		}
 		if !c.AutoStart {
 			return tx.SetComparisonStatus(ctx, c.ID, store.StatusConfigured, "")
 		}
@@ -160,6 +166,31 @@ func (w *ImportWorker) start(ctx context.Context, tx *store.Store, c store.Compa
 		return StartSampling(ctx, nil, tx, c)
 	}
 	return nil
+}
+
+// refuseNoReference returns an errBadInput naming the dataset's math and
+// choice problems without a reference answer (the first few, with their
+// lines), or nil when every one has one.
+func refuseNoReference(ctx context.Context, tx *store.Store, datasetID int64) error {
+	ps, err := tx.Problems(ctx, datasetID, false)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	n := 0
+	for _, p := range ps {
+		if p.Kind == ingest.KindCode || strings.TrimSpace(p.Reference) != "" {
+			continue
+		}
+		if n++; len(missing) < 5 {
+			missing = append(missing, fmt.Sprintf("%q (line %d)", p.Key, p.Idx+1))
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("the dataset has %d problem(s) without a reference answer (answer, gold, gt or ground_truth): %s; Reach grades every sampled completion against it, so their samples would count as failures: add the answers, or leave those problems out of the dataset: %w",
+		n, strings.Join(missing, ", "), errBadInput)
 }
 
 // failImport marks a comparison's import failed with err (naming the

@@ -86,3 +86,25 @@ func TestProblemWithoutReferenceRefusedWhenReachGrades(t *testing.T) {
 		}
 	})
 }
+
+// Sampling grades every completion with Reach's verifier: a dataset with a
+// math problem lacking its reference answer is refused when it is loaded,
+// naming the problem and its line, before any request is sent.
+func TestSamplingRefusesProblemWithoutReference(t *testing.T) {
+	e, box := startSampling(t)
+	ds := filepath.Join(t.TempDir(), "ds.jsonl")
+	if err := os.WriteFile(ds, []byte(`{"id":"a","problem":"1+1?","answer":"2"}`+"\n"+`{"id":"b","problem":"2+2?"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := intake.SampleSpec{Name: "noref sampled", Dataset: intake.LocalFile(ds), AutoStart: true,
+		Config: jobs.SamplingConfig{N: 2, Temperature: 1, TopP: 1, MaxTokens: 64, Template: "raw"},
+		Models: []intake.EndpointModel{{Name: "base", BaseURL: "http://127.0.0.1:1/v1", Model: "m"}, {Name: "rl", BaseURL: "http://127.0.0.1:1/v1", Model: "m"}}}
+	id, err := intake.CreateSampling(context.Background(), e.st, e.client, box, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.wait(t, id)
+	if c.Status != store.StatusFailed || !strings.Contains(c.Error, `"b" (line 2)`) || !strings.Contains(c.Error, "without a reference answer") {
+		t.Fatalf("status %s, error %q; want failed naming problem b, line 2", c.Status, c.Error)
+	}
+}
