@@ -44,8 +44,11 @@ func debateOpts() river.InsertOpts {
 // changed endpoint (another updated_at) gets a new client.
 type endpointClients struct {
 	box *secret.Box
-	mu  sync.Mutex
-	m   map[string]*endpointClient
+	// downAfter is Config.EndpointDownAfter: how long a refused endpoint
+	// is retried before its requests fail (0: the client's default).
+	downAfter time.Duration
+	mu        sync.Mutex
+	m         map[string]*endpointClient
 }
 
 type endpointClient struct {
@@ -60,7 +63,7 @@ func (ec *endpointClients) get(e store.DebateEndpoint) (*endpointClient, error) 
 	if c, ok := ec.m[key]; ok && c.version.Equal(e.UpdatedAt) {
 		return c, nil
 	}
-	c, err := openEndpoint(ec.box, e, false)
+	c, err := openEndpoint(ec.box, e, false, ec.downAfter)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +78,7 @@ func (ec *endpointClients) get(e store.DebateEndpoint) (*endpointClient, error) 
 // openEndpoint builds the client of a judge or scoring endpoint (the API
 // key opened with the server secret); a test client makes one attempt per
 // request and waits at most a minute.
-func openEndpoint(box *secret.Box, e store.DebateEndpoint, test bool) (*sampling.Client, error) {
+func openEndpoint(box *secret.Box, e store.DebateEndpoint, test bool, downAfter time.Duration) (*sampling.Client, error) {
 	var key string
 	if len(e.Endpoint.APIKeyEnc) > 0 {
 		if box == nil {
@@ -88,6 +91,7 @@ func openEndpoint(box *secret.Box, e store.DebateEndpoint, test bool) (*sampling
 	}
 	ep := sampling.Endpoint{BaseURL: e.Endpoint.BaseURL, Model: e.Endpoint.Model, APIKey: key,
 		Style: sampling.Style(e.Endpoint.Style), MaxConcurrency: e.Endpoint.MaxConcurrency}
+	ep.Retry.DownAfter = downAfter
 	if test {
 		ep.Retry, ep.Timeout = sampling.RetryPolicy{MaxAttempts: 1}, time.Minute
 	}
@@ -168,7 +172,9 @@ func requestOutcome(ctx context.Context, err error, last bool, stop *stopFlag) (
 	case stopping(err):
 		stop.set(err)
 		return "", err
-	case errors.As(err, &se) && se.Retryable() && !last:
+	case errors.As(err, &se) && (se.Retryable() || se.Down) && !last:
+		// An endpoint that is down (refused for its whole DownAfter) is
+		// tried again by River later, not recorded as each item's error.
 		return "", err
 	}
 	return err.Error(), nil
@@ -316,7 +322,7 @@ func TestDebateEndpoint(ctx context.Context, st *store.Store, box *secret.Box, c
 	if err != nil {
 		return "", err
 	}
-	c, err := openEndpoint(box, e, true)
+	c, err := openEndpoint(box, e, true, 0)
 	if err != nil {
 		return "", err
 	}

@@ -287,7 +287,7 @@ func TestTokenEndpoints(ctx context.Context, st *store.Store, box *secret.Box, c
 		who string
 		e   store.DebateEndpoint
 	}{{"RL model", e}, {"base model", be}} {
-		c, err := openEndpoint(box, x.e, true)
+		c, err := openEndpoint(box, x.e, true, 0)
 		if err != nil {
 			return "", err
 		}

@@ -231,7 +231,9 @@ func TestVerifierAuditFindsPlantedDisagreements(t *testing.T) {
 // attempts are not counted as requests spent (a new user saw "Spent: 2730
 // requests" against a judge that was down, and no message).
 func TestVerifierAuditJudgeDown(t *testing.T) {
-	e := start(t)
+	// A refused connection is retried until the endpoint has been down this
+	// long (REACH_ENDPOINT_DOWN_AFTER, 2 minutes by default).
+	e := startWith(t, func(c *jobs.Config) { c.EndpointDownAfter = 3 * time.Second })
 	ctx := context.Background()
 	id, _ := e.debateFixture(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
