@@ -22,7 +22,8 @@ import (
 	vmath "github.com/reach-lab/reach/internal/verify/math"
 )
 
-// startSamplingDownAfter is startSampling with the given EndpointDownAfter.
+// startSamplingDownAfter starts a client for sampling tests with the given
+// EndpointDownAfter (0: the default).
 func startSamplingDownAfter(t *testing.T, downAfter time.Duration) (env, *secret.Box) {
 	t.Helper()
 	st, _ := testdb.New(t)

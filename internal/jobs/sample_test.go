@@ -3,7 +3,6 @@ package jobs_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"maps"
 	"net/http/httptest"
 	"os"
@@ -63,22 +62,7 @@ func sampleSpec(t *testing.T, sftURL, ppoURL string, n int) intake.SampleSpec {
 
 func startSampling(t *testing.T) (env, *secret.Box) {
 	t.Helper()
-	st, _ := testdb.New(t)
-	box, _ := secret.New(testSecret)
-	client, err := jobs.NewClient(st, jobs.Config{Workers: 4, SamplingWorkers: 16, Verifier: vmath.New(), Secret: box,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := client.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = client.Stop(ctx)
-	})
-	return env{st, client}, box
+	return startSamplingDownAfter(t, 0)
 }
 
 // counts maps problem key -> (n, c) for each model of a report.
