@@ -429,7 +429,11 @@ func Create(ctx context.Context, st *store.Store, spec Spec, log io.Writer) (int
 		tm.Quality = time.Since(start)
 	}
 	// As an import job does at the end, so pages are planned from fresh statistics.
-	if err := st.AnalyzeSamples(ctx); err != nil {
+	ids := make([]int64, len(c.Runs))
+	for i, r := range c.Runs {
+		ids[i] = r.ID
+	}
+	if err := st.AnalyzeSamples(ctx, ids...); err != nil {
 		return 0, tm, err
 	}
 	if err := st.AnalyzeProblems(ctx); err != nil {

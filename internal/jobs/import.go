@@ -558,7 +558,7 @@ func importJob(ctx context.Context, st *store.Store, v verify.Verifier, lastAtte
 		// Autovacuum analyses the grown table only a minute or so later; until
 		// then the problem page's sample query is planned from stale
 		// statistics (5.9 ms instead of 1.3 ms on a fresh 1M-sample table).
-		if err := st.AnalyzeSamples(ctx); err != nil {
+		if err := st.AnalyzeSamples(ctx, run.ID); err != nil {
 			slog.Warn("analyze samples after import", "comparison", c.ID, "err", err)
 		}
 	}

@@ -55,9 +55,14 @@ type SearchIndexWorker struct {
 // Timeout: building the index of a million samples takes minutes.
 func (w *SearchIndexWorker) Timeout(*river.Job[SearchIndexArgs]) time.Duration { return longTimeout }
 
-// Work drops orphan indexes, then builds the missing ones until none is
+// Work drops the partitions and indexes of deleted runs, then builds the missing ones until none is
 // left (a comparison that became ready meanwhile included).
 func (w *SearchIndexWorker) Work(ctx context.Context, _ *river.Job[SearchIndexArgs]) error {
+	if n, err := w.st.DropOrphanSamplePartitions(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		slog.Info("dropped sample partitions of deleted runs", "partitions", n)
+	}
 	if n, err := w.st.DropOrphanSearchIndexes(ctx); err != nil {
 		return err
 	} else if n > 0 {

@@ -569,6 +569,21 @@ func (s *Store) deleteSamplesInBatches(ctx context.Context, id int64) error {
 		return fmt.Errorf("delete the samples of comparison %d: %w", id, err)
 	}
 	for _, run := range runs {
+		own, err := s.ownPartition(ctx, run)
+		if err != nil {
+			return err
+		}
+		if own { // emptied at once, with the rows about its samples
+			if err := s.WithTx(ctx, func(tx *Store) error {
+				if err := tx.deleteRunSamples(ctx, run); err != nil {
+					return err
+				}
+				return tx.deleteSampleRows(ctx, `run_id = $1`, run)
+			}); err != nil {
+				return fmt.Errorf("delete the samples of run %d of comparison %d: %w", run, id, err)
+			}
+			continue
+		}
 		var problem int64 = -1
 		index := -1
 		for {

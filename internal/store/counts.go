@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,15 +31,34 @@ func (s *Store) InsertCounts(ctx context.Context, cs []Count) error {
 	return nil
 }
 
-// AnalyzeSamples refreshes the planner's statistics of the samples table
-// and the per-run tables derived from it (ANALYZE reads a fixed-size sample
-// of rows, so it takes about a second whatever the table's size). A table
-// another session holds a conflicting lock on is skipped (autovacuum
-// analyses it later): a search index being built (CREATE INDEX
-// CONCURRENTLY, a minute on a million texts) would otherwise hold an
-// import's end until it finishes.
-func (s *Store) AnalyzeSamples(ctx context.Context) error {
-	if _, err := s.db.Exec(ctx, `ANALYZE (SKIP_LOCKED) samples, run_counts, run_answers`); err != nil {
+// AnalyzeSamples refreshes the planner's statistics of runIDs' samples
+// (each run's partition, or samples_legacy for runs from before migration
+// 00182) and of the per-run tables derived from them (ANALYZE reads a
+// fixed-size sample of rows, so it takes about a second whatever the
+// table's size). Not samples itself: ANALYZE of a partitioned table reads
+// every partition, a cost that grows with the runs stored; a query of one
+// run is planned from its partition's statistics. A table another session
+// holds a conflicting lock on is skipped (autovacuum analyses it later): a
+// search index being built (CREATE INDEX CONCURRENTLY, a minute on a
+// million texts) would otherwise hold an import's end until it finishes.
+func (s *Store) AnalyzeSamples(ctx context.Context, runIDs ...int64) error {
+	tables := []string{"run_counts", "run_answers"}
+	seen := map[string]bool{}
+	for _, id := range runIDs {
+		own, err := s.ownPartition(ctx, id)
+		if err != nil {
+			return fmt.Errorf("analyze samples: %w", err)
+		}
+		t := legacySamples
+		if own {
+			t = SamplePartition(id)
+		}
+		if !seen[t] {
+			seen[t] = true
+			tables = append(tables, t)
+		}
+	}
+	if _, err := s.db.Exec(ctx, `ANALYZE (SKIP_LOCKED) `+strings.Join(tables, ", ")); err != nil {
 		return fmt.Errorf("analyze samples: %w", err)
 	}
 	return nil

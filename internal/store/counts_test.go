@@ -150,13 +150,14 @@ func TestLateAggregationDoesNotFinishAnExtension(t *testing.T) {
 }
 
 // The ANALYZE at an import's end does not wait for another session's lock
-// on the samples table (a search index being built holds one for a minute
+// on the run's samples (a search index being built holds one for a minute
 // on a million texts): it skips the table. The lock is held until the
 // test ends, so an ANALYZE that waited would hold the test until its
 // context's minute ran out and fail.
 func TestAnalyzeSamplesSkipsALockedTable(t *testing.T) {
 	st, _ := testdb.New(t)
 	ctx := context.Background()
+	_, runs, _ := tiny(t, st, 0)
 	conn, err := st.Pool().Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -168,12 +169,12 @@ func TestAnalyzeSamplesSkipsALockedTable(t *testing.T) {
 	}
 	defer tx.Rollback(ctx)
 	// The lock CREATE INDEX CONCURRENTLY takes.
-	if _, err := tx.Exec(ctx, `LOCK TABLE samples IN SHARE UPDATE EXCLUSIVE MODE`); err != nil {
+	if _, err := tx.Exec(ctx, `LOCK TABLE `+store.SamplePartition(runs[0].ID)+` IN SHARE UPDATE EXCLUSIVE MODE`); err != nil {
 		t.Fatal(err)
 	}
 	actx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := st.AnalyzeSamples(actx); err != nil {
+	if err := st.AnalyzeSamples(actx, runs[0].ID, runs[1].ID); err != nil {
 		t.Fatalf("AnalyzeSamples with samples locked: %v", err)
 	}
 }

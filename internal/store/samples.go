@@ -159,10 +159,12 @@ func (s *Store) deleteSampleRows(ctx context.Context, where string, args ...any)
 }
 
 // ClearRun deletes a run's samples, the rows about them (sampleRowTables)
-// and its counts (before a re-import).
+// and its counts (before a re-import). A run with its own partition has it
+// emptied (TRUNCATE, which waits for the run's readers); a run in
+// samples_legacy has its rows deleted.
 func (s *Store) ClearRun(ctx context.Context, runID int64) error {
-	if _, err := s.db.Exec(ctx, `DELETE FROM samples WHERE run_id = $1`, runID); err != nil {
-		return fmt.Errorf("clear samples of run %d: %w", runID, err)
+	if err := s.deleteRunSamples(ctx, runID); err != nil {
+		return err
 	}
 	if err := s.deleteSampleRows(ctx, `run_id = $1`, runID); err != nil {
 		return fmt.Errorf("clear run %d: %w", runID, err)
@@ -171,6 +173,24 @@ func (s *Store) ClearRun(ctx context.Context, runID int64) error {
 		if _, err := s.db.Exec(ctx, `DELETE FROM `+table+` WHERE run_id = $1`, runID); err != nil {
 			return fmt.Errorf("clear counts of run %d: %w", runID, err)
 		}
+	}
+	return nil
+}
+
+// deleteRunSamples deletes every sample of run runID: TRUNCATE of its own
+// partition, or a DELETE in samples_legacy.
+func (s *Store) deleteRunSamples(ctx context.Context, runID int64) error {
+	own, err := s.ownPartition(ctx, runID)
+	if err != nil {
+		return err
+	}
+	q := `DELETE FROM samples WHERE run_id = $1`
+	args := []any{runID}
+	if own {
+		q, args = `TRUNCATE `+SamplePartition(runID), nil
+	}
+	if _, err := s.db.Exec(ctx, q, args...); err != nil {
+		return fmt.Errorf("clear samples of run %d: %w", runID, err)
 	}
 	return nil
 }

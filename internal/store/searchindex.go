@@ -11,12 +11,15 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The search in completion texts uses one partial GIN trigram index
-// (pg_trgm, gin_trgm_ops) per run with texts, named SearchIndexName(run),
-// on reach_search_text(completion) (migration 00177: lower-cased, spaces
-// replaced by a letter, so that trigrams span them): built after the run's comparison is ready (BuildSearchIndex, by
-// a job), so that imports COPY into a table without it, and dropped when
-// the run is gone (DropOrphanSearchIndexes).
+// The search in completion texts uses one GIN trigram index (pg_trgm,
+// gin_trgm_ops) per run with texts, named SearchIndexName(run), on
+// reach_search_text(completion) (migration 00177: lower-cased, spaces
+// replaced by a letter, so that trigrams span them) of the run's partition
+// of samples (a partial index of samples_legacy for runs from before
+// migration 00182). It is built after the run's comparison is ready
+// (BuildSearchIndex, by a job), so that imports COPY into a table without
+// it, and goes with the partition when the run is gone
+// (DropOrphanSamplePartitions; DropOrphanSearchIndexes for samples_legacy).
 
 const searchIndexPrefix = "samples_search_run_"
 
@@ -96,10 +99,21 @@ func (s *Store) BuildSearchIndex(ctx context.Context, runID int64) (built bool, 
 	case !errors.Is(err, pgx.ErrNoRows):
 		return false, fmt.Errorf("search index of run %d: %w", runID, err)
 	}
-	// The run id is a literal: the planner uses a partial index only for
-	// queries whose own literal run id implies its predicate.
+	// A run with its own partition gets an index of that partition (the
+	// build reads that run only). A run in samples_legacy gets a partial
+	// index there; its run id is a literal: the planner uses a partial
+	// index only for queries whose own literal run id implies its predicate.
+	own, err := s.ownPartition(ctx, runID)
+	if err != nil {
+		return false, err
+	}
+	on := SamplePartition(runID)
+	where := ""
+	if !own {
+		on, where = legacySamples, ` WHERE run_id = `+strconv.FormatInt(runID, 10)
+	}
 	if _, err := s.pool.Exec(ctx, `CREATE INDEX CONCURRENTLY IF NOT EXISTS `+name+
-		` ON samples USING gin (reach_search_text(completion) gin_trgm_ops) WHERE run_id = `+strconv.FormatInt(runID, 10)); err != nil {
+		` ON `+on+` USING gin (reach_search_text(completion) gin_trgm_ops)`+where); err != nil {
 		return false, fmt.Errorf("build search index of run %d: %w", runID, err)
 	}
 	return true, nil

@@ -235,7 +235,7 @@ func TestSearchTexts(t *testing.T) {
 	// (That the planner reads the indexes is checked on a real import,
 	// whose samples outnumber these: jobs' TestSearchIndexAfterImport.)
 	// The old form's indexes go.
-	if _, err := st.Pool().Exec(ctx, fmt.Sprintf(`CREATE INDEX samples_trgm_run_%d ON samples USING gin (completion gin_trgm_ops) WHERE run_id = %d`, runs[0], runs[0])); err != nil {
+	if _, err := st.Pool().Exec(ctx, fmt.Sprintf(`CREATE INDEX samples_trgm_run_%d ON %s USING gin (completion gin_trgm_ops)`, runs[0], store.SamplePartition(runs[0]))); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := st.DropOrphanSearchIndexes(ctx); err != nil || n != 1 {
