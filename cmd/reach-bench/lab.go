@@ -418,14 +418,15 @@ func findLab(ctx context.Context, st *store.Store, specs []labComparison) error 
 	return nil
 }
 
-// printSizes prints the samples table's heap, TOAST and each index (the
-// runs' search indexes together), the database, and bytes per sample; it
+// printSizes prints the samples table's heap, TOAST and each index, each
+// summed over the partitions (the runs' search indexes together), the database, and bytes per sample; it
 // returns the samples with texts.
 func printSizes(ctx context.Context, st *store.Store, when string) (int64, error) {
 	var samples, heap, toast, total, db int64
 	if err := st.Pool().QueryRow(ctx, `SELECT (SELECT COALESCE(sum(n), 0) FROM run_counts rc JOIN runs r ON r.id = rc.run_id WHERE r.has_texts),
-		pg_relation_size('samples'), COALESCE(pg_total_relation_size(NULLIF(c.reltoastrelid, 0)), 0), pg_total_relation_size('samples'), pg_database_size(current_database())
-		FROM pg_class c WHERE c.oid = 'samples'::regclass`).Scan(&samples, &heap, &toast, &total, &db); err != nil {
+		COALESCE(sum(pg_relation_size(c.oid)), 0)::bigint, COALESCE(sum(pg_total_relation_size(NULLIF(c.reltoastrelid, 0))), 0)::bigint,
+		COALESCE(sum(pg_total_relation_size(c.oid)), 0)::bigint, pg_database_size(current_database())
+		FROM pg_partition_tree('samples') t JOIN pg_class c ON c.oid = t.relid WHERE t.isleaf`).Scan(&samples, &heap, &toast, &total, &db); err != nil {
 		return 0, fmt.Errorf("sizes: %w", err)
 	}
 	per := func(n int64) string { return fmt.Sprintf("%6.0f B/sample", float64(n)/float64(max(samples, 1))) }
@@ -433,8 +434,10 @@ func printSizes(ctx context.Context, st *store.Store, when string) (int64, error
 	fmt.Printf("  %-34s %9s %s\n", "samples heap", mb(heap), per(heap))
 	fmt.Printf("  %-34s %9s %s\n", "samples TOAST (compressed texts)", mb(toast), per(toast))
 	rows, err := st.Pool().Query(ctx, `SELECT name || CASE WHEN count(*) > 1 THEN ' (' || count(*) || ')' ELSE '' END, sum(size)::bigint
-		FROM (SELECT CASE WHEN c.relname LIKE 'samples\_search\_run\_%' THEN 'samples_search_run_*' ELSE c.relname END AS name, pg_relation_size(c.oid) AS size
-		      FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'samples'::regclass) x
+		FROM (SELECT CASE WHEN c.relname LIKE 'samples\_search\_run\_%' THEN 'samples_search_run_*'
+		                  ELSE COALESCE((SELECT p.relname FROM pg_inherits h JOIN pg_class p ON p.oid = h.inhparent WHERE h.inhrelid = c.oid), c.relname) END AS name,
+		             pg_relation_size(c.oid) AS size
+		      FROM pg_partition_tree('samples') t JOIN pg_index i ON i.indrelid = t.relid JOIN pg_class c ON c.oid = i.indexrelid WHERE t.isleaf) x
 		GROUP BY name ORDER BY 2 DESC`)
 	if err != nil {
 		return 0, fmt.Errorf("index sizes: %w", err)
@@ -524,7 +527,8 @@ type labLoad struct {
 func samplesScans(ctx context.Context, st *store.Store) (seq, idx int64) {
 	st.Pool().Reset()
 	time.Sleep(300 * time.Millisecond)
-	_ = st.Pool().QueryRow(ctx, `SELECT seq_scan, COALESCE(idx_scan, 0) FROM pg_stat_user_tables WHERE relid = 'samples'::regclass`).Scan(&seq, &idx)
+	_ = st.Pool().QueryRow(ctx, `SELECT COALESCE(sum(seq_scan), 0)::bigint, COALESCE(sum(idx_scan), 0)::bigint FROM pg_stat_user_tables
+		WHERE relid IN (SELECT relid FROM pg_partition_tree('samples') WHERE isleaf)`).Scan(&seq, &idx)
 	return seq, idx
 }
 

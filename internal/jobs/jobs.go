@@ -133,7 +133,8 @@ func NewClient(st *store.Store, cfg Config) (*Client, error) {
 		JobTimeout:           timeout,
 		RescueStuckJobsAfter: cmp.Or(cfg.RescueAfter, timeout+5*time.Minute),
 		// metricsMiddleware outside the lease, to see a job the reaper took away as cancelled.
-		Middleware: []rivertype.Middleware{metricsMiddleware(), leaseMiddleware(st, lease)},
+		Middleware:   []rivertype.Middleware{metricsMiddleware(), leaseMiddleware(st, lease)},
+		ErrorHandler: panicTracer{},
 	}
 	if cfg.Workers > 0 {
 		rc.PeriodicJobs = append(statsPeriodic(), reapPeriodic(lease)...)
@@ -210,5 +211,18 @@ func StartImport(ctx context.Context, client *Client, tx *store.Store, compariso
 	if _, err := client.InsertTx(ctx, tx.Tx(), ImportArgs{ComparisonID: comparisonID}, nil); err != nil {
 		return fmt.Errorf("enqueue import of comparison %d: %w", comparisonID, err)
 	}
+	return nil
+}
+
+// panicTracer logs the stack of a job's panic: River's own log names the
+// value only. River retries the job as for an error.
+type panicTracer struct{}
+
+func (panicTracer) HandleError(context.Context, *rivertype.JobRow, error) *river.ErrorHandlerResult {
+	return nil
+}
+
+func (panicTracer) HandlePanic(_ context.Context, job *rivertype.JobRow, panicVal any, trace string) *river.ErrorHandlerResult {
+	slog.Error("job panicked", "job_id", job.ID, "kind", job.Kind, "attempt", job.Attempt, "panic", fmt.Sprint(panicVal), "trace", trace)
 	return nil
 }

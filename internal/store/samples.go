@@ -159,12 +159,18 @@ func (s *Store) deleteSampleRows(ctx context.Context, where string, args ...any)
 }
 
 // ClearRun deletes a run's samples, the rows about them (sampleRowTables)
-// and its counts (before a re-import). A run with its own partition has it
-// emptied (TRUNCATE, which waits for the run's readers); a run in
-// samples_legacy has its rows deleted.
+// and its counts (before a re-import). Outside a transaction a run with
+// its own partition has it emptied (TRUNCATE, which waits for the run's
+// readers). In a transaction the rows are deleted: a TRUNCATE would hold
+// the partition's ACCESS EXCLUSIVE lock until commit, and an import's
+// transaction waits for its other writers into the same run.
 func (s *Store) ClearRun(ctx context.Context, runID int64) error {
-	if err := s.deleteRunSamples(ctx, runID); err != nil {
-		return err
+	if s.tx == nil {
+		if err := s.deleteRunSamples(ctx, runID); err != nil {
+			return err
+		}
+	} else if _, err := s.db.Exec(ctx, `DELETE FROM samples WHERE run_id = $1`, runID); err != nil {
+		return fmt.Errorf("clear samples of run %d: %w", runID, err)
 	}
 	if err := s.deleteSampleRows(ctx, `run_id = $1`, runID); err != nil {
 		return fmt.Errorf("clear run %d: %w", runID, err)

@@ -112,12 +112,34 @@ func (s *Store) BuildSearchIndex(ctx context.Context, runID int64) (built bool, 
 	if !own {
 		on, where = legacySamples, ` WHERE run_id = `+strconv.FormatInt(runID, 10)
 	}
-	if _, err := s.pool.Exec(ctx, `CREATE INDEX CONCURRENTLY IF NOT EXISTS `+name+
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return false, fmt.Errorf("build search index of run %d: %w", runID, err)
+	}
+	defer func() {
+		// The setting is the session's: reset it before the connection
+		// goes back to the pool, or close it.
+		if _, err := conn.Exec(context.Background(), `RESET maintenance_work_mem`); err != nil {
+			conn.Conn().Close(context.Background())
+		}
+		conn.Release()
+	}()
+	if _, err := conn.Exec(ctx, `SET maintenance_work_mem = '`+SearchIndexMemory+`'`); err != nil {
+		return false, fmt.Errorf("build search index of run %d: %w", runID, err)
+	}
+	if _, err := conn.Exec(ctx, `CREATE INDEX CONCURRENTLY IF NOT EXISTS `+name+
 		` ON `+on+` USING gin (reach_search_text(completion) gin_trgm_ops)`+where); err != nil {
 		return false, fmt.Errorf("build search index of run %d: %w", runID, err)
 	}
 	return true, nil
 }
+
+// SearchIndexMemory is the maintenance_work_mem of a search index build: a
+// GIN build gathers its entries in it and writes them out each time it is
+// full. On 20,000 real 2.7 KB texts (load 6–9) the build took 12.3 s with
+// Postgres' default 64 MB, 10.0 s with 256 MB and 9.2 s with 1 GB. One
+// build runs at a time per process (jobs.SearchIndexQueue).
+const SearchIndexMemory = "256MB"
 
 // RunsNeedingSearchIndex returns up to limit runs with completion texts of
 // ready comparisons (of comparisonID only, unless it is 0) that have no
