@@ -578,7 +578,6 @@ func importJob(ctx context.Context, st *store.Store, v verify.Verifier, lastAtte
 	return startStatsIfReady(ctx, st, c.ID)
 }
 
-
 // Batch limits: rows and completion bytes per COPY, so memory stays flat
 // whatever the file size.
 const (
