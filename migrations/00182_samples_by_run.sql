@@ -4,8 +4,8 @@
 -- run's search index becomes an ordinary index of its partition, so building
 -- it reads that run only: as a partial index of one table it scanned every
 -- run's samples, 880–950 s per 512,000-sample run at 10 M (README "Lab
--- scale"). Deleting a run empties its partition (TRUNCATE: a few files
--- unlinked, not millions of rows deleted and vacuumed away).
+-- scale"). Deleting a comparison empties its runs' partitions (TRUNCATE: a
+-- few files unlinked, not millions of rows deleted and vacuumed away).
 --
 -- Existing samples are not moved: the old table becomes one partition,
 -- samples_legacy, holding every run that exists now (its bound lists their
@@ -17,7 +17,7 @@
 -- locking the referenced tables (SHARE ROW EXCLUSIVE on runs, problems and
 -- users), which would make every transaction that inserts a run deadlock
 -- with any other that writes runs. So samples has no foreign keys; triggers
--- do what they did: a run's delete empties its samples, a problem's deletes
+-- do what they did: a run's delete deletes its samples, a problem's deletes
 -- its samples, a user's clears override_by. A sample of a run without a
 -- partition cannot be stored (no partition accepts it).
 ALTER TABLE samples DROP CONSTRAINT samples_run_id_fkey,
@@ -69,20 +69,17 @@ END $fn$;
 CREATE TRIGGER runs_samples_partition AFTER INSERT ON runs
     FOR EACH ROW EXECUTE FUNCTION reach_run_samples_partition();
 
--- A deleted run's samples (the dropped key's ON DELETE CASCADE). Its
--- emptied partition stays attached until store.DropOrphanSamplePartitions
--- drops it: dropping it here would take ACCESS EXCLUSIVE on samples,
--- waiting for every query on any run, inside the deleting transaction.
+-- A deleted run's samples (the dropped key's ON DELETE CASCADE), row by
+-- row. store.DeleteComparison empties a run's own partition first, each
+-- with a TRUNCATE in its own transaction, so this finds none there. A
+-- TRUNCATE here would take ACCESS EXCLUSIVE on each deleted run's
+-- partition inside the deleting transaction: with a reader that locks every
+-- partition (a query not pruned when planned) that deadlocked. The emptied
+-- partition stays attached until store.DropOrphanSamplePartitions drops it.
 -- +goose StatementBegin
 CREATE FUNCTION reach_run_samples_delete() RETURNS trigger LANGUAGE plpgsql AS $fn$
-DECLARE
-    part text := 'samples_run_' || OLD.id;
 BEGIN
-    IF to_regclass(quote_ident(part)) IS NOT NULL THEN
-        EXECUTE format('TRUNCATE %I', part);
-    ELSE
-        DELETE FROM samples WHERE run_id = OLD.id;
-    END IF;
+    DELETE FROM samples WHERE run_id = OLD.id;
     RETURN NULL;
 END $fn$;
 -- +goose StatementEnd

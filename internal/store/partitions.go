@@ -12,9 +12,13 @@ import (
 
 // samples is partitioned by run (migration 00182): a run inserted since has
 // its own partition, SamplePartition(run), made by a trigger on runs; the
-// runs that existed at the migration share samples_legacy. A run's delete
-// empties its partition (a trigger); DropOrphanSamplePartitions drops it
-// later, outside the deleting transaction.
+// runs that existed at the migration share samples_legacy.
+// DeleteComparison and ClearRun (outside a transaction) empty a run's
+// partition with a TRUNCATE in a transaction of its own: inside a larger
+// one, ACCESS EXCLUSIVE on several partitions deadlocks with a reader that
+// locks every partition. A run deleted otherwise has its samples deleted
+// row by row (a trigger). DropOrphanSamplePartitions drops the partitions
+// of deleted runs later.
 
 const (
 	samplePartitionPrefix = "samples_run_"
