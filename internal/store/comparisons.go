@@ -100,7 +100,9 @@ type Run struct {
 	// file's labels; nil until Reach's verifier graded labelled samples.
 	VerdictsChanged *int64
 	// Overrides is how many of the run's sample verdicts a reviewer
-	// overrode (samples_overridden index).
+	// overrode (run_grading, which OverrideSample re-aggregates in its own
+	// transaction: the page does not read samples, whose every partition a
+	// count through runs would lock and plan).
 	Overrides int64
 	// SamplingOverride is this model's JSON override of the comparison's
 	// sampling config (e.g. its own prompt template), or nil.
@@ -322,7 +324,7 @@ func (s *Store) ComparisonInto(id int64, c *Comparison) Queued {
 			mapping, has_texts, verdict_source, status, error, endpoint_url, endpoint_model, endpoint_style, api_key_enc,
 			max_concurrency, tokens_in, tokens_out, requests, errors, sampling_started_at, verdicts_changed, sampling_override,
 			tool_meta, import_warnings, code_harness, code_harness_why, more_upload_ids, split_of,
-			(SELECT count(*) FROM samples o WHERE o.run_id = runs.id AND o.override_from IS NOT NULL)
+			COALESCE((SELECT g.overrides FROM run_grading g WHERE g.run_id = runs.id), 0)
 		FROM runs WHERE comparison_id = $1 ORDER BY position`, id).Query(func(rows pgx.Rows) error {
 			var err error
 			c.Runs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Run, error) {

@@ -40,9 +40,21 @@ func TestMigrationGradingCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := st.GetComparison(ctx, cid)
+	// The runs as stored (GetComparison reads run_grading, not there yet).
+	var c store.Comparison
+	rows, err := st.Pool().Query(ctx, `SELECT id FROM runs WHERE comparison_id = $1 ORDER BY position`, cid)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for rows.Next() {
+		var r store.Run
+		if err := rows.Scan(&r.ID); err != nil {
+			t.Fatal(err)
+		}
+		c.Runs = append(c.Runs, r)
+	}
+	if rows.Err() != nil || len(c.Runs) != 3 {
+		t.Fatalf("runs of comparison %d: %v, %d", cid, rows.Err(), len(c.Runs))
 	}
 	ps, err := st.Problems(ctx, did, false)
 	if err != nil {
