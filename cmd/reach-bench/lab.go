@@ -477,8 +477,6 @@ func explainHot(ctx context.Context, st *store.Store, big, wide int64) error {
 			fmt.Sprintf(`SELECT s.sample_index FROM samples s WHERE s.run_id = %d AND s.problem_id = %d AND s.status = 'correct' ORDER BY s.sample_index LIMIT 16`, rl, problem)},
 		{"problem page: the samples picked, with texts",
 			fmt.Sprintf(`SELECT left(completion, 2000), status FROM samples WHERE run_id = %d AND problem_id = %d AND sample_index < 16`, rl, problem)},
-		{"comparison page: overridden verdicts per run (store.GetComparison)",
-			fmt.Sprintf(`SELECT r.id, (SELECT count(*) FROM samples o WHERE o.run_id = r.id AND o.override_from IS NOT NULL) FROM runs r WHERE r.comparison_id = %d`, big)},
 		{"search in texts of some problems (store.SearchCompletions)",
 			fmt.Sprintf(`SELECT DISTINCT problem_id FROM samples WHERE run_id = ANY('{%d,%d}') AND problem_id = ANY(ARRAY(SELECT problem_id FROM run_counts WHERE run_id = %d ORDER BY problem_id LIMIT 20)) AND completion ILIKE '%%answer 17%%'`, run, rl, run)},
 		{"a sample's text (store.SampleText)",
@@ -714,14 +712,20 @@ func deleteComparison(ctx context.Context, st *store.Store, lc labLoad, c, small
 			float64(lat[len(lat)/2].Microseconds())/1000, float64(lat[len(lat)*95/100].Microseconds())/1000, float64(lat[len(lat)-1].Microseconds())/1000)
 	}
 
-	// The delete enqueues the search_index job, which drops the indexes of
-	// the runs that are gone first.
+	// The delete enqueues the search_index job, which drops the emptied
+	// partitions (their indexes with them) and the indexes of the runs that
+	// are gone first.
 	start = time.Now()
+	parts, err := st.DropOrphanSamplePartitions(ctx)
+	if err != nil {
+		return err
+	}
 	dropped, err := st.DropOrphanSearchIndexes(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("search indexes of the deleted runs dropped (as the search_index job does after a delete): %d in %.1fs\n", dropped, time.Since(start).Seconds())
+	fmt.Printf("partitions and search indexes of the deleted runs dropped (as the search_index job does after a delete): %d and %d in %.1fs\n",
+		parts, dropped, time.Since(start).Seconds())
 
 	w0, start = walLSN(ctx, st), time.Now()
 	if _, err := st.Pool().Exec(ctx, `VACUUM samples`); err != nil {
