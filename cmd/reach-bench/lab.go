@@ -497,7 +497,7 @@ func explainHot(ctx context.Context, st *store.Store, big, wide int64) error {
 		}
 		fmt.Printf("-- %s\n", q.what)
 		for _, l := range lines {
-			if strings.Contains(l, "Seq Scan on samples") {
+			if strings.Contains(l, "Seq Scan on samples") && !strings.Contains(l, "(never executed)") {
 				seq++
 			}
 			if strings.Contains(l, "Scan") || strings.Contains(l, "Execution Time") || strings.Contains(l, "Buffers") && !strings.HasPrefix(strings.TrimSpace(l), "Buffers: shared hit=") {
