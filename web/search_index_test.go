@@ -111,3 +111,47 @@ func note(body string) string {
 	}
 	return body[i:min(len(body), i+600)]
 }
+
+// A query too common for the search index (every window of it in every
+// text, the whole of it in half the problems) is read within a bound from
+// each problem's first samples: the problems found are right, the page
+// says why the rest were not searched to the end, and how many.
+func TestSearchTooCommonForIndex(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	var ps []store.Problem
+	for i := range 40 {
+		ps = append(ps, store.Problem{Idx: i, Key: fmt.Sprintf("q%d", i), Statement: "s", Reference: "2"})
+	}
+	x := storeReady(t, f.srv.st, "common words", 0, ps, []store.NewRun{{ModelName: "base", Role: "base"}, {ModelName: "rl", Role: "rl"}}, 4,
+		func(int, store.Problem, int) bool { return true })
+	// Even problems say it; odd ones have each of its windows, not it.
+	if _, err := f.srv.st.Pool().Exec(ctx, `UPDATE samples s SET completion = CASE WHEN p.idx % 2 = 0
+			THEN 'So the final answer is 2.' ELSE 'So the final, formal answer is 2.' END
+		FROM problems p WHERE p.id = s.problem_id AND s.run_id = ANY($1)`, []int64{x.Runs[0].ID, x.Runs[1].ID}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range x.Runs {
+		if _, err := f.srv.st.BuildSearchIndex(ctx, r.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer web.SetMaxIndexCandidates(50)()
+	defer web.SetCompletionSearchBudget(80)() // the probe reads 32
+	path := fmt.Sprintf("/comparisons/%d?q=The+Final+Answer+Is&in=completions", x.ID)
+	code, b := f.page("viewer", path)
+	if code != 200 {
+		t.Fatalf("GET %s: HTTP %d", path, code)
+	}
+	if got := hasIDs(b, "search-common", "search-building", "search-indexed", "search-short"); got != "search-common" ||
+		!strings.Contains(b, `data-matching="20"`) || !strings.Contains(b, "20 more problems not searched to the end") ||
+		!strings.Contains(b, "at most 80 samples read per search, each problem") {
+		t.Errorf("too common for the index: notes %q\n%s", got, note(b))
+	}
+	// Within the bound of candidates, the index decides every problem.
+	defer web.SetMaxIndexCandidates(1000)()
+	path = fmt.Sprintf("/comparisons/%d?q=the+final+ANSWER+is&in=completions", x.ID)
+	if _, b := f.page("viewer", path); hasIDs(b, "search-common", "search-indexed") != "search-indexed" || !strings.Contains(b, `data-matching="20"`) {
+		t.Errorf("within the bound: %s", note(b))
+	}
+}

@@ -22,6 +22,14 @@ import (
 // one-kilobyte completions take about a second on a loaded 2-core machine.
 var completionSearchBudget = 50_000 // a variable for tests (SetCompletionSearchBudget)
 
+// maxIndexCandidates bounds the samples the search index may hand over
+// for checking in one search (store.TextSearch.MaxCandidates): each
+// candidate's text is read and lower-cased, 20-120 µs apiece (candidates
+// are the long texts), so 20,000 is about a second on a loaded 2-core
+// machine. A query found in most texts ("the final answer is": 24 % of
+// them) would check millions; it is read within a bound instead.
+var maxIndexCandidates = 20_000 // a variable for tests (SetMaxIndexCandidates)
+
 // previewChars is how much of a statement the table's one-line preview
 // reads (the cell cuts it to its width).
 const previewChars = 160
@@ -258,13 +266,13 @@ func (s *Server) tableRows(ctx context.Context, e *analysis.Entry, datasetID int
 				ts.Problems, ts.Counts = append(ts.Problems, row.ProblemID), append(ts.Counts, counts)
 			}
 		}
-		indexed := false
+		indexed, common, budget := false, false, completionSearchBudget
 		if len(ts.Problems) > 0 && len(runs) > 0 {
 			ready, err := s.st.SearchIndexedRuns(ctx, runs)
 			if err != nil {
 				return nil, err
 			}
-			ts.Runs, ts.Indexed, ts.Text, ts.Budget = runs, ready, f.Query, completionSearchBudget
+			ts.Runs, ts.Indexed, ts.Text, ts.Budget, ts.MaxCandidates = runs, ready, f.Query, completionSearchBudget, maxIndexCandidates
 			if len(ready) == len(runs) && store.Trigrammable(f.Query) {
 				if ts.Windows, err = s.windowsOf(ctx, runs); err != nil {
 					return nil, err
@@ -275,7 +283,10 @@ func (s *Server) tableRows(ctx context.Context, e *analysis.Entry, datasetID int
 				return nil, err
 			}
 			known.add(res)
-			indexed = res.Indexed
+			indexed, common = res.Indexed, res.Common
+			if common {
+				budget = res.Budget
+			}
 		}
 		searched, samples, unsearched := 0, 0, 0
 		for id, n := range sizes {
@@ -291,8 +302,8 @@ func (s *Server) tableRows(ctx context.Context, e *analysis.Entry, datasetID int
 		}
 		trigrams := store.Trigrammable(f.Query)
 		*search = views.SearchInfo{Completions: true, Problems: searched, Samples: samples,
-			Unsearched: unsearched, NoTexts: len(runs) == 0, Budget: completionSearchBudget,
-			Indexed: indexed, Building: unsearched > 0 && trigrams, Short: unsearched > 0 && !trigrams}
+			Unsearched: unsearched, NoTexts: len(runs) == 0, Budget: budget,
+			Indexed: indexed, Common: common && unsearched > 0, Building: unsearched > 0 && trigrams && !common, Short: unsearched > 0 && !trigrams}
 	}
 	keep(func(i int) bool { return matched[rep.Rows[i].ProblemID] })
 	return order, nil

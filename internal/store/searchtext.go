@@ -26,6 +26,13 @@ type TextSearch struct {
 	// Budget bounds the samples read one by one when the index cannot
 	// decide the rest (a run without index yet, a query without trigrams).
 	Budget int
+	// MaxCandidates, when set with Windows, bounds the index's work: a
+	// query whose rarest windows are estimated (CandidateShare) to select
+	// more of the undecided problems' samples than this is too common for
+	// the index (each candidate's text is checked, 20-120 µs apiece) and
+	// is read one by one within Budget instead, unless at most
+	// SearchFilterProblems problems are left.
+	MaxCandidates int
 }
 
 // TextSearchResult is what SearchTexts found.
@@ -34,6 +41,12 @@ type TextSearchResult struct {
 	Decided map[int64]bool // problems searched to the end (Hits included); the others were left at the budget
 	Read    int            // samples read one by one (at most; the index's candidates not counted)
 	Indexed bool           // the search index decided the problems the reading left
+	// Common: the query was too common for the index (MaxCandidates), so
+	// the problems the reading left are undecided; Candidates is the
+	// index's work estimated then (samples).
+	Common     bool
+	Candidates int
+	Budget     int // the bound on samples read one by one that applied
 }
 
 // Reading rounds: round k reads samples [roundEdges[k], roundEdges[k+1])
@@ -95,7 +108,12 @@ func (s *Store) SearchTexts(ctx context.Context, q TextSearch) (TextSearchResult
 			res.Hits[q.Problems[i]], res.Decided[q.Problems[i]] = true, true
 		}
 		undecided = without(undecided, res.Decided, q.Problems)
-		if len(hits)*4 < len(probe) {
+		if est := q.candidates(undecided); q.MaxCandidates > 0 && est > q.MaxCandidates && len(undecided) > SearchFilterProblems {
+			// Too common for the index: read within the budget, run by
+			// run, and say what is left.
+			useIndex, res.Common, res.Candidates = false, true, est
+			budget = min(budget, commonBudget+4*len(q.Problems))
+		} else if len(hits)*4 < len(probe) {
 			budget = 0 // rare: the index decides every problem
 		} else {
 			// Common: read on, within a budget proportional to the
@@ -115,6 +133,29 @@ func (s *Store) SearchTexts(ctx context.Context, q TextSearch) (TextSearchResult
 		}
 		if res.Read+cost > budget {
 			if useIndex {
+				break
+			}
+			if res.Common {
+				// A common query is found in most problems' first samples:
+				// this round's runs that fit, then stop.
+				for r := range q.Runs {
+					c := 0
+					for _, i := range undecided {
+						c += max(0, min(q.Counts[i][r], hi)-lo)
+					}
+					if res.Read+c > budget {
+						break
+					}
+					hits, read, err := s.readRound(ctx, q, r, undecided, lo, hi, pattern)
+					if err != nil {
+						return res, err
+					}
+					res.Read += read
+					for _, i := range hits {
+						res.Hits[q.Problems[i]], res.Decided[q.Problems[i]] = true, true
+					}
+					undecided = without(undecided, res.Decided, q.Problems)
+				}
 				break
 			}
 			// The longest prefix of the undecided problems whose samples
@@ -159,13 +200,14 @@ func (s *Store) SearchTexts(ctx context.Context, q TextSearch) (TextSearchResult
 		}
 		undecided = without(undecided, res.Decided, q.Problems)
 	}
+	res.Budget = budget
 	if useIndex && len(undecided) > 0 {
 		ids := make([]int64, len(undecided))
 		for j, i := range undecided {
 			ids[j] = q.Problems[i]
 		}
 		var only []int64
-		if len(ids) <= filterProblems {
+		if len(ids) <= SearchFilterProblems {
 			only = ids
 		}
 		hits, err := s.searchIndexed(ctx, q.Runs, q.Text, q.Windows, only)
@@ -181,6 +223,23 @@ func (s *Store) SearchTexts(ctx context.Context, q TextSearch) (TextSearchResult
 		res.Indexed = true
 	}
 	return res, nil
+}
+
+// candidates estimates how many samples of the problems idx (indices into
+// q.Problems) the index would return for q.Text (CandidateShare of the
+// runs' Windows); 0 without Windows.
+func (q TextSearch) candidates(idx []int) int {
+	if len(q.Windows) == 0 {
+		return 0
+	}
+	share := CandidateShare(strings.ToLower(q.Text), q.Windows)
+	n := 0
+	for _, i := range idx {
+		for _, c := range q.Counts[i] {
+			n += c
+		}
+	}
+	return int(share * float64(n))
 }
 
 // edge is round k's first sample index; the one past the last round is
@@ -246,12 +305,17 @@ func (s *Store) readRound(ctx context.Context, q TextSearch, r int, idx []int, l
 	return out, read, nil
 }
 
-// filterProblems is the most problems the index query names: for a few
+// commonBudget (plus 4 per problem) bounds the samples a query too common
+// for the index reads: enough for each problem's first sample in a few
+// runs, where a common query shows (about 100 ms on the 2-core machine).
+const commonBudget = 2000
+
+// SearchFilterProblems is the most problems the index query names: for a few
 // problems the planner can intersect the index's candidates with theirs
 // (samples_problem) before checking any ("answer 1" in 10 problems: 0.7
 // ms, against 85 ms checking its 2,182 candidates in every problem); for
 // many, reading their samples' ids costs more than the candidates.
-const filterProblems = 16
+const SearchFilterProblems = 16
 
 // SearchTextSQL is the expression the search index holds (migration
 // 00177): lower(completion) with spaces replaced by searchSpace.
@@ -265,7 +329,7 @@ const searchSpace = "ᐟ"
 // partial index's predicate. $1 is a LIKE pattern of reach_search_text
 // that every match satisfies (the query's, or its rarest windows'), $2
 // the ILIKE pattern of the query; $3, with only, the problems to search
-// (filterProblems), else every problem of the runs.
+// (SearchFilterProblems), else every problem of the runs.
 // With the query's own pattern (whole) the index's condition is exact for
 // texts without searchSpace and a query without it (exact); otherwise
 // every candidate is checked with ILIKE.

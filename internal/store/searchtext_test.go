@@ -223,6 +223,38 @@ func TestSearchTexts(t *testing.T) {
 			}
 		}
 	}
+	// A query too common for the index (its windows in most texts) is
+	// read within the budget, run by run, and says so; a rare one still
+	// goes through the index whatever the bound.
+	common := "the answer is 1"
+	want := scanFor(t, st, runs, common)
+	cres, err := st.SearchTexts(ctx, store.TextSearch{Runs: runs, Indexed: ready, Problems: pids, Counts: counts, Text: common,
+		Windows: ws, MaxCandidates: 100, Budget: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("too common", common, cres, want, pids, false)
+	if !cres.Common || cres.Indexed || cres.Read > 100 || len(cres.Decided) == len(pids) || cres.Candidates <= 100 {
+		t.Errorf("%q with at most 100 candidates: common %v, indexed %v, %d read, %d of %d decided, %d candidates estimated",
+			common, cres.Common, cres.Indexed, cres.Read, len(cres.Decided), len(pids), cres.Candidates)
+	}
+	for p := range want {
+		if !cres.Hits[p] {
+			t.Errorf("%q: problem %d (every sample has it) not found in the first samples", common, p)
+		}
+	}
+	for _, q := range []string{"ANSWER 17", "ünïcödé äb"} {
+		res, err := st.SearchTexts(ctx, store.TextSearch{Runs: runs, Indexed: ready, Problems: pids, Counts: counts, Text: q,
+			Windows: ws, MaxCandidates: 100, Budget: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("rare, bounded candidates", q, res, wants[q], pids, true)
+		if res.Common || !res.Indexed {
+			t.Errorf("%q with at most 100 candidates: common %v, indexed %v", q, res.Common, res.Indexed)
+		}
+	}
+
 	for q, trig := range map[string]bool{"answer": true, "is 2": true, "a_b": false, "\\cdot": true, "ᐟᐟᐟ": true, "17": false, "重新": false, "x≤": false, "a≤b": false} {
 		if store.Trigrammable(q) != trig {
 			t.Errorf("Trigrammable(%q) = %v", q, !trig)

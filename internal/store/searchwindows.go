@@ -131,6 +131,29 @@ func rareWindows(lq string, ws []Windows) []string {
 	return out
 }
 
+// CandidateShare estimates the share of the runs' texts that hold every
+// window the index is asked for (rareWindows of lq, the query lower-cased):
+// the product of each window's share, averaged over ws, as if they were
+// independent. Windows of one text go together, so the product is low:
+// a query that is too common by this estimate is too common. 1 when lq
+// has no window.
+func CandidateShare(lq string, ws []Windows) float64 {
+	share := 1.0
+	for _, part := range rareWindows(lq, ws) {
+		rs := []rune(part)
+		for i := 0; i+3 <= len(rs); i++ {
+			sh := 0.0
+			for _, w := range ws {
+				if w.Texts > 0 {
+					sh += float64(w.Counts[string(rs[i:i+3])]) / float64(w.Texts)
+				}
+			}
+			share *= sh / float64(max(1, len(ws)))
+		}
+	}
+	return share
+}
+
 // windowsPattern is the LIKE pattern of reach_search_text for parts of a
 // query in order ("%rᐟ17%"); they hold letters, digits and spaces only,
 // so nothing needs escaping.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -37,5 +38,31 @@ func TestRareWindows(t *testing.T) {
 				t.Errorf("pattern %q of %q", p, q)
 			}
 		}
+	}
+}
+
+func TestCandidateShare(t *testing.T) {
+	var texts []string
+	for i := range 100 {
+		texts = append(texts, fmt.Sprintf("so the final answer is %d", i))
+	}
+	for i := range 100 {
+		texts = append(texts, fmt.Sprintf("we get x = %d", i))
+	}
+	ws := []Windows{CountWindows(texts)}
+	// Every window of the phrase is in half the texts: the rarest alone is asked for.
+	if sh := CandidateShare("the final answer is", ws); sh < 0.49 || sh > 0.51 {
+		t.Errorf("common phrase: share %v, want 0.5", sh)
+	}
+	// Windows in no sampled text: nothing estimated.
+	if sh := CandidateShare("zqzqzq", ws); sh != 0 {
+		t.Errorf("unseen windows: share %v, want 0", sh)
+	}
+	// Rare windows multiply: below the rarest's share.
+	if sh := CandidateShare("answer is 17", ws); sh >= 0.01 {
+		t.Errorf("answer is 17: share %v, want under 1 %%", sh)
+	}
+	if sh := CandidateShare("", ws); sh != 1 {
+		t.Errorf("no window: share %v, want 1", sh)
 	}
 }
