@@ -577,7 +577,7 @@ func (s *Store) deleteSamplesInBatches(ctx context.Context, id int64) error {
 		}
 		if own { // emptied at once, with the rows about its samples
 			if err := s.WithTx(ctx, func(tx *Store) error {
-				if err := tx.deleteRunSamples(ctx, run); err != nil {
+				if _, err := tx.db.Exec(ctx, `TRUNCATE `+SamplePartition(run)); err != nil {
 					return err
 				}
 				return tx.deleteSampleRows(ctx, `run_id = $1`, run)
