@@ -490,23 +490,22 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 		version   string
 		reasoning store.Reasoning
 	)
-	open := openModels(r, pairParam(r))
 	err = s.st.Batch(ctx, s.st.ComparisonInto(id, &v.C), s.st.ProblemInto(pid, &v.P),
 		s.st.AnswerCountsInto(id, pid, &answers), s.st.ProblemCountsInto(id, pid, &counts),
-		s.st.ProblemSamplesInto(id, pid, open, limit, v.Answer, &samples), s.st.ReviewsInto(id, &all),
+		s.st.ReviewsInto(id, &all),
 		s.st.AuditInto(id, pid, &v.History), s.st.ReportVersionInto(id, &version), s.st.ReasoningInto(id, pid, &reasoning),
 		s.st.TokenScoredSamplesInto(id, pid, &v.TokenSamples, &v.TokensSetUp))
 	if err == nil {
 		err = problemIn(v.C, v.P)
 	}
 	// The pair the page is about: ?pair= (or the list's), else the first;
-	// its region, review and neighbours are against that pair's other model.
+	// its region, review and neighbours are against that pair's other
+	// model. Its samples are read in a second round trip, by run id, so
+	// that Postgres plans only those runs' partitions.
 	v.Pair = problemPair(r, v.C)
-	if err == nil && int64(v.Pair) != pairParam(r) {
-		// ?pair= named no model of this comparison: the first pair's
-		// samples are read now.
-		open = openModels(r, int64(v.Pair))
-		err = s.st.Batch(ctx, s.st.ProblemSamplesInto(id, pid, open, limit, v.Answer, &samples))
+	open := openModels(r, int64(v.Pair))
+	if err == nil {
+		err = s.st.Batch(ctx, s.st.ProblemSamplesInto(store.ProblemRunsShown(v.C, open), pid, limit, v.Answer, &samples))
 	}
 	if err != nil {
 		s.fail(w, r, err)
@@ -621,12 +620,15 @@ func (s *Server) problemModelSamples(w http.ResponseWriter, r *http.Request) {
 	open := []int64{model}
 	err = s.st.Batch(r.Context(), s.st.ComparisonInto(id, &v.C), s.st.ProblemInto(pid, &v.P),
 		s.st.AnswerCountsInto(id, pid, &answers), s.st.ProblemCountsInto(id, pid, &counts),
-		s.st.ProblemSamplesInto(id, pid, open, limit, v.Answer, &samples), s.st.ReasoningInto(id, pid, &reasoning))
+		s.st.ReasoningInto(id, pid, &reasoning))
 	if err == nil {
 		err = problemIn(v.C, v.P)
 	}
 	if err == nil && model >= int64(len(v.C.Runs)) {
 		err = fmt.Errorf("model %d of comparison %d: %w", model, id, store.ErrNotFound)
+	}
+	if err == nil {
+		err = s.st.Batch(r.Context(), s.st.ProblemSamplesInto(store.ProblemRunsShown(v.C, open), pid, limit, v.Answer, &samples))
 	}
 	if err != nil {
 		s.fail(w, r, err)

@@ -578,7 +578,7 @@ func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
 		samples map[int64][]store.Sample
 	)
 	if err := s.st.Batch(r.Context(), s.st.AnswerCountsInto(c.ID, p.ID, &answers), s.st.ProblemCountsInto(c.ID, p.ID, &counts),
-		s.st.ProblemSamplesInto(c.ID, p.ID, open, limit, nil, &samples)); err != nil {
+		s.st.ProblemSamplesInto(store.ProblemRunsShown(c, open), p.ID, limit, nil, &samples)); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -621,7 +621,7 @@ func (s *Server) sharedModelSamples(w http.ResponseWriter, r *http.Request) {
 		samples map[int64][]store.Sample
 	)
 	if err := s.st.Batch(r.Context(), s.st.ProblemCountsInto(c.ID, p.ID, &counts),
-		s.st.ProblemSamplesInto(c.ID, p.ID, open, samplesShown, nil, &samples)); err != nil {
+		s.st.ProblemSamplesInto(store.ProblemRunsShown(c, open), p.ID, samplesShown, nil, &samples)); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -5,6 +5,9 @@ import (
 	"crypto/md5"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -326,33 +329,41 @@ func (s *Store) SamplesWithAnswer(ctx context.Context, runID, problemID int64, a
 
 func (s *Store) samplesFor(ctx context.Context, runID, problemID int64, limit int, answer *string) ([]Sample, error) {
 	var out map[int64][]Sample
-	err := s.Batch(ctx, s.samplesInto(`r.id = $1`, runID, problemID, limit, answer, nil, &out))
+	err := s.Batch(ctx, s.ProblemSamplesInto([]int64{runID}, problemID, limit, answer, &out))
 	if err != nil {
 		return nil, fmt.Errorf("run %d: %w", runID, err)
 	}
 	return out[runID], nil
 }
 
-// ProblemSamplesInto queues one query for what SamplesForProblem (answer
-// nil) or SamplesWithAnswer returns, for the runs with completion texts of
-// a comparison at the places among its runs (in position order, 0 the
-// first, as Comparison.Runs) that places names (nil: all of them): out maps
-// a run's id to its samples (runs without any absent). Places, not ids: a
-// page reads its comparison's runs in the same round trip. Runs left out
-// cost nothing: their texts are not read.
-func (s *Store) ProblemSamplesInto(comparisonID, problemID int64, places []int64, limit int, answer *string, out *map[int64][]Sample) Queued {
-	return s.samplesInto(`r.comparison_id = $1 AND r.has_texts`, comparisonID, problemID, limit, answer, places, out)
+// ProblemRunsShown are the ids of c's runs with completion texts at the
+// places (in position order, 0 the first, as Comparison.Runs) that places
+// names (nil: all of them): the runs whose samples a problem page shows.
+func ProblemRunsShown(c Comparison, places []int64) []int64 {
+	var ids []int64
+	for i, r := range c.Runs {
+		if r.HasTexts && (places == nil || slices.Contains(places, int64(i))) {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
 }
 
-// samplesInto queues the query of the first limit samples on a problem of
-// each run that runs (a condition on runs r, with $1 = id) selects, of
-// those at places among their comparison's runs when places is not nil.
-func (s *Store) samplesInto(runs string, id, problemID int64, limit int, answer *string, places []int64, out *map[int64][]Sample) Queued {
-	args := []any{id, verify.FallbackRules, problemID, limit, CompletionShown, places}
-	runs += ` AND ($6::bigint[] IS NULL OR (SELECT count(*) FROM runs o WHERE o.comparison_id = r.comparison_id AND o.position < r.position) = ANY($6::bigint[]))`
+// ProblemSamplesInto queues one query for what SamplesForProblem (answer
+// nil) or SamplesWithAnswer returns, for each of runs (ids, of one
+// comparison; ProblemRunsShown): out maps a run's id to its samples (runs
+// without any absent). Runs left out cost nothing: their texts are not
+// read. No runs, no query.
+func (s *Store) ProblemSamplesInto(runs []int64, problemID int64, limit int, answer *string, out *map[int64][]Sample) Queued {
+	// Each run's part names it literally: Postgres plans that run's
+	// partition only, with its own statistics. Joined to runs, every
+	// partition was planned (3 scans each, a 20-70 ms plan at 29 runs) and
+	// the first plans of a connection, made for the problem's id, read
+	// the problem's samples in every partition before the run's.
+	args := []any{runs, verify.FallbackRules, problemID, limit, CompletionShown}
 	only := ""
 	if answer != nil { // its own statement: a generic plan for both misjudged how many samples match
-		only = ` AND ` + AnswerSQL + ` = $7`
+		only = ` AND ` + AnswerSQL + ` = $6`
 		args = append(args, *answer)
 	}
 	// Counted solves first, then the other correct verdicts, then the rest,
@@ -361,44 +372,52 @@ func (s *Store) samplesInto(runs string, id, problemID int64, limit int, answer 
 	// one limit (Postgres runs a UNION ALL's parts one after another): a
 	// problem with 16 counted solves reads about 16 samples per run, not
 	// all n of them to sort them (5 ms of Postgres CPU at n = 1,024 for two
-	// runs, then 1 ms). The final ORDER BY puts what was picked in order.
-	// The problem's kind and the comparison's policy (uncountedSQL's p and
-	// cmp) are read once per run, not looked up per sample. The picked
-	// samples' rows are then fetched one by one by primary key (a LATERAL
-	// with LIMIT, so the planner cannot turn it into a join): as a join
-	// it hashed every sample of the problem in every run's partition, once
-	// per shown run (140 ms for 2 of 11 runs at 10 M samples).
-	correct := `SELECT * FROM (SELECT s.sample_index, true AS ok, ` + uncountedSQL + ` AS uncounted
-				FROM samples s WHERE s.run_id = r.id AND s.problem_id = $3 AND s.status = 'correct'` + only + `
+	// runs, then 1 ms). The problem's kind and the comparison's policy
+	// (uncountedSQL's p and cmp) are read once per run, not looked up per
+	// sample. The picked samples' rows are then fetched one by one by
+	// primary key (a LATERAL with LIMIT, so the planner cannot turn it into
+	// a join): as a join it hashed every sample of the problem (140 ms for
+	// 2 of 11 runs at 10 M samples).
+	parts := make([]string, len(runs))
+	for i, id := range runs {
+		run := strconv.FormatInt(id, 10)
+		correct := `SELECT * FROM (SELECT s.sample_index, true AS ok, ` + uncountedSQL + ` AS uncounted
+				FROM samples s WHERE s.run_id = ` + run + ` AND s.problem_id = $3 AND s.status = 'correct'` + only + `
 				ORDER BY s.sample_index) y`
-	sql := `WITH p AS MATERIALIZED (SELECT kind FROM problems WHERE id = $3),
-		pick AS (
-			SELECT r.id AS run_id, r.position, x.sample_index, x.ok, x.uncounted
-			FROM runs r JOIN comparisons cmp ON cmp.id = r.comparison_id CROSS JOIN p
+		parts[i] = `SELECT s.run_id, s.problem_id, s.sample_index, s.completion, s.finish_reason, s.completion_tokens,
+				s.file_correct, s.file_extracted, s.status, s.extracted, s.rule, s.reason, s.verdict_source, s.detail,
+				s.override_from, COALESCE(u.email, '') AS email, s.override_at, s.override_note, s.chars, s.seed, x.uncounted,
+				` + strconv.Itoa(i) + ` AS ord, x.ok, x.uncounted = '' AS counted
+			FROM (SELECT grading_policy FROM policies WHERE id = ` + run + `) cmp CROSS JOIN p
 			CROSS JOIN LATERAL (SELECT * FROM (
 					(` + correct + ` WHERE y.uncounted = '' LIMIT $4)
 					UNION ALL
 					(` + correct + ` WHERE y.uncounted <> '' LIMIT $4)
 					UNION ALL
 					(SELECT s.sample_index, false, '' FROM samples s
-						WHERE s.run_id = r.id AND s.problem_id = $3 AND s.status <> 'correct'` + only + ` ORDER BY s.sample_index LIMIT $4)
+						WHERE s.run_id = ` + run + ` AND s.problem_id = $3 AND s.status <> 'correct'` + only + ` ORDER BY s.sample_index LIMIT $4)
 				) z LIMIT $4) x
-			WHERE ` + runs + `)
-		SELECT s.run_id, s.problem_id, s.sample_index, s.completion, s.finish_reason, s.completion_tokens,
-			s.file_correct, s.file_extracted, s.status, s.extracted, s.rule, s.reason, s.verdict_source, s.detail,
-			s.override_from, COALESCE(u.email, ''), s.override_at, s.override_note, s.chars, s.seed, pick.uncounted
-		FROM pick CROSS JOIN LATERAL (
+			CROSS JOIN LATERAL (
 				SELECT s.run_id, s.problem_id, s.sample_index, left(s.completion, $5) AS completion, s.finish_reason, s.completion_tokens,
 					s.file_correct, s.file_extracted, s.status, s.extracted, s.rule, s.reason, s.verdict_source, s.detail,
 					s.override_from, s.override_by, s.override_at, s.override_note, s.seed,
 					CASE WHEN octet_length(s.completion) > $5 THEN char_length(s.completion) ELSE 0 END AS chars
-				FROM samples s WHERE s.run_id = pick.run_id AND s.problem_id = $3 AND s.sample_index = pick.sample_index
+				FROM samples s WHERE s.run_id = ` + run + ` AND s.problem_id = $3 AND s.sample_index = x.sample_index
 				LIMIT 1) s
-			LEFT JOIN users u ON u.id = s.override_by
-		ORDER BY pick.position, pick.ok DESC, pick.uncounted = '' DESC, s.sample_index`
+			LEFT JOIN users u ON u.id = s.override_by`
+	}
+	sql := `WITH p AS MATERIALIZED (SELECT kind FROM problems WHERE id = $3),
+		policies AS MATERIALIZED (SELECT r.id, c.grading_policy FROM runs r JOIN comparisons c ON c.id = r.comparison_id WHERE r.id = ANY($1::bigint[]))
+		SELECT run_id, problem_id, sample_index, completion, finish_reason, completion_tokens, file_correct, file_extracted,
+			status, extracted, rule, reason, verdict_source, detail, override_from, email, override_at, override_note, chars, seed, uncounted
+		FROM (` + strings.Join(parts, "\nUNION ALL\n") + `) picked
+		ORDER BY ord, ok DESC, counted DESC, sample_index`
 	return func(b *pgx.Batch) {
+		*out = map[int64][]Sample{}
+		if len(runs) == 0 {
+			return
+		}
 		b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
-			*out = map[int64][]Sample{}
 			for rows.Next() {
 				var x Sample
 				var from *string

@@ -70,8 +70,12 @@ func TestProblemSamplesOrder(t *testing.T) {
 		if !slices.Equal(indexes(got), tc.want) {
 			t.Errorf("limit %d, answer %v: samples %v; want %v", tc.limit, tc.answer, indexes(got), tc.want)
 		}
+		c, err := st.GetComparison(ctx, cid)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var all map[int64][]store.Sample
-		if err := st.Batch(ctx, st.ProblemSamplesInto(cid, pid, nil, tc.limit, tc.answer, &all)); err != nil {
+		if err := st.Batch(ctx, st.ProblemSamplesInto(store.ProblemRunsShown(c, nil), pid, tc.limit, tc.answer, &all)); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(indexes(all[run]), tc.want) {
@@ -80,8 +84,8 @@ func TestProblemSamplesOrder(t *testing.T) {
 		// Models named by place: only theirs (the problem page reads the
 		// texts of the models it shows open, not all of a training run's).
 		var first, second map[int64][]store.Sample
-		if err := st.Batch(ctx, st.ProblemSamplesInto(cid, pid, []int64{0}, tc.limit, tc.answer, &first),
-			st.ProblemSamplesInto(cid, pid, []int64{1}, tc.limit, tc.answer, &second)); err != nil {
+		if err := st.Batch(ctx, st.ProblemSamplesInto(store.ProblemRunsShown(c, []int64{0}), pid, tc.limit, tc.answer, &first),
+			st.ProblemSamplesInto(store.ProblemRunsShown(c, []int64{1}), pid, tc.limit, tc.answer, &second)); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(indexes(first[run]), tc.want) || len(first) != 1 {
