@@ -287,9 +287,13 @@ func (s *Store) readRound(ctx context.Context, q TextSearch, r int, idx []int, l
 	if len(ids) == 0 {
 		return nil, 0, nil
 	}
+	// Problem by problem, each stopping at its first match (a LATERAL
+	// with LIMIT: an EXISTS became a semi-join, and for a common query
+	// Postgres hashed the whole run's matching samples, reading every
+	// text: 15 s for one 512,000-sample run against 0.12 s).
 	rows, err := s.db.Query(ctx, `SELECT p.id FROM unnest($1::bigint[], $2::int[]) AS p(id, hi)
-		WHERE EXISTS (SELECT 1 FROM samples s WHERE s.run_id = $3 AND s.problem_id = p.id
-		              AND s.sample_index >= $4 AND s.sample_index < p.hi AND s.completion ILIKE $5)`,
+		CROSS JOIN LATERAL (SELECT 1 FROM samples s WHERE s.run_id = $3 AND s.problem_id = p.id
+		              AND s.sample_index >= $4 AND s.sample_index < p.hi AND s.completion ILIKE $5 LIMIT 1) x`,
 		ids, his, q.Runs[r], lo, pattern)
 	if err != nil {
 		return nil, 0, fmt.Errorf("search completions of run %d: %w", q.Runs[r], err)
