@@ -158,6 +158,12 @@ func (b *browser) do(t *testing.T, what string, actions ...chromedp.Action[chrom
 func (b *browser) open(t *testing.T, url string) {
 	t.Helper()
 	resp, err := chromedp.Run(b.ctx, chromedp.NavigateResponse(url))
+	// The page shown may navigate by itself as ours starts (a progress
+	// page going to its comparison once ready), which aborts ours: again.
+	for try := 0; try < 3 && err != nil && strings.Contains(err.Error(), "net::ERR_ABORTED"); try++ {
+		time.Sleep(200 * time.Millisecond)
+		resp, err = chromedp.Run(b.ctx, chromedp.NavigateResponse(url))
+	}
 	if err != nil {
 		t.Fatalf("open %s: %v", url, err)
 	}
