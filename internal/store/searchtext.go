@@ -121,6 +121,19 @@ func (s *Store) SearchTexts(ctx context.Context, q TextSearch) (TextSearchResult
 			budget = min(budget, 1000+2*len(q.Problems))
 		}
 	}
+	// readRun reads samples [lo, hi) of run r for the undecided problems.
+	readRun := func(r, lo, hi int) error {
+		hits, read, err := s.readRound(ctx, q, r, undecided, lo, hi, pattern)
+		if err != nil {
+			return err
+		}
+		res.Read += read
+		for _, i := range hits {
+			res.Hits[q.Problems[i]], res.Decided[q.Problems[i]] = true, true
+		}
+		undecided = without(undecided, res.Decided, q.Problems)
+		return nil
+	}
 	// The rounds, while the next fits the budget; without the index the
 	// last one reads the first problems that fit to the end.
 	for k := 0; len(undecided) > 0 && edge(k) < math.MaxInt32; k++ {
@@ -146,15 +159,9 @@ func (s *Store) SearchTexts(ctx context.Context, q TextSearch) (TextSearchResult
 					if res.Read+c > budget {
 						break
 					}
-					hits, read, err := s.readRound(ctx, q, r, undecided, lo, hi, pattern)
-					if err != nil {
+					if err := readRun(r, lo, hi); err != nil {
 						return res, err
 					}
-					res.Read += read
-					for _, i := range hits {
-						res.Hits[q.Problems[i]], res.Decided[q.Problems[i]] = true, true
-					}
-					undecided = without(undecided, res.Decided, q.Problems)
 				}
 				break
 			}
@@ -178,15 +185,9 @@ func (s *Store) SearchTexts(ctx context.Context, q TextSearch) (TextSearchResult
 			undecided, hi = undecided[:n], math.MaxInt32
 		}
 		for r := range q.Runs {
-			hits, read, err := s.readRound(ctx, q, r, undecided, lo, hi, pattern)
-			if err != nil {
+			if err := readRun(r, lo, hi); err != nil {
 				return res, err
 			}
-			res.Read += read
-			for _, i := range hits {
-				res.Hits[q.Problems[i]], res.Decided[q.Problems[i]] = true, true
-			}
-			undecided = without(undecided, res.Decided, q.Problems)
 		}
 		// Problems read to the end in every run are decided.
 		for _, i := range undecided {
