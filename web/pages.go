@@ -493,19 +493,20 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 	err = s.st.Batch(ctx, s.st.ComparisonInto(id, &v.C), s.st.ProblemInto(pid, &v.P),
 		s.st.AnswerCountsInto(id, pid, &answers), s.st.ProblemCountsInto(id, pid, &counts),
 		s.st.ReviewsInto(id, &all),
-		s.st.AuditInto(id, pid, &v.History), s.st.ReportVersionInto(id, &version), s.st.ReasoningInto(id, pid, &reasoning),
-		s.st.TokenScoredSamplesInto(id, pid, &v.TokenSamples, &v.TokensSetUp))
+		s.st.AuditInto(id, pid, &v.History), s.st.ReportVersionInto(id, &version), s.st.ReasoningInto(id, pid, &reasoning))
 	if err == nil {
 		err = problemIn(v.C, v.P)
 	}
 	// The pair the page is about: ?pair= (or the list's), else the first;
 	// its region, review and neighbours are against that pair's other
-	// model. Its samples are read in a second round trip, by run id, so
-	// that Postgres plans only those runs' partitions.
+	// model. Its samples (and those with token scores) are read in a
+	// second round trip, by run id, so that Postgres plans only those
+	// runs' partitions.
 	v.Pair = problemPair(r, v.C)
 	open := openModels(r, int64(v.Pair))
 	if err == nil {
-		err = s.st.Batch(ctx, s.st.ProblemSamplesInto(store.ProblemRunsShown(v.C, open), pid, limit, v.Answer, &samples))
+		err = s.st.Batch(ctx, s.st.ProblemSamplesInto(store.ProblemRunsShown(v.C, open), pid, limit, v.Answer, &samples),
+			s.st.TokenScoredSamplesInto(id, store.RunIDs(v.C), pid, &v.TokenSamples, &v.TokensSetUp))
 	}
 	if err != nil {
 		s.fail(w, r, err)

@@ -86,6 +86,7 @@ func runLab(args []string) error {
 		cmpOnly     = fs.Bool("compression-only", false, "only compare the compression methods, then stop")
 		delName     = fs.String("delete", "", "with -use: delete the comparison of this name (and VACUUM) after the pages")
 		pagesOn     = fs.Bool("pages", true, "load the pages")
+		cpuprof     = fs.String("cpuprofile", "", "write a CPU profile of the pages' load (Reach's server and the clients, one process) to this file")
 		searchIdx   = fs.Bool("search-index", true, "build the trigram search index of each run with texts that lacks one (as the search_index job does) before the pages, timed; false leaves the indexes as they are")
 		searchOf    = fs.String("search-index-of", "all", "whose search indexes: all (every run, as the search_index job) or pages (the runs of the two comparisons whose pages are loaded)")
 		importOn    = fs.Bool("import", true, "time `reach import --wait` of one large file (MATH500, -import-n samples per problem, with a small RL file) into the lab database against raw COPY of the same bytes")
@@ -221,6 +222,10 @@ func runLab(args []string) error {
 		for _, p := range set {
 			res.pageSet = append(res.pageSet, p.name)
 		}
+		stopProfile, err := startProfile(*cpuprof)
+		if err != nil {
+			return err
+		}
 		for _, x := range []struct {
 			c    labComparison
 			name string
@@ -234,6 +239,7 @@ func runLab(args []string) error {
 			end()
 			*x.into = got
 		}
+		stopProfile()
 	}
 	if *importOn {
 		n := *importN

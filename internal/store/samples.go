@@ -336,6 +336,15 @@ func (s *Store) samplesFor(ctx context.Context, runID, problemID int64, limit in
 	return out[runID], nil
 }
 
+// RunIDs are the ids of c's runs, in position order.
+func RunIDs(c Comparison) []int64 {
+	ids := make([]int64, len(c.Runs))
+	for i, r := range c.Runs {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
 // ProblemRunsShown are the ids of c's runs with completion texts at the
 // places (in position order, 0 the first, as Comparison.Runs) that places
 // names (nil: all of them): the runs whose samples a problem page shows.

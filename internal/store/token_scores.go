@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -272,31 +274,41 @@ type TokenScoredSample struct {
 }
 
 // TokenScoredSamplesInto queues the listing of a problem's samples with
-// token scores in a comparison, in run and sample order (arrays are not
+// token scores in comparison comparisonID, whose runs are runs (ids; the
+// comparison's, all of them), in run and sample order (arrays are not
 // read), and whether the comparison's RL scoring endpoint is set up, for
-// the problem page's one round trip (Batch).
-func (s *Store) TokenScoredSamplesInto(comparisonID, problemID int64, out *[]TokenScoredSample, setUp *bool) Queued {
+// the problem page's round trips (Batch). The runs' ids go into the query
+// literally so that Postgres plans only their partitions of samples:
+// reached through runs, it planned every partition (3.5 ms at 29 runs).
+func (s *Store) TokenScoredSamplesInto(comparisonID int64, runs []int64, problemID int64, out *[]TokenScoredSample, setUp *bool) Queued {
 	return func(b *pgx.Batch) {
-		b.Queue(`SELECT s.run_id, s.sample_index, `+solveSQL+`,
+		if len(runs) > 0 {
+			ids := make([]string, len(runs))
+			for i, id := range runs {
+				ids[i] = strconv.FormatInt(id, 10)
+			}
+			in := strings.Join(ids, ",")
+			b.Queue(`SELECT s.run_id, s.sample_index, `+solveSQL+`,
 				COALESCE(max(cardinality(t.logprobs)) FILTER (WHERE t.role = 'base'), 0), count(*) FILTER (WHERE t.error = ''),
 				COALESCE(min(NULLIF(t.error, '')), '')
 			FROM sample_token_scores t JOIN samples s USING (run_id, problem_id, sample_index)
 				JOIN problems p ON p.id = s.problem_id JOIN runs r ON r.id = s.run_id JOIN comparisons cmp ON cmp.id = r.comparison_id
-			WHERE r.comparison_id = $1 AND s.problem_id = $3
+			WHERE r.comparison_id = $1 AND s.problem_id = $3 AND s.run_id IN (`+in+`) AND t.run_id IN (`+in+`)
 			GROUP BY s.run_id, s.sample_index, r.position, s.status, cmp.grading_policy, s.override_at, s.verdict_source, s.rule,
 				s.finish_reason, p.kind
 			ORDER BY r.position, s.sample_index`, comparisonID, verify.FallbackRules, problemID).
-			Query(func(rows pgx.Rows) error {
-				var err error
-				*out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (TokenScoredSample, error) {
-					var x TokenScoredSample
-					return x, r.Scan(&x.RunID, &x.SampleIndex, &x.Correct, &x.Tokens, &x.Models, &x.Error)
+				Query(func(rows pgx.Rows) error {
+					var err error
+					*out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (TokenScoredSample, error) {
+						var x TokenScoredSample
+						return x, r.Scan(&x.RunID, &x.SampleIndex, &x.Correct, &x.Tokens, &x.Models, &x.Error)
+					})
+					if err != nil {
+						return fmt.Errorf("token-scored samples of problem %d: %w", problemID, err)
+					}
+					return nil
 				})
-				if err != nil {
-					return fmt.Errorf("token-scored samples of problem %d: %w", problemID, err)
-				}
-				return nil
-			})
+		}
 		b.Queue(`SELECT EXISTS (SELECT 1 FROM comparison_endpoints WHERE comparison_id = $1 AND purpose = 'tokens')`, comparisonID).
 			QueryRow(func(row pgx.Row) error {
 				if err := row.Scan(setUp); err != nil {
