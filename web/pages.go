@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/maypok86/otter/v2"
@@ -203,19 +204,55 @@ var regionOrder = map[string]int{"base-only": 0, "other-only": 1, "both": 2, "ne
 // b-only) to the problem table's.
 var vennRegions = map[string]string{charts.RegionAOnly: "base-only", charts.RegionBOnly: "other-only"}
 
-// reportOptions reads the report variant from the query:
+// reportOptionsQ reads the report variant from a page's query q:
 // ?exclude=guessable leaves out guessable problems, ?estimator=biased adds
-// the biased estimator's curves, ?min_n=N leaves out the problems on which
-// some model has fewer than N samples (ignored unless 2 <= N <= 10^7).
-func reportOptions(r *http.Request) analysis.Options { return reportOptionsQ(r.URL.Query()) }
-
-// reportOptionsQ is reportOptions for a query q.
-func reportOptionsQ(q url.Values) analysis.Options {
-	opt := analysis.Options{ExcludeGuessable: q.Get("exclude") == "guessable", Biased: q.Get("estimator") == "biased"}
-	if n, err := strconv.Atoi(q.Get("min_n")); err == nil && n >= 2 && n <= 10_000_000 {
+// the biased estimator's curves (unbiased, or none, is the default),
+// ?min_n=N (2 <= N <= 10^7) leaves out the problems on which some model
+// has fewer than N samples. Any other value of these, and a search text
+// or answer filter (?q=, ?answer=) over maxQuery characters, is a
+// formError naming the parameter: a view is never silently replaced by
+// another (?min_n=abc showed every problem).
+func reportOptionsQ(q url.Values) (analysis.Options, error) {
+	var opt analysis.Options
+	switch v := q.Get("exclude"); v {
+	case "":
+	case "guessable":
+		opt.ExcludeGuessable = true
+	default:
+		return opt, badForm("?exclude=%q: the only value is guessable (leave out the guessable problems)", v)
+	}
+	switch v := q.Get("estimator"); v {
+	case "", "unbiased":
+	case "biased":
+		opt.Biased = true
+	default:
+		return opt, badForm("?estimator=%q: want biased (the curves of 1 − (1 − c/n)^k added) or unbiased", v)
+	}
+	if v := q.Get("without"); v != "" && v != "grading-errors" {
+		return opt, badForm("?without=%q: the only value is grading-errors (leave out problems reviewed as grading errors)", v)
+	}
+	if v := q.Get("min_n"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 || n > 10_000_000 {
+			return opt, badForm("?min_n=%q: want a whole number from 2 to 10000000 (problems where some model has fewer samples are left out)", v)
+		}
 		opt.MinN = n
 	}
-	return opt
+	for _, key := range []string{"q", "answer"} {
+		if err := checkQueryText(q, key); err != nil {
+			return opt, err
+		}
+	}
+	return opt, nil
+}
+
+// checkQueryText refuses ?key= (a search text or an answer filter) over
+// maxQuery characters: cut, it would search for something else.
+func checkQueryText(q url.Values, key string) error {
+	if n := utf8.RuneCountInString(strings.TrimSpace(q.Get(key))); n > maxQuery {
+		return badForm("?%s= is %d characters long: at most %d are searched; shorten it", key, n, maxQuery)
+	}
+	return nil
 }
 
 // reportView prepares the comparison page. When the report's bootstrap
@@ -473,6 +510,10 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 	if v.ShowAll {
 		limit = 4096
 	}
+	if err := checkQueryText(r.URL.Query(), "answer"); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	if q := r.URL.Query(); q.Has("answer") {
 		a := clip(strings.TrimSpace(q.Get("answer")), maxQuery)
 		v.Answer = &a
@@ -605,6 +646,10 @@ func (s *Server) problemModelSamples(w http.ResponseWriter, r *http.Request) {
 		limit = 4096
 	}
 	q := r.URL.Query()
+	if err := checkQueryText(q, "answer"); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	if q.Has("answer") {
 		a := clip(strings.TrimSpace(q.Get("answer")), maxQuery)
 		v.Answer = &a

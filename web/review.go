@@ -20,7 +20,7 @@ import (
 // cannot be trusted: ?without=grading-errors leaves those problems out.
 var gradingErrors = []string{store.VerdictVerifierFP, store.VerdictWrongReference}
 
-// reportOptionsFor is reportOptions plus ?without=grading-errors, which
+// reportOptionsFor is reportOptionsQ plus ?without=grading-errors, which
 // needs the comparison's reviews.
 func (s *Server) reportOptionsFor(r *http.Request, id int64) (analysis.Options, error) {
 	return s.optionsFor(r.Context(), id, r.URL.Query())
@@ -28,9 +28,9 @@ func (s *Server) reportOptionsFor(r *http.Request, id int64) (analysis.Options, 
 
 // optionsFor is reportOptionsFor for a query q.
 func (s *Server) optionsFor(ctx context.Context, id int64, q url.Values) (analysis.Options, error) {
-	opt := reportOptionsQ(q)
-	if q.Get("without") != "grading-errors" {
-		return opt, nil
+	opt, err := reportOptionsQ(q)
+	if err != nil || q.Get("without") != "grading-errors" {
+		return opt, err
 	}
 	reviews, err := s.st.Reviews(ctx, id)
 	if err != nil {

@@ -502,6 +502,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.render(w, r, http.StatusNotFound, views.ErrorPage(404, "Not found", err.Error()))
 		return
 	}
+	var fe formError
+	if errors.As(err, &fe) { // a query parameter the page cannot show: say which
+		s.render(w, r, http.StatusBadRequest, views.ErrorPage(400, "Bad request", fe.msg))
+		return
+	}
 	if errors.Is(err, analysis.ErrNoData) { // a ready comparison without figures: say why
 		s.render(w, r, http.StatusConflict, views.ErrorPage(409, "No figures to show", err.Error()))
 		return

@@ -3,6 +3,7 @@ package web
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -403,6 +404,10 @@ func (s *Server) listNeighbours(ctx context.Context, c store.Comparison, pid int
 		return nil // a mangled list: the solved set's neighbours
 	}
 	opt, err := s.optionsFor(ctx, c.ID, q)
+	var fe formError
+	if errors.As(err, &fe) {
+		return nil // a list's view no longer valid: the solved set's neighbours
+	}
 	if err != nil {
 		return err
 	}

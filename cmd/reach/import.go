@@ -487,6 +487,9 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	if rep.Dropped > 0 {
 		dropped = fmt.Sprintf(" (%d dataset %s left out: not sampled by every model)", rep.Dropped, map[bool]string{true: "problem", false: "problems"}[rep.Dropped == 1])
 	}
+	if rep.MinN > 0 {
+		dropped += fmt.Sprintf(" (%d with fewer than %d samples from some model left out: --min-n; k max was %d with them)", rep.ShortLeftOut, rep.MinN, rep.KMaxAll)
+	}
 	fmt.Fprintf(stdout, "%s — %s, %d problems%s, k up to %d\n", rep.Name, rep.Dataset, rep.Problems, dropped, rep.KMax)
 	if d := rep.Design; d != nil && d.Uniform > 0 {
 		fmt.Fprintf(stdout, "  adaptive sampling: %d samples drawn of a %d budget, %.0f%% of a uniform design's %d at n = %d; every problem sampled to k = %d, extrapolated past it (ext.)\n",
@@ -518,7 +521,27 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "  %s vs %s: %s; ΔSE %+.2f pts; both %d, base-only %d, other-only %d, neither %d\n",
 			p.Base, p.Other, p.Crossover.Label, 100*p.DeltaSE, p.Solved.Both, p.Solved.BaseOnly, p.Solved.OtherOnly, p.Solved.Neither)
 	}
+	if opt.Biased {
+		printBiased(stdout, rep)
+	}
 	return nil
+}
+
+// printBiased prints the figures of --biased: the biased estimator
+// 1 − (1 − c/n)^k at k max and the crossover it gives, below the unbiased
+// ones (which stay the report's).
+func printBiased(stdout io.Writer, rep *analysis.Report) {
+	fmt.Fprintf(stdout, "  biased estimator 1 − (1 − c/n)^k (underestimates pass@k; the figures above stay unbiased):\n")
+	for _, m := range rep.Models {
+		if n := len(m.PassAtKBiased); n > 0 {
+			fmt.Fprintf(stdout, "    %-28s pass@%d %6.2f%%\n", m.Name, n, 100*m.PassAtKBiased[n-1].Value)
+		}
+	}
+	for _, p := range rep.Pairs {
+		if p.CrossoverBiased != nil {
+			fmt.Fprintf(stdout, "    %s vs %s: %s\n", p.Base, p.Other, p.CrossoverBiased.Label)
+		}
+	}
 }
 
 // reportNotReady says what an unfinished comparison is doing and how to

@@ -746,15 +746,21 @@ func ComputeWith(c store.Comparison, problems []store.Problem, counts map[int64]
 	if opt.MinN > 0 && len(kept) > 0 {
 		k2 := make([]store.Problem, 0, len(kept))
 		var g2 []*Guess
-		kmaxAll := math.MaxInt
+		kmaxAll, most := math.MaxInt, 0
 		for i, p := range kept {
 			b := budgetOf(p)
-			kmaxAll = min(kmaxAll, b)
+			kmaxAll, most = min(kmaxAll, b), max(most, b)
 			if b >= opt.MinN {
 				k2, g2 = append(k2, p), append(g2, guesses[i])
 			}
 		}
-		if n := len(kept) - len(k2); n > 0 && len(k2) > 0 {
+		if len(k2) == 0 {
+			// Said, not ignored: the report of every problem is not the
+			// view asked for.
+			return nil, fmt.Errorf("%w: no problem has at least %d samples from every model (min_n = %d; the most any problem has is %d)",
+				ErrNoData, opt.MinN, opt.MinN, most)
+		}
+		if n := len(kept) - len(k2); n > 0 {
 			rep.MinN, rep.ShortLeftOut, rep.KMaxAll = opt.MinN, n, kmaxAll
 			if rep.Variant != VariantReviewed {
 				rep.Variant += fmt.Sprintf("+min_n=%d", opt.MinN)
