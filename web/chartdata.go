@@ -152,11 +152,24 @@ func chartData(rep *analysis.Report, name string) (chartTable, error) {
 		p := rep.Pairs[i-1]
 		t.Title = fmt.Sprintf("solved sets at k = %d: %s vs %s", rep.KMax, p.Base, p.Other)
 		t.Columns = []string{"region", "problems", "problem_ids"}
+		// Every region's problems (a new user found both and neither
+		// without ids), from the per-problem rows, in dataset order.
+		var both, neither []string
+		for _, r := range rep.Rows {
+			if i < len(r.Counts) {
+				switch b, o := r.Counts[0].C >= 1, r.Counts[i].C >= 1; {
+				case b && o:
+					both = append(both, r.Key)
+				case !b && !o:
+					neither = append(neither, r.Key)
+				}
+			}
+		}
 		t.Rows = [][]any{
-			{"both", p.Solved.Both, ""},
+			{"both", p.Solved.Both, strings.Join(both, " ")},
 			{"base-only", p.Solved.BaseOnly, strings.Join(p.BaseOnly, " ")},
 			{"other-only", p.Solved.OtherOnly, strings.Join(p.OtherOnly, " ")},
-			{"neither", p.Solved.Neither, ""},
+			{"neither", p.Solved.Neither, strings.Join(neither, " ")},
 		}
 	case name == "cost":
 		return costTable(rep)

@@ -40,12 +40,14 @@ type modelPart struct {
 	name, role, file string
 	step             *int
 	uploadID         int64
+	size             int64      // of the first file, bytes
 	more             []moreFile // further files of the model (one per seed, repeat), pooled at import
 }
 
 type moreFile struct {
 	name     string
 	uploadID int64
+	size     int64 // bytes
 }
 
 // received is a streamed "new comparison" submission.
@@ -191,15 +193,15 @@ func (s *Server) receiveFile(ctx context.Context, rc *received, field string, pa
 		if err != nil {
 			return err
 		}
-		id, _, err := s.st.SaveUpload(ctx, fname, part, s.cfg.MaxUploadBytes)
+		id, size, err := s.st.SaveUpload(ctx, fname, part, s.cfg.MaxUploadBytes)
 		if err != nil {
 			return uploadErr(err)
 		}
 		if m.uploadID != 0 { // several files of one model (one per seed, repeat): pooled at import
-			m.more = append(m.more, moreFile{name: fname, uploadID: id})
+			m.more = append(m.more, moreFile{name: fname, uploadID: id, size: size})
 			return nil
 		}
-		m.uploadID, m.file = id, fname
+		m.uploadID, m.file, m.size = id, fname, size
 	default:
 		return badForm("unexpected file field %q", field)
 	}
@@ -257,9 +259,17 @@ func (s *Server) validate(ctx context.Context, u *store.User, rc *received) (sto
 			return nc, badForm("model %q has no samples file", m.name)
 		}
 		if len(m.more) > 0 { // a stable order whatever order the browser sent them in: by name
-			all := append([]moreFile{{name: m.file, uploadID: m.uploadID}}, m.more...)
+			all := append([]moreFile{{name: m.file, uploadID: m.uploadID, size: m.size}}, m.more...)
 			slices.SortStableFunc(all, func(a, b moreFile) int { return strings.Compare(a.name, b.name) })
-			m.file, m.uploadID, m.more = all[0].name, all[0].uploadID, all[1:]
+			m.file, m.uploadID, m.size, m.more = all[0].name, all[0].uploadID, all[0].size, all[1:]
+			ups := make([]intake.Upload, len(all))
+			for j, f := range all {
+				id := f.uploadID
+				ups[j] = intake.Upload{Name: f.name, Size: f.size, Open: func() (io.ReadCloser, error) { return io.NopCloser(s.st.OpenUpload(ctx, id)), nil }}
+			}
+			if err := intake.IdenticalFiles(m.name, ups); err != nil {
+				return nc, badForm("%v", err)
+			}
 		}
 		ex, err := ingest.Examine(s.st.OpenUpload(ctx, m.uploadID), m.file)
 		var ie *ingest.Error

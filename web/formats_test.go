@@ -255,7 +255,7 @@ func TestAPIMapping(t *testing.T) {
 	}
 	a.waitReady(t, created.ID, time.Minute)
 	page := getPage(t, a, acct, fmt.Sprintf("/comparisons/%d", created.ID))
-	if !strings.Contains(page, "1 import warning(s)") || !strings.Contains(page, "nul_byte.jsonl:1: removed 1 NUL character(s)") {
+	if !strings.Contains(page, "1 import warning:") || !strings.Contains(page, "nul_byte.jsonl:1: removed 1 NUL character(s)") {
 		t.Error("the comparison page does not report the removed NUL character")
 	}
 

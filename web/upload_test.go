@@ -408,3 +408,53 @@ func TestRefusedUploadKeepsTheLoadedDataset(t *testing.T) {
 		t.Errorf("the refused form does not keep the loaded dataset chosen (%s)", want)
 	}
 }
+
+// The same file picked twice for one model (identical bytes, under either
+// name) is refused in words: pooled, each sample counted twice and n
+// doubled with no warning. Nothing is kept. Files of equal size but other
+// bytes are pooled as before.
+func TestUploadIdenticalFilesForOneModel(t *testing.T) {
+	a := startApp(t)
+	acct := newAccount(t, a.st, a.url, "uploader@lab.org", false, "editor")
+	post := func(second string, secondBody string) (int, string) {
+		var body bytes.Buffer
+		mw := multipart.NewWriter(&body)
+		_ = mw.WriteField("name", "twice")
+		w, _ := mw.CreateFormFile("dataset_file", "dataset.jsonl")
+		_, _ = w.Write([]byte(`{"id": "a", "problem": "1+1?", "answer": "2"}` + "\n"))
+		_ = mw.WriteField("model_role", "base")
+		_ = mw.WriteField("model_name", "base")
+		w, _ = mw.CreateFormFile("model_file", "base.jsonl")
+		_, _ = w.Write([]byte(`{"problem_id": "a", "completion": "\\boxed{2}"}` + "\n"))
+		_ = mw.WriteField("model_role", "rl")
+		_ = mw.WriteField("model_name", "rl")
+		w, _ = mw.CreateFormFile("model_file", "rl.jsonl")
+		_, _ = w.Write([]byte(`{"problem_id": "a", "completion": "\\boxed{3}"}` + "\n"))
+		w, _ = mw.CreateFormFile("model_file", second)
+		_, _ = w.Write([]byte(secondBody))
+		_ = mw.Close()
+		req, _ := http.NewRequest(http.MethodPost, a.url+"/comparisons", &body)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		req.AddCookie(acct.Cookie)
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		page, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(page)
+	}
+	for _, name := range []string{"rl.jsonl", "rl-copy.jsonl"} {
+		code, page := post(name, `{"problem_id": "a", "completion": "\\boxed{3}"}`+"\n")
+		if code != http.StatusBadRequest || !strings.Contains(page, "are the same file (identical bytes") || !strings.Contains(page, "would count twice") {
+			t.Errorf("%s: HTTP %d; want 400 naming the identical files:\n%.2000s", name, code, page)
+		}
+		var n int
+		if err := a.st.Pool().QueryRow(context.Background(), `SELECT (SELECT count(*) FROM comparisons) + (SELECT count(*) FROM uploads)`).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%s: %d comparisons and uploads stored (%v)", name, n, err)
+		}
+	}
+	if code, page := post("rl-seed1.jsonl", `{"problem_id": "a", "completion": "\\boxed{2}"}`+"\n"); code != http.StatusSeeOther {
+		t.Errorf("two seeds' files of equal size: HTTP %d, want 303:\n%.2000s", code, page)
+	}
+}

@@ -88,6 +88,7 @@ var checks = []Check{
 	checkFewProblems,
 	checkOneSample,
 	checkVerdictsDiffer,
+	checkMixedVerdicts,
 	checkUngraded,
 	checkNothingSolved, // last: a more specific warning above explains it
 }

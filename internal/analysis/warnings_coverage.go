@@ -90,6 +90,25 @@ func checkVerdictsDiffer(rep *Report) []Warning {
 	return out
 }
 
+// checkMixedVerdicts: a file with verdicts on some lines only (its
+// failures, say, or one labelled sample) has the rest graded by Reach's
+// verifier, and its figures then rest on two graders that can disagree on
+// what counts as correct; the page said so only in a verdicts column.
+func checkMixedVerdicts(rep *Report) []Warning {
+	var out []Warning
+	for _, m := range rep.Models {
+		if m.VerdictSource != "file+verifier" {
+			continue
+		}
+		out = append(out, Warning{
+			Code: "mixed-verdicts", Severity: SeverityWarning, Figures: []string{FigureAll}, Models: []string{m.Name},
+			Text: fmt.Sprintf("%s: its file gives a verdict for some samples only; Reach's verifier graded the others, so its figures mix two graders, which can disagree on what counts as correct. "+
+				"For one grader, import it again with \"Ignore the files' own verdicts\" (reach import --reverify), or with a verdict on every line.", m.Name),
+		})
+	}
+	return out
+}
+
 // checkNothingSolved: a model with no correct sample on any problem is
 // almost always a samples file read against the wrong dataset (its ids
 // matched another benchmark's problems by position), a reference answer in

@@ -229,3 +229,24 @@ func TestDuplicatedSamplesWarning(t *testing.T) {
 		}
 	}
 }
+
+// A model whose file labels some samples only (the rest graded by the
+// verifier) is named in a warning; file-only and verifier-only models are
+// not.
+func TestMixedVerdictsWarning(t *testing.T) {
+	c, ps, counts := fixture()
+	c.Runs[0].VerdictSource, c.Runs[1].VerdictSource, c.Runs[2].VerdictSource = "file", "file+verifier", "verifier"
+	rep, err := Compute(c, ps, counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Warning
+	for _, w := range rep.Warnings {
+		if w.Code == "mixed-verdicts" {
+			got = append(got, w)
+		}
+	}
+	if len(got) != 1 || got[0].Models[0] != c.Runs[1].ModelName || !strings.Contains(got[0].Text, "two graders") {
+		t.Errorf("mixed-verdicts warnings: %+v", got)
+	}
+}

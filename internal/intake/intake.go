@@ -143,18 +143,23 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 			_ = st.DeleteUpload(context.WithoutCancel(ctx), id)
 		}
 	}
+	sizes := map[int64]int64{}
 	save := func(f File) (int64, error) {
 		r, err := f.Open()
 		if err != nil {
 			return 0, fmt.Errorf("open %s: %w", f.Name, err)
 		}
 		defer r.Close()
-		id, _, err := st.SaveUpload(ctx, f.Name, r, 0)
+		id, size, err := st.SaveUpload(ctx, f.Name, r, 0)
 		if err != nil {
 			return 0, err
 		}
 		uploads = append(uploads, id)
+		sizes[id] = size
 		return id, nil
+	}
+	stored := func(name string, id int64) Upload {
+		return Upload{Name: name, Size: sizes[id], Open: func() (io.ReadCloser, error) { return io.NopCloser(st.OpenUpload(ctx, id)), nil }}
 	}
 	nc := store.NewComparison{Name: spec.Name, SourceNote: spec.SourceNote, Reverify: spec.Reverify, DatasetID: spec.DatasetID,
 		ProjectID: spec.ProjectID}
@@ -185,6 +190,7 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 			cleanup()
 			return 0, nil, err
 		}
+		files := []Upload{stored(m.File.Name, id)}
 		for _, f := range m.More {
 			more, err := save(f)
 			if err != nil {
@@ -192,6 +198,11 @@ func Create(ctx context.Context, st *store.Store, client *jobs.Client, spec Spec
 				return 0, nil, err
 			}
 			run.MoreUploadIDs = append(run.MoreUploadIDs, more)
+			files = append(files, stored(f.Name, more))
+		}
+		if err := IdenticalFiles(m.Name, files); err != nil {
+			cleanup()
+			return 0, nil, err
 		}
 		run.UploadID = id
 		runs, err := SplitSteps(run, 1+len(m.More), func() (io.ReadCloser, error) { return io.NopCloser(st.OpenUpload(ctx, id)), nil }, len(nc.Runs))
@@ -351,6 +362,19 @@ func CreateLocal(ctx context.Context, st *store.Store, client *jobs.Client, spec
 		}
 		if err := sameLayout(m, run.Format); err != nil {
 			return 0, nil, err
+		}
+		if len(files) > 1 {
+			ups := make([]Upload, len(files))
+			for j, path := range files {
+				fi, err := os.Stat(path)
+				if err != nil {
+					return 0, nil, fmt.Errorf("model %q: %w", m.Name, err)
+				}
+				ups[j] = Upload{Name: filepath.Base(path), Size: fi.Size(), Open: func() (io.ReadCloser, error) { return os.Open(path) }}
+			}
+			if err := IdenticalFiles(m.Name, ups); err != nil {
+				return 0, nil, err
+			}
 		}
 		runs, err := SplitSteps(run, len(files), func() (io.ReadCloser, error) { return os.Open(abs) }, len(nc.Runs))
 		if err != nil {

@@ -155,9 +155,9 @@ func samplesSource(models []analysis.ModelReport) templ.Component {
 							return templ_7745c5c3_Err
 						}
 						var templ_7745c5c3_Var7 string
-						templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(fmt.Sprintf("%d import warning(s):", w.Count))
+						templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(plural(w.Count, "import warning", "import warnings") + ":")
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `source.templ`, Line: 41, Col: 59}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `source.templ`, Line: 41, Col: 72}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 						if templ_7745c5c3_Err != nil {
