@@ -103,7 +103,7 @@ func checkMixedVerdicts(rep *Report) []Warning {
 		out = append(out, Warning{
 			Code: "mixed-verdicts", Severity: SeverityWarning, Figures: []string{FigureAll}, Models: []string{m.Name},
 			Text: fmt.Sprintf("%s: its file gives a verdict for some samples only; Reach's verifier graded the others, so its figures mix two graders, which can disagree on what counts as correct. "+
-				"For one grader, import it again with \"Ignore the files' own verdicts\" (reach import --reverify), or with a verdict on every line.", m.Name),
+				"For one grader, press Re-verify (every sample graded by Reach's verifier), or import a file with a verdict on every line.", m.Name),
 		})
 	}
 	return out
