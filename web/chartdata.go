@@ -353,7 +353,7 @@ func (s *Server) dataFail(w http.ResponseWriter, r *http.Request, err error) {
 		code, msg = http.StatusInternalServerError, s.internal(r, err)
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	if strings.HasSuffix(chiParam(r, "chart"), ".json") {
+	if strings.HasSuffix(chiParam(r, "chart"), ".json") || isAPI(r) { // the API's errors are JSON
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(code)
 		_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})

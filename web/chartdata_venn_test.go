@@ -21,3 +21,23 @@ func TestVennDataListsEveryRegion(t *testing.T) {
 		}
 	}
 }
+
+// A chart's data is served under the API to a bearer token (a new user's
+// script got the login page), errors as JSON.
+func TestChartDataThroughTheAPI(t *testing.T) {
+	srv := newServer(t)
+	admin := newAccount(t, srv.st, srv.url, "admin@reach.test", true, "")
+	cid, _, _ := readyComparison(t, srv.st, "api-data", 0, "statement")
+	token := admin.Token
+	code, csv := get(t, fmt.Sprintf("%s/api/v1/comparisons/%d/data/crossover.csv", srv.url, cid), "Authorization", "Bearer "+token)
+	if code != 200 || !strings.HasPrefix(csv, "k,base,rl\n1,0.625,0.5\n") {
+		t.Errorf("crossover.csv through the API: HTTP %d\n%s", code, csv)
+	}
+	code, body := get(t, fmt.Sprintf("%s/api/v1/comparisons/%d/data/crossover.csv?min_n=abc", srv.url, cid), "Authorization", "Bearer "+token)
+	if code != 400 || !strings.HasPrefix(body, `{"error":`) {
+		t.Errorf("a bad view through the API: HTTP %d %s", code, body)
+	}
+	if code, _ := get(t, fmt.Sprintf("%s/api/v1/comparisons/%d/data/crossover.csv", srv.url, cid)); code != 401 {
+		t.Errorf("no token: HTTP %d, want 401", code)
+	}
+}

@@ -282,6 +282,11 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	}
 	c.get(id+"/samples.jsonl", 409) // counts only: no samples
 	c.get(id+"/report?eps=2", 400)
+	for _, chart := range []string{"crossover.csv", "crossover.json", "venn-1.csv", "histogram.json"} {
+		c.get(id+"/data/"+chart, 200)
+	}
+	c.get(id+"/data/crossover.csv?min_n=abc", 400)
+	c.get(id+"/data/nothing.csv", 404)
 
 	// A comparison with completion texts and a review.
 	texts := storeReady(t, a.st, "texts", 0, tenProblems(), []store.NewRun{{ModelName: "base", Role: "base"}, {ModelName: "rl", Role: "rl"}}, 4,

@@ -267,6 +267,7 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/mapping", s.apiGetMapping)
 			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/samples.{format}", s.exportSamples)
 			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/difficulty.{format}", s.exportDifficulty)
+			r.With(s.needComparison(auth.Read)).Get("/comparisons/{id}/data/{chart}", s.chartData)
 			r.With(s.needComparison(auth.Edit)).Post("/comparisons/{id}/mapping", s.apiConfirmMapping)
 			r.With(s.needComparison(auth.Manage)).Post("/comparisons/{id}/shares", s.apiCreateShare)
 			for _, a := range []string{"reverify", "restore-verdicts", "policy", "retry", "cancel-import"} {
