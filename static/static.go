@@ -7,8 +7,8 @@ package static
 
 import "embed"
 
-// FS holds every *.js and *.css at the top level, the katex/ tree, licenses/ and VENDOR.md;
+// FS holds every *.js, *.css and *.svg (the icon) at the top level, the katex/ tree, licenses/ and VENDOR.md;
 // the Go source is not included.
 //
-//go:embed *.js *.css katex licenses VENDOR.md
+//go:embed *.js *.css *.svg katex licenses VENDOR.md
 var FS embed.FS

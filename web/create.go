@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime/multipart"
 	"net/http"
 	"path/filepath"
@@ -165,8 +166,8 @@ func (s *Server) receive(ctx context.Context, r *http.Request) (*received, error
 			}
 			if v != "" {
 				n, err := strconv.Atoi(v)
-				if err != nil || n < 0 {
-					return rc, badForm("model %q: step %q is not a non-negative whole number", m.name, v)
+				if err != nil || n < 0 || n > math.MaxInt32 {
+					return rc, badForm("model %q: step %q: want a whole number from 0 to %d", m.name, v, math.MaxInt32)
 				}
 				m.step = &n
 			}

@@ -182,8 +182,8 @@ func parseSampling(r *http.Request) (intake.SampleSpec, error) {
 		if i > 0 {
 			if v := at(steps, i-1); v != "" {
 				n, err := strconv.Atoi(v)
-				if err != nil || n < 0 {
-					return spec, badForm("model %q: step %q is not a non-negative whole number", m.Name, v)
+				if err != nil || n < 0 || n > math.MaxInt32 {
+					return spec, badForm("model %q: step %q: want a whole number from 0 to %d", m.Name, v, math.MaxInt32)
 				}
 				m.Step = &n
 			}

@@ -130,6 +130,10 @@ func New(st *store.Store, jc *jobs.Client, cfg Config, log *slog.Logger) http.Ha
 	// clients and code generators read it before they hold a token.
 	r.Get(openAPIPath, openAPI)
 	r.Handle("/static/*", http.StripPrefix("/static/", staticHandler()))
+	// Browsers ask for /favicon.ico by themselves (a 404 in every console).
+	r.Get("/favicon.ico", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/static/favicon.svg", http.StatusMovedPermanently)
+	})
 
 	// Public: signing in, first run, invitations, share links.
 	r.Get("/login", s.loginPage)

@@ -59,3 +59,25 @@ func TestViewParamsRefused(t *testing.T) {
 		t.Errorf("problem page with a stale list: HTTP %d, want 200", code)
 	}
 }
+
+// The icon browsers ask for by themselves is served, without a sign-in
+// (a 404 showed in every page's console).
+func TestFavicon(t *testing.T) {
+	srv := newServer(t)
+	resp, err := noRedirect.Get(srv.url + "/favicon.ico")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 301 || resp.Header.Get("Location") != "/static/favicon.svg" {
+		t.Errorf("/favicon.ico: HTTP %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, err = noRedirect.Get(srv.url + "/static/favicon.svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/svg+xml" {
+		t.Errorf("/static/favicon.svg: HTTP %d, %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}

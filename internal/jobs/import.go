@@ -552,7 +552,7 @@ func importJob(ctx context.Context, st *store.Store, v verify.Verifier, lastAtte
 			"verified", sum.verified, "duration", time.Since(start).Round(time.Millisecond))
 		return nil // a first pass that split the file, or a chunk not the last
 	}
-	slog.Info("imported samples", "comparison", c.ID, "model", run.ModelName, "samples", sum.samples, "problems", sum.counts,
+	slog.Info("imported samples", "comparison", c.ID, "model", run.ModelName, "samples", sum.samples, "count_rows", sum.counts,
 		"verified", sum.verified, "copy_streams", max(sum.writers, 1), "duration", time.Since(start).Round(time.Millisecond))
 	// Autovacuum analyses the filled partitions only a minute or so later;
 	// until then their queries are planned from stale statistics (the
