@@ -15,7 +15,9 @@ func runVerify(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 	// No database: the verifier is pure. Output is always JSON lines.
 	fs := flag.NewFlagSet("reach verify", flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
-	casesFile := fs.String("cases", "", "JSONL of {id, gold, pred, input}: print one JSON verdict line per case ('-' = stdin)")
+	casesFile := fs.String("cases", "", "JSONL of {id, gold, pred, input}: print one JSON verdict line per case ('-' = stdin). pred is a whole completion "+
+		"(its final answer extracted as for a sample: \\boxed{}, answer lines, else the last number) unless input is \"answer\" "+
+		"(pred is the final answer itself); gold_input \"completion\" when gold is a full reference solution")
 	bench := fs.String("bench", "", "samples file: verify every completion and print verdicts/second")
 	if err := parseFlags(fs, args); err != nil {
 		return err
