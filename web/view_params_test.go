@@ -1,10 +1,13 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/reach-lab/reach/internal/store"
 )
 
 // A view parameter the page cannot show is refused, naming it, on the
@@ -79,5 +82,24 @@ func TestFavicon(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/svg+xml" {
 		t.Errorf("/static/favicon.svg: HTTP %d, %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}
+
+// A failed comparison does not offer to follow a folder of checkpoints
+// (its base model's import failed: there is nothing to add them to); a
+// ready one does.
+func TestFailedComparisonOffersNoFollow(t *testing.T) {
+	srv := newServer(t)
+	admin := newAccount(t, srv.st, srv.url, "admin@reach.test", true, "")
+	cookie := admin.Cookie.Name + "=" + admin.Cookie.Value
+	cid, _, _ := readyComparison(t, srv.st, "follow", 0, "statement")
+	if _, page := get(t, fmt.Sprintf("%s/comparisons/%d", srv.url, cid), "Cookie", cookie); !strings.Contains(page, `id="follow-link"`) {
+		t.Errorf("a ready comparison does not offer to follow a folder")
+	}
+	if err := srv.st.SetComparisonStatus(context.Background(), cid, store.StatusFailed, "base.jsonl:3: bad"); err != nil {
+		t.Fatal(err)
+	}
+	if code, page := get(t, fmt.Sprintf("%s/comparisons/%d", srv.url, cid), "Cookie", cookie); code != 200 || strings.Contains(page, "Follow a server folder") {
+		t.Errorf("a failed comparison: HTTP %d, offers to follow a folder: %v", code, strings.Contains(page, "Follow a server folder"))
 	}
 }

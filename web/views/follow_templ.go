@@ -369,7 +369,7 @@ func followLine(v FollowView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			if v.CanEdit && !v.Here {
+			if v.CanEdit && !v.Here && v.C.Status != store.StatusFailed {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<a href=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -392,7 +392,7 @@ func followLine(v FollowView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		} else if v.CanEdit && !v.Here {
+		} else if v.CanEdit && !v.Here && v.C.Status != store.StatusFailed {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<p id=\"follow-link\"><a href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
