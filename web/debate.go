@@ -95,34 +95,65 @@ func purposeParam(r *http.Request) (string, error) {
 // debateView reads the Debate section: each endpoint's settings (never its
 // key), state, progress over the runs and cost so far.
 func (s *Server) debateView(ctx context.Context, c store.Comparison, canEdit bool) (views.DebateView, error) {
+	var d debateReads
+	if err := s.st.Batch(ctx, d.queue(s.st, c.ID)...); err != nil {
+		return views.DebateView{}, err
+	}
+	return s.debateViewOf(ctx, c, canEdit, d)
+}
+
+// debatePurposes are the Debate section's endpoints, in debateReads' order.
+var debatePurposes = [3]string{store.PurposeJudge, store.PurposeScore, store.PurposeTokens}
+
+// debateReads are what the Debate section reads: each endpoint (found or
+// not) and the comparison's progress rows, queued for one round trip.
+type debateReads struct {
+	endpoints [3]store.DebateEndpoint
+	found     [3]bool
+	progress  []store.Progress
+}
+
+func (d *debateReads) queue(st *store.Store, comparisonID int64) []store.Queued {
+	qs := make([]store.Queued, 0, 4)
+	for i, purpose := range debatePurposes {
+		qs = append(qs, st.DebateEndpointInto(comparisonID, purpose, &d.endpoints[i], &d.found[i]))
+	}
+	return append(qs, st.ProgressInto(comparisonID, &d.progress))
+}
+
+// debateViewOf is debateView of what d read.
+func (s *Server) debateViewOf(ctx context.Context, c store.Comparison, canEdit bool, d debateReads) (views.DebateView, error) {
 	v := views.DebateView{C: c, CanEdit: canEdit, Presets: sampling.PresetNames(), DefaultJudge: sampling.DefaultJudgeTemplate,
 		Ready: c.Status == store.StatusReady}
-	// Active jobs are counted before progress is read: a job that ends in
-	// between has saved its progress, so "finished" never shows with the
-	// last samples uncounted (a race seen under load: "9 of 10 samples").
 	var evs []views.DebateEndpointView
-	for _, purpose := range []string{store.PurposeJudge, store.PurposeScore, store.PurposeTokens} {
+	running := false
+	for i, purpose := range debatePurposes {
 		ev := views.DebateEndpointView{Purpose: purpose}
-		e, err := s.st.GetDebateEndpoint(ctx, c.ID, purpose)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-		case err != nil:
-			return v, err
-		default:
+		if d.found[i] {
+			e := d.endpoints[i]
 			ev.Configured, ev.E = true, e
 			ev.E.Endpoint.APIKeyEnc = nil
 			ev.HasKey = len(e.Endpoint.APIKeyEnc) > 0
 			if e.Status == store.DebateRunning {
+				var err error
 				if ev.Active, err = jobs.ActiveDebateJobs(ctx, s.st, c.ID, purpose); err != nil {
 					return v, err
 				}
+				running = true
 			}
 		}
 		evs = append(evs, ev)
 	}
-	ps, err := s.st.ProgressForComparison(ctx, c.ID)
-	if err != nil {
-		return v, err
+	ps := d.progress
+	if running {
+		// Active jobs are counted before progress is read: a job that ends
+		// in between has saved its progress, so "finished" never shows with
+		// the last samples uncounted (a race seen under load: "9 of 10
+		// samples"). Read again, after the count.
+		var err error
+		if ps, err = s.st.ProgressForComparison(ctx, c.ID); err != nil {
+			return v, err
+		}
 	}
 	for _, ev := range evs {
 		purpose := ev.Purpose

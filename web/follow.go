@@ -24,8 +24,14 @@ func (s *Server) followEvery() time.Duration {
 // followView is what a comparison's pages show of its following of a
 // server folder (canEdit: the viewer may start or stop it).
 func (s *Server) followView(ctx context.Context, c store.Comparison, canEdit bool) (views.FollowView, error) {
-	v := views.FollowView{C: c, CanEdit: canEdit}
 	f, err := s.st.LatestFollow(ctx, c.ID)
+	return s.followViewOf(ctx, c, canEdit, f, err)
+}
+
+// followViewOf is followView of the comparison's latest follow already
+// read (f and err as LatestFollow returned them).
+func (s *Server) followViewOf(ctx context.Context, c store.Comparison, canEdit bool, f store.Follow, err error) (views.FollowView, error) {
+	v := views.FollowView{C: c, CanEdit: canEdit}
 	switch {
 	case err == nil:
 		v.F = &f

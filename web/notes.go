@@ -17,6 +17,13 @@ func (s *Server) noteView(ctx context.Context, comparisonID int64) (views.NoteVi
 	if err != nil {
 		return views.NoteView{}, err
 	}
+	return noteViewOf(n)
+}
+
+// noteViewOf is noteView of a note already read.
+func noteViewOf(n store.Note) (views.NoteView, error) {
+	comparisonID := n.ComparisonID
+	var err error
 	v := views.NoteView{N: n}
 	if n.Body != "" {
 		if v.HTML, err = markdown.Render(n.Body); err != nil {

@@ -261,7 +261,18 @@ func checkQueryText(q url.Values, key string) error {
 func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.Options, r *http.Request) (views.ReportView, error) {
 	rep := e.Report // shared between requests: read only
 	q := r.URL.Query()
-	all, err := s.st.Reviews(r.Context(), c.ID)
+	// The page's small reads in one round trip (one at a time, each waited
+	// for a wake-up of Postgres and of this handler: on a busy machine
+	// that cost more than the queries).
+	var (
+		all         store.Reviews
+		note        store.Note
+		follow      store.Follow
+		followFound bool
+		debate      debateReads
+	)
+	err := s.st.Batch(r.Context(), append([]store.Queued{s.st.ReviewsInto(c.ID, &all), s.st.NoteInto(c.ID, &note),
+		s.st.LatestFollowInto(c.ID, &follow, &followFound)}, debate.queue(s.st, c.ID)...)...)
 	if err != nil {
 		return views.ReportView{}, err
 	}
@@ -276,10 +287,14 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 	v := views.ReportView{C: c, R: rep, Filter: f, Opt: opt, Reviews: reviews,
 		Can: perms(routeRole(r))}
 	v.ProblemID = problemIDs(e)
-	if v.Notes, err = s.noteView(r.Context(), c.ID); err != nil {
+	if v.Notes, err = noteViewOf(note); err != nil {
 		return v, err
 	}
-	if v.Follow, err = s.followView(r.Context(), c, v.Can.Edit); err != nil {
+	var followErr error
+	if !followFound {
+		followErr = store.ErrNotFound
+	}
+	if v.Follow, err = s.followViewOf(r.Context(), c, v.Can.Edit, follow, followErr); err != nil {
 		return v, err
 	}
 	if v.Code, err = s.codeInfo(r, c, e); err != nil {
@@ -344,7 +359,7 @@ func (s *Server) reportView(c store.Comparison, e *analysis.Entry, opt analysis.
 	if err != nil {
 		return v, err
 	}
-	v.DebateSetup, err = s.debateView(r.Context(), c, v.Can.Edit)
+	v.DebateSetup, err = s.debateViewOf(r.Context(), c, v.Can.Edit, debate)
 	return v, err
 }
 

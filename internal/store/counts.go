@@ -261,20 +261,30 @@ func (s *Store) SetProgress(ctx context.Context, p Progress) error {
 
 // ProgressForComparison returns the progress rows of all runs of a comparison.
 func (s *Store) ProgressForComparison(ctx context.Context, comparisonID int64) ([]Progress, error) {
-	rows, err := s.db.Query(ctx, `SELECT p.run_id, p.stage, p.done, p.total, p.unit, p.detail, p.status, p.error, p.updated_at
-		FROM run_progress p JOIN runs r ON r.id = p.run_id WHERE r.comparison_id = $1 ORDER BY r.position, p.stage`, comparisonID)
-	if err != nil {
-		return nil, fmt.Errorf("progress of comparison %d: %w", comparisonID, err)
+	var out []Progress
+	err := s.Batch(ctx, s.ProgressInto(comparisonID, &out))
+	return out, err
+}
+
+// ProgressInto queues ProgressForComparison's query with out as the
+// result (Batch).
+func (s *Store) ProgressInto(comparisonID int64, out *[]Progress) Queued {
+	return func(b *pgx.Batch) {
+		b.Queue(`SELECT p.run_id, p.stage, p.done, p.total, p.unit, p.detail, p.status, p.error, p.updated_at
+		FROM run_progress p JOIN runs r ON r.id = p.run_id WHERE r.comparison_id = $1 ORDER BY r.position, p.stage`, comparisonID).
+			Query(func(rows pgx.Rows) error {
+				var err error
+				*out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Progress, error) {
+					var p Progress
+					err := row.Scan(&p.RunID, &p.Stage, &p.Done, &p.Total, &p.Unit, &p.Detail, &p.Status, &p.Error, &p.UpdatedAt)
+					return p, err
+				})
+				if err != nil {
+					return fmt.Errorf("progress of comparison %d: %w", comparisonID, err)
+				}
+				return nil
+			})
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Progress, error) {
-		var p Progress
-		err := row.Scan(&p.RunID, &p.Stage, &p.Done, &p.Total, &p.Unit, &p.Detail, &p.Status, &p.Error, &p.UpdatedAt)
-		return p, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("progress of comparison %d: %w", comparisonID, err)
-	}
-	return out, nil
 }
 
 // SetRunReadyIfSettled marks a run ready unless it still has chunks to

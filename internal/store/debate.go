@@ -87,24 +87,42 @@ type DebateEndpoint struct {
 // GetDebateEndpoint returns a comparison's judge or scoring endpoint, or
 // ErrNotFound.
 func (s *Store) GetDebateEndpoint(ctx context.Context, comparisonID int64, purpose string) (DebateEndpoint, error) {
-	e := DebateEndpoint{ComparisonID: comparisonID, Purpose: purpose}
-	var errs []byte
-	err := s.db.QueryRow(ctx, `SELECT base_url, model, style, api_key_enc, max_concurrency, template, template_text, max_tokens,
-			max_per_problem, method, method_note, status, error, tokens_in, tokens_out, requests, errors, started_at, updated_at, scope
-		FROM comparison_endpoints WHERE comparison_id = $1 AND purpose = $2`, comparisonID, purpose).Scan(
-		&e.Endpoint.BaseURL, &e.Endpoint.Model, &e.Endpoint.Style, &e.Endpoint.APIKeyEnc, &e.Endpoint.MaxConcurrency,
-		&e.Template, &e.TemplateText, &e.MaxTokens, &e.MaxPerProblem, &e.Method, &e.MethodNote, &e.Status, &e.Error,
-		&e.Usage.TokensIn, &e.Usage.TokensOut, &e.Usage.Requests, &errs, &e.Usage.StartedAt, &e.UpdatedAt, &e.Scope)
-	if errors.Is(err, pgx.ErrNoRows) {
+	var e DebateEndpoint
+	var found bool
+	if err := s.Batch(ctx, s.DebateEndpointInto(comparisonID, purpose, &e, &found)); err != nil {
+		return e, err
+	}
+	if !found {
 		return e, fmt.Errorf("%s endpoint of comparison %d: %w", purpose, comparisonID, ErrNotFound)
 	}
-	if err != nil {
-		return e, fmt.Errorf("%s endpoint of comparison %d: %w", purpose, comparisonID, err)
-	}
-	if len(errs) > 0 {
-		_ = json.Unmarshal(errs, &e.Usage.Errors)
-	}
 	return e, nil
+}
+
+// DebateEndpointInto queues GetDebateEndpoint's query (Batch): e is the
+// endpoint and found whether there is one.
+func (s *Store) DebateEndpointInto(comparisonID int64, purpose string, e *DebateEndpoint, found *bool) Queued {
+	return func(b *pgx.Batch) {
+		*e, *found = DebateEndpoint{ComparisonID: comparisonID, Purpose: purpose}, false
+		b.Queue(`SELECT base_url, model, style, api_key_enc, max_concurrency, template, template_text, max_tokens,
+			max_per_problem, method, method_note, status, error, tokens_in, tokens_out, requests, errors, started_at, updated_at, scope
+		FROM comparison_endpoints WHERE comparison_id = $1 AND purpose = $2`, comparisonID, purpose).QueryRow(func(row pgx.Row) error {
+			var errs []byte
+			err := row.Scan(&e.Endpoint.BaseURL, &e.Endpoint.Model, &e.Endpoint.Style, &e.Endpoint.APIKeyEnc, &e.Endpoint.MaxConcurrency,
+				&e.Template, &e.TemplateText, &e.MaxTokens, &e.MaxPerProblem, &e.Method, &e.MethodNote, &e.Status, &e.Error,
+				&e.Usage.TokensIn, &e.Usage.TokensOut, &e.Usage.Requests, &errs, &e.Usage.StartedAt, &e.UpdatedAt, &e.Scope)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("%s endpoint of comparison %d: %w", purpose, comparisonID, err)
+			}
+			*found = true
+			if len(errs) > 0 {
+				_ = json.Unmarshal(errs, &e.Usage.Errors)
+			}
+			return nil
+		})
+	}
 }
 
 // PutDebateEndpoint stores a comparison's judge or scoring endpoint

@@ -75,12 +75,35 @@ func (s *Store) GetFollow(ctx context.Context, id int64) (Follow, error) {
 // LatestFollow returns the comparison's follow under way, else the last
 // one stopped; ErrNotFound when it never followed a folder.
 func (s *Store) LatestFollow(ctx context.Context, comparisonID int64) (Follow, error) {
-	f, err := scanFollow(s.db.QueryRow(ctx, `SELECT `+followCols+` FROM follows WHERE comparison_id = $1
-		ORDER BY stopped_at IS NULL DESC, id DESC LIMIT 1`, comparisonID))
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return f, fmt.Errorf("follow of comparison %d: %w", comparisonID, err)
+	var f Follow
+	var found bool
+	if err := s.Batch(ctx, s.LatestFollowInto(comparisonID, &f, &found)); err != nil {
+		return f, err
 	}
-	return f, err
+	if !found {
+		return f, ErrNotFound
+	}
+	return f, nil
+}
+
+// LatestFollowInto queues LatestFollow's query (Batch): f is the follow
+// and found whether there is one.
+func (s *Store) LatestFollowInto(comparisonID int64, f *Follow, found *bool) Queued {
+	return func(b *pgx.Batch) {
+		*found = false
+		b.Queue(`SELECT `+followCols+` FROM follows WHERE comparison_id = $1
+		ORDER BY stopped_at IS NULL DESC, id DESC LIMIT 1`, comparisonID).QueryRow(func(row pgx.Row) error {
+			got, err := scanFollow(row)
+			if errors.Is(err, ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("follow of comparison %d: %w", comparisonID, err)
+			}
+			*f, *found = got, true
+			return nil
+		})
+	}
 }
 
 // SaveFollowScan records a look at the folder: its state, when, and the

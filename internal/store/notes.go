@@ -26,17 +26,28 @@ type Note struct {
 // GetNote returns a comparison's note; one never written is the zero Note
 // with ComparisonID set, not an error.
 func (s *Store) GetNote(ctx context.Context, comparisonID int64) (Note, error) {
-	n := Note{ComparisonID: comparisonID}
-	err := s.db.QueryRow(ctx, `SELECT n.body, COALESCE(n.updated_by, 0), COALESCE(u.email, ''), n.updated_at
+	var n Note
+	err := s.Batch(ctx, s.NoteInto(comparisonID, &n))
+	return n, err
+}
+
+// NoteInto queues GetNote's query with n as the result (Batch).
+func (s *Store) NoteInto(comparisonID int64, n *Note) Queued {
+	return func(b *pgx.Batch) {
+		*n = Note{ComparisonID: comparisonID}
+		b.Queue(`SELECT n.body, COALESCE(n.updated_by, 0), COALESCE(u.email, ''), n.updated_at
 		FROM comparison_notes n LEFT JOIN users u ON u.id = n.updated_by WHERE n.comparison_id = $1`, comparisonID).
-		Scan(&n.Body, &n.UpdatedBy, &n.UpdatedByEm, &n.UpdatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return n, nil
+			QueryRow(func(row pgx.Row) error {
+				err := row.Scan(&n.Body, &n.UpdatedBy, &n.UpdatedByEm, &n.UpdatedAt)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return nil
+				}
+				if err != nil {
+					return fmt.Errorf("note of comparison %d: %w", comparisonID, err)
+				}
+				return nil
+			})
 	}
-	if err != nil {
-		return n, fmt.Errorf("note of comparison %d: %w", comparisonID, err)
-	}
-	return n, nil
 }
 
 // SetNote replaces a comparison's note with body (userID wrote it) and
