@@ -299,6 +299,18 @@ func (s *Store) OpenScoreWork(ctx context.Context, comparisonID int64, window in
 // stored result (a verdict or perplexity, or an error). A job adds what it did when it ends; one killed
 // before that leaves its stored results uncounted, which this corrects.
 func (s *Store) RecountDebateProgress(ctx context.Context, comparisonID, runID int64, purpose, stage string, window int) error {
+	return s.WithTx(ctx, func(tx *Store) error { return tx.recountDebateProgress(ctx, comparisonID, runID, purpose, stage, window) })
+}
+
+func (s *Store) recountDebateProgress(ctx context.Context, comparisonID, runID int64, purpose, stage string, window int) error {
+	// The progress row is locked first, in its own statement, and the
+	// results counted after (a new snapshot): two jobs of a run ending at
+	// once then count one after the other. Counted before the lock, the
+	// one that counted first could write last and leave "2 of 3, done"
+	// with all 3 stored (TestScoreJobsAndPerplexity, 1 run in 5).
+	if _, err := s.db.Exec(ctx, `SELECT 1 FROM run_progress WHERE run_id = $1 AND stage = $2 FOR UPDATE`, runID, stage); err != nil {
+		return fmt.Errorf("lock %s progress of run %d: %w", stage, runID, err)
+	}
 	var ws []OpenWork
 	var err error
 	// Done is what has a stored result, a verdict or an error, as a job
