@@ -299,7 +299,9 @@ func (s *Store) OpenScoreWork(ctx context.Context, comparisonID int64, window in
 // stored result (a verdict or perplexity, or an error). A job adds what it did when it ends; one killed
 // before that leaves its stored results uncounted, which this corrects.
 func (s *Store) RecountDebateProgress(ctx context.Context, comparisonID, runID int64, purpose, stage string, window int) error {
-	return s.WithTx(ctx, func(tx *Store) error { return tx.recountDebateProgress(ctx, comparisonID, runID, purpose, stage, window) })
+	return s.WithTx(ctx, func(tx *Store) error {
+		return tx.recountDebateProgress(ctx, comparisonID, runID, purpose, stage, window)
+	})
 }
 
 func (s *Store) recountDebateProgress(ctx context.Context, comparisonID, runID int64, purpose, stage string, window int) error {
