@@ -562,7 +562,7 @@ func (lc labLoad) pages(ctx context.Context, st *store.Store, c labComparison) (
 		return nil, fmt.Errorf("first view: HTTP %d", resp.StatusCode)
 	}
 	fmt.Printf("first view of the comparison page (nothing kept yet for its report): %.2fs\n", time.Since(t0).Seconds())
-	fmt.Printf("%-16s %8s %8s %8s %8s %8s %7s %8s %8s %10s %10s\n", "page", "1: p50", "1: p95", "p50", "p95", "p99", "req/s", "CPU/req", "PG/req", "bytes", "on wire")
+	printPageHeader()
 	pg := func() time.Duration { return postgresCPU(ctx, st) }
 	var (
 		bad []string
