@@ -94,6 +94,7 @@ func runLab(args []string) error {
 		importDir   = fs.String("import-dir", "", "directory of the generated import files (default /tmp/reach-bench-import-n<N>-rl<RLN>, shared with reach-bench import); reused when it holds the same spec")
 		importReps  = fs.Int("import-reps", 1, "repetitions of the import against COPY (medians are printed)")
 		reach       = fs.String("reach", "bin/reach", "the reach binary the import runs")
+		webPool     = fs.Int("web-pool", store.DefaultWebConns(), "connections of the pages' own pool, as reach serve --web-db-conns (0: share the lab's pool of 24)")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -208,12 +209,12 @@ func runLab(args []string) error {
 	if err != nil {
 		return err
 	}
-	base, stop, err := serveLoopback(st)
+	served, base, stop, err := servePages(ctx, st, dbURL, *webPool)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	lc := labLoad{base: base, cookie: cookie, token: token, clients: *clients, requests: *requests, maxTime: *maxTime, only: *only}
+	lc := labLoad{served: served, webPool: *webPool, base: base, cookie: cookie, token: token, clients: *clients, requests: *requests, maxTime: *maxTime, only: *only}
 	if *pagesOn {
 		set, err := pageSet(ctx, st, big.id)
 		if err != nil {
@@ -281,6 +282,32 @@ func runLab(args []string) error {
 	fmt.Printf("load average at the end: %s\n", loadAvg())
 	printSummary(os.Stdout, res)
 	return nil
+}
+
+// servePages serves Reach's pages on a loopback port from a pool of
+// webPool connections of their own, as reach serve does (0: st's pool):
+// the store that serves them, the base URL, and what stops both.
+func servePages(ctx context.Context, st *store.Store, dbURL string, webPool int) (*store.Store, string, func(), error) {
+	served := st
+	if webPool > 0 {
+		var err error
+		if served, err = store.OpenSized(ctx, dbURL, webPool); err != nil {
+			return nil, "", nil, err
+		}
+	}
+	base, stop, err := serveLoopback(served)
+	if err != nil {
+		if served != st {
+			served.Close()
+		}
+		return nil, "", nil, err
+	}
+	return served, base, func() {
+		stop()
+		if served != st {
+			served.Close()
+		}
+	}, nil
 }
 
 // serveLoopback serves Reach on st on a loopback port: its base URL and
@@ -519,6 +546,8 @@ func explainHot(ctx context.Context, st *store.Store, big, wide int64) error {
 
 // labLoad is the page load's settings.
 type labLoad struct {
+	served              *store.Store // the pages' store
+	webPool             int          // its connections (0: the lab's pool)
 	base, cookie, token string
 	clients, requests   int
 	maxTime             time.Duration
@@ -527,9 +556,12 @@ type labLoad struct {
 
 // samplesScans is how many sequential and index scans samples has had
 // (pg_stat_user_tables). Backends report their counts when they end, so
-// the pool is emptied first.
-func samplesScans(ctx context.Context, st *store.Store) (seq, idx int64) {
+// the pools (st's and the pages', served) are emptied first.
+func samplesScans(ctx context.Context, st, served *store.Store) (seq, idx int64) {
 	st.Pool().Reset()
+	if served != nil {
+		served.Pool().Reset()
+	}
 	time.Sleep(300 * time.Millisecond)
 	_ = st.Pool().QueryRow(ctx, `SELECT COALESCE(sum(seq_scan), 0)::bigint, COALESCE(sum(idx_scan), 0)::bigint FROM pg_stat_user_tables
 		WHERE relid IN (SELECT relid FROM pg_partition_tree('samples') WHERE isleaf)`).Scan(&seq, &idx)
@@ -572,13 +604,13 @@ func (lc labLoad) pages(ctx context.Context, st *store.Store, c labComparison) (
 		if lc.only != "" && !slices.Contains(strings.Split(lc.only, "|"), p.name) {
 			continue
 		}
-		s0, _ := samplesScans(ctx, st)
+		s0, _ := samplesScans(ctx, st, lc.served)
 		r, err := load(lc.base, p, lc.cookie, lc.token, lc.clients, lc.requests, lc.maxTime, "", pg)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.name, err)
 		}
 		out = append(out, r)
-		if s1, _ := samplesScans(ctx, st); s1 > s0 {
+		if s1, _ := samplesScans(ctx, st, lc.served); s1 > s0 {
 			bad = append(bad, fmt.Sprintf("%s (%d)", p.name, s1-s0))
 		}
 	}
@@ -817,12 +849,12 @@ func smallAlone(ctx context.Context, adminURL string, small labComparison, worke
 	if lc.cookie, lc.token, err = signIn(ctx, st); err != nil {
 		return err
 	}
-	base, stop, err := serveLoopback(st)
+	served, base, stop, err := servePages(ctx, st, u, lc.webPool)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	lc.base = base
+	lc.base, lc.served = base, served
 	small.label += ", alone in an empty database"
 	_, err = lc.pages(ctx, st, small)
 	return err

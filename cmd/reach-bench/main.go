@@ -194,7 +194,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: web.New(st, nil, web.Config{}, logger), ReadHeaderTimeout: 10 * time.Second}
+	// The pages' own pool, as reach serve has.
+	webSt, err := store.OpenSized(ctx, dbURL, store.DefaultWebConns())
+	if err != nil {
+		return err
+	}
+	defer webSt.Close()
+	srv := &http.Server{Handler: web.New(webSt, nil, web.Config{}, logger), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()

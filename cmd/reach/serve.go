@@ -186,10 +186,20 @@ func runServe(ctx context.Context, args []string) error {
 	trustProxy := fs.Bool("trust-proxy", os.Getenv("REACH_TRUST_PROXY") == "1", "take client addresses from X-Forwarded-For/X-Real-IP (only behind a reverse proxy; env REACH_TRUST_PROXY=1)")
 	cacheMiB := fs.Int64("report-cache-mib", envInt64("REACH_REPORT_CACHE_MIB", analysis.DefaultCacheBytes>>20),
 		"memory for reports kept decoded, MiB (env REACH_REPORT_CACHE_MIB); the most recent report stays whatever its size")
+	webConns := fs.Int("web-db-conns", int(envInt64("REACH_WEB_DB_CONNS", int64(store.DefaultWebConns()))),
+		"Postgres connections that serve the pages, apart from the workers' (env REACH_WEB_DB_CONNS; default 2 per core, at least 4)")
 	metricsAddr := metricsAddrFlag(fs)
 	ssoF := addSSOFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if v := os.Getenv("REACH_WEB_DB_CONNS"); v != "" {
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			return fmt.Errorf("REACH_WEB_DB_CONNS=%q: want a whole number of connections from 1 to 1000", v)
+		}
+	}
+	if *webConns < 1 || *webConns > 1000 {
+		return fmt.Errorf("--web-db-conns %d: want 1 to 1000 (Postgres connections serving the pages; REACH_WEB_DB_CONNS)", *webConns)
 	}
 	if v := os.Getenv("REACH_REPORT_CACHE_MIB"); v != "" {
 		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
@@ -254,9 +264,15 @@ func runServe(ctx context.Context, args []string) error {
 			slog.Info("loading example comparisons", "ids", ids)
 		}
 	}
+	// The pages get a pool of their own (store.OpenSized says why).
+	webSt, err := store.OpenSized(ctx, *dbURL, *webConns)
+	if err != nil {
+		return err
+	}
+	defer webSt.Close()
 	srv := &http.Server{
 		Addr: *addr,
-		Handler: web.New(st, client, web.Config{MaxUploadBytes: *maxMiB << 20, JobsUI: ui, Secret: box, BaseURL: *baseURL, Verifier: newVerifier(),
+		Handler: web.New(webSt, client, web.Config{MaxUploadBytes: *maxMiB << 20, JobsUI: ui, Secret: box, BaseURL: *baseURL, Verifier: newVerifier(),
 			TrustProxyHeaders: *trustProxy, CodeGrading: codeSandbox().Err(), SSO: ssoClient, ReportCacheBytes: *cacheMiB << 20}, slog.Default()),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
