@@ -34,6 +34,9 @@ func TestOpenSized(t *testing.T) {
 	if got := web.Pool().Config().MaxConns; got != 3 {
 		t.Errorf("OpenSized(3): %d connections", got)
 	}
+	if got := web.Pool().Config().MinConns; got != 3 {
+		t.Errorf("OpenSized(3) keeps %d connections open, want 3", got)
+	}
 	var db1, db2 string
 	if err := wide.Pool().QueryRow(ctx, `SELECT current_database()`).Scan(&db1); err != nil {
 		t.Fatal(err)

@@ -67,7 +67,10 @@ func open(ctx context.Context, databaseURL string, maxConns int32) (*Store, erro
 	}
 	switch {
 	case maxConns > 0:
-		cfg.MaxConns = maxConns
+		// Kept open, idle or not (pgxpool closes idle ones after 30
+		// minutes otherwise): a page after a quiet hour does not wait for
+		// a backend to start. pgxpool opens them in the background.
+		cfg.MaxConns, cfg.MinConns = maxConns, maxConns
 	case !strings.Contains(databaseURL, "pool_max_conns"):
 		// River's sampling workers and their queries need more than pgx's
 		// default of max(4, CPUs); pool_max_conns in the URL overrides this.
