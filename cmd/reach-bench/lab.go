@@ -216,7 +216,7 @@ func runLab(args []string) error {
 	defer stop()
 	lc := labLoad{served: served, webPool: *webPool, base: base, cookie: cookie, token: token, clients: *clients, requests: *requests, maxTime: *maxTime, only: *only}
 	if *pagesOn {
-		set, err := pageSet(ctx, st, big.id)
+		set, err := pageSet(ctx, st, big.id, 1)
 		if err != nil {
 			return err
 		}
@@ -571,7 +571,7 @@ func samplesScans(ctx context.Context, st, served *store.Store) (seq, idx int64)
 // pages runs bench-pages' page set on comparison c, checking that none of
 // them scans samples sequentially.
 func (lc labLoad) pages(ctx context.Context, st *store.Store, c labComparison) ([]pageResult, error) {
-	pages, err := pageSet(ctx, st, c.id)
+	pages, err := pageSet(ctx, st, c.id, pageRequests(lc.clients, lc.requests))
 	if err != nil {
 		return nil, err
 	}
@@ -634,7 +634,7 @@ func deleteComparison(ctx context.Context, st *store.Store, lc labLoad, c, small
 	if err := st.Pool().QueryRow(ctx, `SELECT COALESCE(sum(n), 0) FROM run_counts rc JOIN runs r ON r.id = rc.run_id WHERE r.comparison_id = $1`, c.id).Scan(&samples); err != nil {
 		return err
 	}
-	pages, err := pageSet(ctx, st, small.id)
+	pages, err := pageSet(ctx, st, small.id, 1)
 	if err != nil {
 		return err
 	}

@@ -205,7 +205,7 @@ func run() error {
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
 
-	pages, err := pageSet(ctx, st, id)
+	pages, err := pageSet(ctx, st, id, pageRequests(*clients, *requests))
 	if err != nil {
 		return err
 	}
@@ -245,6 +245,14 @@ func startProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// pageRequests is the most requests load makes of one page: the lists of
+// new views and new queries are that long, so that none is asked twice
+// and found kept (the warm-up took 200 of 500 before, and the timed
+// requests were then mostly kept views).
+func pageRequests(clients, requests int) int {
+	return 3 + aloneRequests + warmRequests*clients + requests
 }
 
 // warmRequests is how many requests each client makes at once, untimed,
@@ -589,7 +597,7 @@ func buildSearchIndexes(ctx context.Context, st *store.Store, id int64) error {
 // pageSet is bench-pages' set of pages of comparison id: the comparison
 // page, table views and searches, 50 problem pages spread over its
 // problems, the report JSON and the chart data.
-func pageSet(ctx context.Context, st *store.Store, id int64) ([]page, error) {
+func pageSet(ctx context.Context, st *store.Store, id int64, n int) ([]page, error) {
 	c, err := st.GetComparison(ctx, id)
 	if err != nil {
 		return nil, err
@@ -603,49 +611,7 @@ func pageSet(ctx context.Context, st *store.Store, id int64) ([]page, error) {
 		problemPaths = append(problemPaths, fmt.Sprintf("/comparisons/%d/problems/%d", id, ps[i].ID))
 	}
 	cp := fmt.Sprintf("/comparisons/%d", id)
-	// Table views no request asked for before (the page keeps each view's
-	// rendered table): sorted by a column, one way or the other, on a page
-	// of the table, in a solved set.
-	var freshViews []string
-	for _, region := range []string{"", "both", "base-only", "other-only", "neither"} {
-		for _, col := range []string{"problem", "subject", "level", "c0", "c1", "diff", "p"} {
-			for _, dir := range []string{"asc", "desc"} {
-				for pg := 1; pg <= 5; pg++ {
-					freshViews = append(freshViews, fmt.Sprintf("%s?sort=%s&dir=%s&page=%d&region=%s", cp, col, dir, pg, region))
-				}
-			}
-		}
-	}
-	// Searches of the completion texts no request made before (each scans
-	// the texts; a repeated one is a kept table view).
-	var freshSearches []string
-	for i := range 500 {
-		freshSearches = append(freshSearches, fmt.Sprintf("%s?q=answer+%d&in=completions&region=base-only", cp, i))
-	}
-	// Searches of every problem's texts for a line of one completion (a
-	// check "x \cdot y = xy" the generator wrote): with the search index
-	// every problem is searched, without it the first 50,000 samples.
-	var wholeSearches []string
-	for i := range 500 {
-		x, y := 11+i%80, 13+(i*7)%80
-		wholeSearches = append(wholeSearches, fmt.Sprintf("%s?q=%s&in=completions", cp, url.QueryEscape(fmt.Sprintf(`\cdot %d = %d`, y, x*y))))
-	}
-	// Searches of every problem's texts for words every completion has,
-	// each query new (its letters' case varies: the search ignores case,
-	// the kept results do not): each problem's first samples confirm it.
-	var commonSearches []string
-	for i := range 500 {
-		q, bit := []rune("the final answer is"), 0
-		for j := range q {
-			if q[j] != ' ' && bit < 9 { // 9 letters: 512 casings, 500 distinct queries
-				if i>>bit&1 == 1 {
-					q[j] = unicode.ToUpper(q[j])
-				}
-				bit++
-			}
-		}
-		commonSearches = append(commonSearches, fmt.Sprintf("%s?q=%s&in=completions&sort=p", cp, url.QueryEscape(string(q))))
-	}
+	freshViews, freshSearches, wholeSearches, commonSearches := freshPaths(cp, n)
 	pages := []page{
 		{name: "comparison page", path: cp},
 		{name: "table sorted", path: cp + "?sort=diff&page=40"},
@@ -665,4 +631,51 @@ func pageSet(ctx context.Context, st *store.Store, id int64) ([]page, error) {
 		{name: "cover.json", path: cp + "/data/cover.json"},
 	}
 	return pages, nil
+}
+
+// freshPaths are n paths each of four pages of comparison path cp that no
+// request asked for before, so that none is found kept: table views,
+// searches of the texts in a solved set, searches of every problem's texts
+// for a rare phrase, and for words every completion has.
+func freshPaths(cp string, n int) (freshViews, freshSearches, wholeSearches, commonSearches []string) {
+	// Table views no request asked for before (the page keeps each view's
+	// rendered table): sorted by a column, one way or the other, on a page
+	// of the table, in a solved set.
+	for pg := 1; len(freshViews) < n; pg++ {
+		for _, region := range []string{"", "both", "base-only", "other-only", "neither"} {
+			for _, col := range []string{"problem", "subject", "level", "c0", "c1", "diff", "p"} {
+				for _, dir := range []string{"asc", "desc"} {
+					freshViews = append(freshViews, fmt.Sprintf("%s?sort=%s&dir=%s&page=%d&region=%s", cp, col, dir, pg, region))
+				}
+			}
+		}
+	}
+	// Searches of the completion texts no request made before (each scans
+	// the texts; a repeated one is a kept table view).
+	for i := range n {
+		freshSearches = append(freshSearches, fmt.Sprintf("%s?q=answer+%d&in=completions&region=base-only", cp, i))
+	}
+	// Searches of every problem's texts for a line of one completion (a
+	// check "x \cdot y = xy" the generator wrote): with the search index
+	// every problem is searched, without it the first 50,000 samples.
+	for i := range n {
+		x, y := 11+i%80, 13+i/80 // each check asked once
+		wholeSearches = append(wholeSearches, fmt.Sprintf("%s?q=%s&in=completions", cp, url.QueryEscape(fmt.Sprintf(`\cdot %d = %d`, y, x*y))))
+	}
+	// Searches of every problem's texts for words every completion has,
+	// each query new (its letters' case varies: the search ignores case,
+	// the kept results do not): each problem's first samples confirm it.
+	for i := range n {
+		q, bit := []rune("the final answer is"), 0
+		for j := range q {
+			if q[j] != ' ' && bit < 16 { // 16 letters: 65,536 distinct casings
+				if i>>bit&1 == 1 {
+					q[j] = unicode.ToUpper(q[j])
+				}
+				bit++
+			}
+		}
+		commonSearches = append(commonSearches, fmt.Sprintf("%s?q=%s&in=completions&sort=p", cp, url.QueryEscape(string(q))))
+	}
+	return freshViews, freshSearches, wholeSearches, commonSearches
 }
