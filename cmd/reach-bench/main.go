@@ -27,8 +27,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -51,7 +49,6 @@ import (
 	"github.com/reach-lab/reach/internal/benchdata"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
-	"github.com/reach-lab/reach/web"
 )
 
 func main() {
@@ -189,21 +186,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
 	// The pages' own pool, as reach serve has.
-	webSt, err := store.OpenSized(ctx, dbURL, store.DefaultWebConns())
+	_, base, stopServer, err := servePages(ctx, st, dbURL, store.DefaultWebConns())
 	if err != nil {
 		return err
 	}
-	defer webSt.Close()
-	srv := &http.Server{Handler: web.New(webSt, nil, web.Config{}, logger), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	base := "http://" + ln.Addr().String()
+	defer stopServer()
 
 	pages, err := pageSet(ctx, st, id, pageRequests(*clients, *requests))
 	if err != nil {
