@@ -98,6 +98,10 @@ func labSamples(ctx context.Context, st *store.Store) (int64, error) {
 // files' bytes against `reach import --wait` (importSteps), reps times; it
 // prints the medians. With keep it deletes the comparisons it imported, so
 // that a kept database stays the lab's.
+// settleLimit bounds the wait for a quiet machine before each of the
+// lab's import repetitions (settle).
+const settleLimit = 10 * time.Minute
+
 func labImport(ctx context.Context, st *store.Store, dbURL, reach, data, dir string, n, reps int, keep bool) (importResult, error) {
 	rlN := min(16, n)
 	if dir == "" {
@@ -120,6 +124,9 @@ func labImport(ctx context.Context, st *store.Store, dbURL, reach, data, dir str
 		ids             []int64
 	)
 	for rep := range reps {
+		if err := settle(ctx, st, settleLimit); err != nil {
+			return importResult{}, err
+		}
 		got, made, err := importSteps(ctx, st, dbURL, reach, files, [][]string{nil})
 		ids = append(ids, made...)
 		if err != nil {
