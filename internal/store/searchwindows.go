@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"unicode"
 
 	"github.com/jackc/pgx/v5"
@@ -13,9 +12,8 @@ import (
 // Windows says, of a sample of a run's completions lower-cased by
 // Postgres, in how many each 3-character window of letters, digits and
 // spaces occurs: an estimate of how many samples each trigram of a query
-// selects in the run's search index (SearchTexts reads the index for the
-// query's rarest ones only: the posting lists of trigrams every text has
-// cost more to read than the candidates they remove).
+// selects in the run's search index, from which SearchTexts estimates a
+// query's candidates (CandidateShare) before asking the index.
 type Windows struct {
 	Texts  int
 	Counts map[string]int32
@@ -45,15 +43,15 @@ func CountWindows(texts []string) Windows {
 	return w
 }
 
-// maxWindows is how many windows of a query the index is asked for.
+// maxWindows is how many windows of a query the estimate multiplies.
 const maxWindows = 6
 
-// commonShare is the share of texts above which a window is common: its
-// posting list costs more to read than the candidates it removes.
+// commonShare is the share of texts above which a window is common: the
+// estimate leaves it out unless every window is common.
 const commonShare = 0.25
 
 // rareWindows returns the parts of lq (the query lower-cased by Postgres)
-// the index is asked for, in the query's order: runs of consecutive rare
+// CandidateShare multiplies, in the query's order: runs of consecutive rare
 // windows (3 characters of letters, digits and spaces in at most
 // commonShare of the sampled texts of ws, on average over the runs),
 // rarest first up to maxWindows windows; when every window is common, the
@@ -131,12 +129,14 @@ func rareWindows(lq string, ws []Windows) []string {
 	return out
 }
 
-// CandidateShare estimates the share of the runs' texts that hold every
-// window the index is asked for (rareWindows of lq, the query lower-cased):
-// the product of each window's share, averaged over ws, as if they were
+// CandidateShare estimates the share of the runs' texts the search index
+// returns for lq (the query lower-cased): the product of the shares of its
+// rarest windows (rareWindows), averaged over ws, as if they were
 // independent. Windows of one text go together, so the product is low:
-// a query that is too common by this estimate is too common. 1 when lq
-// has no window.
+// a query that is too common by this estimate is too common. (The index
+// is asked for every trigram; leaving the common ones out of the product
+// errs the other way, high, by at most their shares.) 1 when lq has no
+// window.
 func CandidateShare(lq string, ws []Windows) float64 {
 	share := 1.0
 	for _, part := range rareWindows(lq, ws) {
@@ -152,13 +152,6 @@ func CandidateShare(lq string, ws []Windows) float64 {
 		}
 	}
 	return share
-}
-
-// windowsPattern is the LIKE pattern of reach_search_text for parts of a
-// query in order ("%rᐟ17%"); they hold letters, digits and spaces only,
-// so nothing needs escaping.
-func windowsPattern(windows []string) string {
-	return "%" + strings.ReplaceAll(strings.Join(windows, "%"), " ", searchSpace) + "%"
 }
 
 // SearchSampleTexts returns up to n completions of run runID, lower-cased
