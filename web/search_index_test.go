@@ -92,6 +92,31 @@ func TestSearchIndexNotes(t *testing.T) {
 	}
 }
 
+// A search of statements and completions (in=both) where every problem
+// of the view matched in its statement searches no completion and says
+// why, not "0 problems searched".
+func TestSearchBothFoundInStatements(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.srv.st.Pool().Exec(ctx, `UPDATE problems SET statement = statement || ' Zebracrossing.' WHERE dataset_id = $1`, f.dataset); err != nil {
+		t.Fatal(err)
+	}
+	path := fmt.Sprintf("/comparisons/%d?q=ZEBRACROSSING&in=both", f.cid)
+	code, b := f.page("viewer", path)
+	if code != 200 {
+		t.Fatalf("GET %s: HTTP %d", path, code)
+	}
+	if hasIDs(b, "search-statements") != "search-statements" || !strings.Contains(b, "all 2 problems of this view matched in their statements") ||
+		strings.Contains(b, "Completions searched: 0 problems") || !strings.Contains(b, `data-matching="2"`) {
+		t.Errorf("every problem found in its statement: %s", note(b))
+	}
+	// In completions only, the same query is searched there (and found nowhere).
+	code, b = f.page("viewer", fmt.Sprintf("/comparisons/%d?q=ZEBRACROSSING&in=completions", f.cid))
+	if code != 200 || hasIDs(b, "search-statements") != "" || !strings.Contains(b, "Completions searched: 2 problems") || !strings.Contains(b, `data-matching="0"`) {
+		t.Errorf("in completions: HTTP %d, %s", code, note(b))
+	}
+}
+
 // hasIDs lists which of the element ids body holds.
 func hasIDs(body string, ids ...string) string {
 	var out []string

@@ -251,10 +251,11 @@ func (s *Server) tableRows(ctx context.Context, e *analysis.Entry, datasetID int
 		// under this report decided are not searched again.
 		known := searchResults(e, f.Query)
 		var ts store.TextSearch
-		sizes := map[int64]int{}
+		sizes, inStatements := map[int64]int{}, 0
 		for _, i := range order {
 			row := &rep.Rows[i]
 			if matched[row.ProblemID] {
+				inStatements++
 				continue // found in its statement already
 			}
 			n, counts := 0, make([]int, len(texts))
@@ -302,7 +303,7 @@ func (s *Server) tableRows(ctx context.Context, e *analysis.Entry, datasetID int
 			}
 		}
 		trigrams := store.Trigrammable(f.Query)
-		*search = views.SearchInfo{Completions: true, Problems: searched, Samples: samples,
+		*search = views.SearchInfo{Completions: true, Problems: searched, Samples: samples, InStatements: inStatements,
 			Unsearched: unsearched, NoTexts: len(runs) == 0, Budget: budget,
 			Indexed: indexed, Common: common && unsearched > 0, Building: unsearched > 0 && trigrams && !common, Short: unsearched > 0 && !trigrams}
 	}
