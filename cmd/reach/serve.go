@@ -242,6 +242,9 @@ func runServe(ctx context.Context, args []string) error {
 	defer stopMetrics()
 	if *workers > 0 {
 		if err := client.Start(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped while starting (a signal): a shutdown, not a failure
+			}
 			return fmt.Errorf("start workers: %w", err)
 		}
 		defer stopJobs(client)
@@ -339,6 +342,9 @@ func runWorker(ctx context.Context, args []string) error {
 	}
 	defer stopMetrics()
 	if err := client.Start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting (a signal): a shutdown, not a failure
+		}
 		return fmt.Errorf("start workers: %w", err)
 	}
 	slog.Info("worker started", "workers", *workers)
