@@ -601,7 +601,49 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+	if err := s.textMatches(ctx, r.URL.Query(), &v); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	s.render(w, r, http.StatusOK, views.ProblemPage(v))
+}
+
+// textMatchesShown is how many matching samples a problem page links per
+// model.
+const textMatchesShown = 50
+
+// textMatches fills, for a problem page opened from a search in
+// completions (its ?list= holds q= and in=completions or both), which
+// samples of each open model with texts contain the query: the page shows
+// a model's first samples only, and the match may be in none of them.
+func (s *Server) textMatches(ctx context.Context, q url.Values, v *views.ProblemView) error {
+	list, err := url.ParseQuery(clip(q.Get("list"), 2000))
+	if err != nil {
+		return nil // a mangled list: no search to show
+	}
+	text := clip(strings.TrimSpace(list.Get("q")), maxQuery)
+	if in := list.Get("in"); text == "" || (in != "completions" && in != "both") {
+		return nil
+	}
+	var runs []int64
+	var models []views.ProblemModel
+	for _, m := range v.Models {
+		if m.Open && m.Run.HasTexts {
+			runs, models = append(runs, m.Run.ID), append(models, m)
+		}
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	got, err := s.st.SamplesContaining(ctx, runs, v.P.ID, text, textMatchesShown)
+	if err != nil {
+		return err
+	}
+	v.TextQuery = text
+	for i, m := range models {
+		v.TextMatches = append(v.TextMatches, views.TextMatch{Model: m.Run.ModelName, N: m.N, SampleMatches: got[i]})
+	}
+	return nil
 }
 
 // answerMore sets, with ?answer=, how many more samples with that answer

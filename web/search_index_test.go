@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -179,4 +180,60 @@ func TestSearchTooCommonForIndex(t *testing.T) {
 	if _, b := f.page("viewer", path); hasIDs(b, "search-common", "search-indexed") != "search-indexed" || !strings.Contains(b, `data-matching="20"`) {
 		t.Errorf("within the bound: %s", note(b))
 	}
+}
+
+// A problem page opened from a search in completions links the samples
+// that contain the query, per open model, also one past those it shows.
+func TestProblemPageTextMatches(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	c, err := f.srv.st.GetComparison(ctx, f.cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.srv.st.InsertSamples(ctx, []store.Sample{{RunID: c.Runs[0].ID, ProblemID: f.pid, SampleIndex: 100,
+		Completion: "Then <b>ZebraNeedle</b> 100% sure.", Status: store.SampleIncorrect}}); err != nil {
+		t.Fatal(err)
+	}
+	page := func(list string) string {
+		t.Helper()
+		path := fmt.Sprintf("/comparisons/%d/problems/%d", f.cid, f.pid)
+		if list != "" {
+			path += "?list=" + url.QueryEscape(list)
+		}
+		code, b := f.page("viewer", path)
+		if code != 200 {
+			t.Fatalf("GET %s: HTTP %d", path, code)
+		}
+		return b
+	}
+	link := fmt.Sprintf("/comparisons/%d/runs/%d/problems/%d/samples/100/text", f.cid, c.Runs[0].ID, f.pid)
+	b := page("q=zebraneedle&in=completions&sort=p")
+	if !strings.Contains(b, `id="text-matches"`) || !strings.Contains(b, link) ||
+		!strings.Contains(b, fmt.Sprintf(`data-run="%d" data-total="1"`, c.Runs[0].ID)) ||
+		!strings.Contains(b, fmt.Sprintf(`data-run="%d" data-total="0"`, c.Runs[1].ID)) {
+		t.Errorf("opened from a search for zebraneedle: %s", textMatchesOf(b))
+	}
+	// Literal and escaped: the query's markup is text, % is no wildcard.
+	b = page("q=" + url.QueryEscape("<b>ZEBRANEEDLE</b> 100%") + "&in=both")
+	if !strings.Contains(b, link) || !strings.Contains(b, "&lt;b&gt;ZEBRANEEDLE&lt;/b&gt; 100%") || strings.Contains(textMatchesOf(b), "<b>ZEBRA") {
+		t.Errorf("a query with markup: %s", textMatchesOf(b))
+	}
+	if b := page("q=" + url.QueryEscape("100_ sure") + "&in=completions"); !strings.Contains(b, fmt.Sprintf(`data-run="%d" data-total="0"`, c.Runs[0].ID)) {
+		t.Errorf("_ matched as a wildcard: %s", textMatchesOf(b))
+	}
+	// Not from a search in completions: no list.
+	for _, list := range []string{"", "q=zebraneedle", "q=zebraneedle&in=statements", "in=completions"} {
+		if b := page(list); strings.Contains(b, `id="text-matches"`) {
+			t.Errorf("list %q: the matches shown", list)
+		}
+	}
+}
+
+func textMatchesOf(body string) string {
+	i := strings.Index(body, `id="text-matches"`)
+	if i < 0 {
+		return "(no text matches)"
+	}
+	return body[i:min(len(body), i+800)]
 }
