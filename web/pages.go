@@ -594,8 +594,8 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 				v.ReviewSum = reviewSummary(rows, reviews)
 			}
 		}
-		if q := r.URL.Query(); q.Has("list") {
-			if err := s.listNeighbours(ctx, c, p.ID, clip(q.Get("list"), 2000), reviews, &v); err != nil {
+		if list, ok := listParam(r.URL.Query()); ok {
+			if err := s.listNeighbours(ctx, c, p.ID, list, reviews, &v); err != nil {
 				s.fail(w, r, err)
 				return
 			}
@@ -608,6 +608,26 @@ func (s *Server) problem(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, views.ProblemPage(v))
 }
 
+// maxList bounds ?list=, the table view a problem page moves through: a
+// view with a 200-character query of 4-byte characters is about 2,600
+// characters once percent-encoded.
+const maxList = 8192
+
+// listParam is ?list= (the table's view a problem page was opened from)
+// when it is there and at most maxList characters, without NUL and
+// invalid UTF-8; a longer one is dropped whole (no list), never cut: a cut
+// view searched a shorter query and moved through other problems.
+func listParam(q url.Values) (string, bool) {
+	if !q.Has("list") {
+		return "", false
+	}
+	list := clip(q.Get("list"), maxList+1)
+	if utf8.RuneCountInString(list) > maxList {
+		return "", false
+	}
+	return list, true
+}
+
 // textMatchesShown is how many matching samples a problem page links per
 // model.
 const textMatchesShown = 50
@@ -617,32 +637,45 @@ const textMatchesShown = 50
 // samples of each open model with texts contain the query: the page shows
 // a model's first samples only, and the match may be in none of them.
 func (s *Server) textMatches(ctx context.Context, q url.Values, v *views.ProblemView) error {
-	list, err := url.ParseQuery(clip(q.Get("list"), 2000))
+	raw, ok := listParam(q)
+	if !ok {
+		return nil
+	}
+	list, err := url.ParseQuery(raw)
 	if err != nil {
 		return nil // a mangled list: no search to show
 	}
-	text := clip(strings.TrimSpace(list.Get("q")), maxQuery)
-	if in := list.Get("in"); text == "" || (in != "completions" && in != "both") {
+	// The table refuses a query over maxQuery characters (HTTP 400): a
+	// longer one is no search of it, not one to cut.
+	text := clip(strings.TrimSpace(list.Get("q")), maxQuery+1)
+	if in := list.Get("in"); text == "" || utf8.RuneCountInString(text) > maxQuery || (in != "completions" && in != "both") {
 		return nil
 	}
 	var runs []int64
-	var models []views.ProblemModel
+	var read []int // index into v.TextMatches of each run read
 	for _, m := range v.Models {
-		if m.Open && m.Run.HasTexts {
-			runs, models = append(runs, m.Run.ID), append(models, m)
+		if !m.Open || !m.Run.HasTexts {
+			continue
 		}
+		tm := views.TextMatch{Model: m.Run.ModelName, N: m.N, SampleMatches: store.SampleMatches{RunID: m.Run.ID}}
+		if m.N > views.TextMatchesMaxSamples {
+			tm.Skipped = true
+		} else {
+			runs, read = append(runs, m.Run.ID), append(read, len(v.TextMatches))
+		}
+		v.TextMatches = append(v.TextMatches, tm)
 	}
-	if len(runs) == 0 {
+	if len(v.TextMatches) == 0 {
 		return nil
 	}
 	got, err := s.st.SamplesContaining(ctx, runs, v.P.ID, text, textMatchesShown)
 	if err != nil {
 		return err
 	}
-	v.TextQuery = text
-	for i, m := range models {
-		v.TextMatches = append(v.TextMatches, views.TextMatch{Model: m.Run.ModelName, N: m.N, SampleMatches: got[i]})
+	for i, j := range read {
+		v.TextMatches[j].SampleMatches = got[i]
 	}
+	v.TextQuery = text
 	return nil
 }
 
@@ -711,8 +744,8 @@ func (s *Server) problemModelSamples(w http.ResponseWriter, r *http.Request) {
 		a := clip(strings.TrimSpace(q.Get("answer")), maxQuery)
 		v.Answer = &a
 	}
-	if q.Has("list") {
-		v.InList, v.List = true, clip(q.Get("list"), 2000)
+	if list, ok := listParam(q); ok {
+		v.InList, v.List = true, list
 	}
 	var (
 		answers   []store.AnswerCount

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reach-lab/reach/internal/store"
 	"github.com/reach-lab/reach/web"
+	"github.com/reach-lab/reach/web/views"
 )
 
 // The search in completion texts (issue 28, item 3): a word every
@@ -209,7 +210,7 @@ func TestProblemPageTextMatches(t *testing.T) {
 	}
 	link := fmt.Sprintf("/comparisons/%d/runs/%d/problems/%d/samples/100/text", f.cid, c.Runs[0].ID, f.pid)
 	b := page("q=zebraneedle&in=completions&sort=p")
-	if !strings.Contains(b, `id="text-matches"`) || !strings.Contains(b, link) ||
+	if !strings.Contains(b, `id="text-matches"`) || !strings.Contains(b, link) || !strings.Contains(b, `id="back-to-list"`) ||
 		!strings.Contains(b, fmt.Sprintf(`data-run="%d" data-total="1"`, c.Runs[0].ID)) ||
 		!strings.Contains(b, fmt.Sprintf(`data-run="%d" data-total="0"`, c.Runs[1].ID)) {
 		t.Errorf("opened from a search for zebraneedle: %s", textMatchesOf(b))
@@ -221,6 +222,26 @@ func TestProblemPageTextMatches(t *testing.T) {
 	}
 	if b := page("q=" + url.QueryEscape("100_ sure") + "&in=completions"); !strings.Contains(b, fmt.Sprintf(`data-run="%d" data-total="0"`, c.Runs[0].ID)) {
 		t.Errorf("_ matched as a wildcard: %s", textMatchesOf(b))
+	}
+	// A list over maxList characters, or a query over the table's 200, is
+	// dropped whole, never cut to a shorter query (nor a shorter view to
+	// move through).
+	long := "in=completions&q=" + url.QueryEscape(strings.Repeat("🙂", 200)) + "&sort=" + strings.Repeat("p", 6000)
+	if b := page(long); strings.Contains(b, `id="text-matches"`) || strings.Contains(b, `id="back-to-list"`) {
+		t.Errorf("a list over the bound: %s", textMatchesOf(b))
+	}
+	if b := page("in=completions&q=" + url.QueryEscape("ZebraNeedle"+strings.Repeat("x", 200))); strings.Contains(b, `id="text-matches"`) {
+		t.Errorf("a query over 200 characters, cut: %s", textMatchesOf(b))
+	}
+	// A model with more samples of the problem than a page reads is named,
+	// not read.
+	if _, err := f.srv.st.Pool().Exec(ctx, `UPDATE run_counts SET n = $3 WHERE run_id = $1 AND problem_id = $2`,
+		c.Runs[0].ID, f.pid, views.TextMatchesMaxSamples+1); err != nil {
+		t.Fatal(err)
+	}
+	if b := page("q=zebraneedle&in=completions"); !strings.Contains(b, fmt.Sprintf(`data-run="%d" data-total="0" data-skipped`, c.Runs[0].ID)) ||
+		!strings.Contains(b, fmt.Sprintf("not searched: %d samples", views.TextMatchesMaxSamples+1)) || strings.Contains(b, link) {
+		t.Errorf("a model over the bound: %s", textMatchesOf(b))
 	}
 	// Not from a search in completions: no list.
 	for _, list := range []string{"", "q=zebraneedle", "q=zebraneedle&in=statements", "in=completions"} {
