@@ -230,3 +230,66 @@ func mustDatasetOf(t *testing.T, st *store.Store, runID int64) int64 {
 	}
 	return did
 }
+
+// TestMigrationSearchIndexNoStats applies migration 00183 to a database
+// whose search index was built before it and then ANALYZEd: the index
+// keeps no statistics of its expression after it (the planner read whole
+// runs with them), an index built after never gathers any, and the down
+// section gives the expression its default target back.
+func TestMigrationSearchIndexNoStats(t *testing.T) {
+	st, _ := testdb.New(t)
+	ctx := context.Background()
+	_, down := migrationSections(t, "00183_")
+	if _, err := st.Pool().Exec(ctx, down+`; DELETE FROM goose_db_version WHERE version_id = 183`); err != nil {
+		t.Fatal(err)
+	}
+	_, runs, _ := tiny(t, st, 0)
+	old, fresh := runs[0].ID, runs[1].ID
+	target := func(run int64) int {
+		return countIn(t, st, `SELECT coalesce(attstattarget, -1) FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum = 1`, store.SearchIndexName(run))
+	}
+	stats := func(run int64) int {
+		return countIn(t, st, `SELECT count(*) FROM pg_stats WHERE tablename = $1`, store.SearchIndexName(run))
+	}
+	// An index as the builds before the migration left it.
+	if _, err := st.BuildSearchIndex(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Pool().Exec(ctx, `ALTER INDEX `+store.SearchIndexName(old)+` ALTER COLUMN 1 SET STATISTICS -1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AnalyzeSamples(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if n := stats(old); n != 1 {
+		t.Fatalf("before the migration, ANALYZE left %d statistics rows of the index's expression; want 1 (the case the migration is for)", n)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, tg := stats(old), target(old); n != 0 || tg != 0 {
+		t.Errorf("after the migration: %d statistics rows, target %d; want none and 0", n, tg)
+	}
+	if err := st.AnalyzeSamples(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if n := stats(old); n != 0 {
+		t.Errorf("ANALYZE after the migration gathered %d statistics rows; want none", n)
+	}
+	// An index built after the migration.
+	if _, err := st.BuildSearchIndex(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.AnalyzeSamples(ctx, fresh); err != nil {
+		t.Fatal(err)
+	}
+	if n, tg := stats(fresh), target(fresh); n != 0 || tg != 0 {
+		t.Errorf("an index built after the migration, ANALYZEd: %d statistics rows, target %d; want none and 0", n, tg)
+	}
+	if _, err := st.Pool().Exec(ctx, down); err != nil {
+		t.Fatal(err)
+	}
+	if tg := target(old); tg != -1 {
+		t.Errorf("after the down section: target %d; want -1 (the default)", tg)
+	}
+}
