@@ -156,3 +156,57 @@ func TestModelFlagSeveralFiles(t *testing.T) {
 		t.Errorf("empty pattern: %v", err)
 	}
 }
+
+// --map applies to every model its --base or --model gave: each checkpoint
+// of a training run's folder (and the steps --follow adds), and the base
+// model when --base came after the --model flags (a trial's `--model
+// ppo=trajectory/ --map …` was refused as unmapped at step 100).
+func TestMapAppliesToTheFlagsModels(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "trajectory")
+	for _, n := range []string{"base.jsonl", "single.jsonl", "trajectory/step_100.jsonl", "trajectory/step_200.jsonl", "trajectory/step_300.jsonl"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, n)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("{}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mf modelFlags
+	steps := []func() error{
+		func() error { return mf.add("rl")("ppo=" + run) },
+		func() error { return mf.mapping("problem_id=qid,completion=text,correct=ok") },
+		func() error { return mf.add("rl")("one=" + filepath.Join(dir, "single.jsonl")) },
+		func() error { return mf.add("base")("sft=" + filepath.Join(dir, "base.jsonl")) },
+		func() error { return mf.mapping("problem_id=id,completion=out,correct=c") },
+	}
+	for i, f := range steps {
+		if err := f(); err != nil {
+			t.Fatalf("flag %d: %v", i, err)
+		}
+	}
+	if len(mf.models) != 5 {
+		t.Fatalf("%d models, want the base, 3 checkpoints and one", len(mf.models))
+	}
+	for _, m := range mf.models {
+		var want string
+		switch {
+		case m.Role == "base":
+			want = "id"
+		case m.Step != nil:
+			want = "qid"
+		}
+		got := ""
+		if m.Mapping != nil {
+			got = m.Mapping.ProblemID
+		}
+		if got != want {
+			t.Errorf("%s: mapping's problem_id %q, want %q", m.Name, got, want)
+		}
+	}
+	if mf.run == nil || mf.run.mapping == nil || mf.run.mapping.ProblemID != "qid" {
+		t.Errorf("the followed run's mapping: %+v", mf.run)
+	} else if m := mf.models[mf.run.first]; m.Step == nil || *m.Step != 100 {
+		t.Errorf("the followed run's first model is %s after --base was put first", m.Name)
+	}
+}

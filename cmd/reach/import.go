@@ -31,6 +31,11 @@ type modelFlags struct {
 	models []intake.Model
 	err    error
 	series int // checkpoints the last --model's folder gave (0: one model)
+	// lastBase and lastN are the models the last --base or --model gave
+	// (the base first in models, the others the last lastN), which its
+	// --map applies to.
+	lastBase bool
+	lastN    int
 	// run is the last --model given as a folder or pattern, the one
 	// --follow watches.
 	run *followed
@@ -39,7 +44,8 @@ type modelFlags struct {
 // followed is a training run's folder given as one --model.
 type followed struct {
 	name, arg, root string
-	first           int // index in models of its first model
+	first           int             // index in models of its first model
+	mapping         *ingest.Mapping // its --map, for the steps to come too
 }
 
 // modelRoot is the folder a model's argument names: the directory itself,
@@ -89,7 +95,7 @@ func (m *modelFlags) add(role string) func(string) error {
 				}
 				m.models = append(m.models, mod)
 			}
-			m.series = len(cks)
+			m.series, m.lastBase, m.lastN = len(cks), false, len(cks)
 			if fi, err := os.Stat(path); err != nil || fi.IsDir() {
 				m.run = &followed{name: name, arg: path, root: modelRoot(path), first: len(m.models) - len(cks)}
 			}
@@ -105,9 +111,13 @@ func (m *modelFlags) add(role string) func(string) error {
 		}
 		if role == "base" {
 			m.models = append([]intake.Model{mod}, m.models...)
+			if m.run != nil {
+				m.run.first++
+			}
 		} else {
 			m.models = append(m.models, mod)
 		}
+		m.lastBase, m.lastN = role == "base", 1
 		return nil
 	}
 }
@@ -120,7 +130,18 @@ func (m *modelFlags) mapping(v string) error {
 	if err != nil {
 		return err
 	}
-	m.models[len(m.models)-1].Mapping = mp
+	if m.lastBase {
+		m.models[0].Mapping = mp
+		return nil
+	}
+	// Every checkpoint of a training run's folder, and the steps --follow
+	// adds later.
+	for i := len(m.models) - m.lastN; i < len(m.models); i++ {
+		m.models[i].Mapping = mp
+	}
+	if m.run != nil && m.run.first >= len(m.models)-m.lastN {
+		m.run.mapping = mp
+	}
 	return nil
 }
 
@@ -318,7 +339,7 @@ func followRun(ctx context.Context, st *store.Store, client *jobs.Client, id int
 	defer func() {
 		_, _ = st.StopFollow(context.WithoutCancel(ctx), id, "")
 	}()
-	run := follow.Run{ComparisonID: id, Model: f.name, Arg: f.arg, Root: f.root, Every: every, CodeHarness: harness, AcceptGuess: acceptGuess}
+	run := follow.Run{ComparisonID: id, Model: f.name, Arg: f.arg, Root: f.root, Every: every, CodeHarness: harness, AcceptGuess: acceptGuess, Mapping: f.mapping}
 	var state follow.State
 	tick := time.NewTicker(every)
 	defer tick.Stop()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reach-lab/reach/internal/ingest"
 	"github.com/reach-lab/reach/internal/intake"
 	"github.com/reach-lab/reach/internal/jobs"
 	"github.com/reach-lab/reach/internal/store"
@@ -25,6 +26,7 @@ type Run struct {
 	Roots       []string
 	CodeHarness string
 	AcceptGuess bool
+	Mapping     *ingest.Mapping // the field mapping of every step's files (reach import --map); nil to detect each
 }
 
 // Adding is the step a look added whose import has not ended yet.
@@ -97,7 +99,7 @@ func (s *State) Look(ctx context.Context, st *store.Store, client *jobs.Client, 
 	}
 	ck := cks[0]
 	step := ck.Step
-	m := intake.Model{Name: CheckpointName(r.Model, step), Role: "checkpoint", Step: &step, File: intake.LocalFile(ck.Files[0]), CodeHarness: r.CodeHarness}
+	m := intake.Model{Name: CheckpointName(r.Model, step), Role: "checkpoint", Step: &step, File: intake.LocalFile(ck.Files[0]), CodeHarness: r.CodeHarness, Mapping: r.Mapping}
 	for _, p := range ck.Files[1:] {
 		m.More = append(m.More, intake.LocalFile(p))
 	}
