@@ -86,6 +86,9 @@ func readCounts(r io.Reader, file string, onCount func(Count) error) error {
 		seen[key] = line
 		rows++
 		if err := onCount(Count{Line: line, ProblemKey: key, N: nv, C: cv}); err != nil {
+			if ie := (*Error)(nil); errors.As(err, &ie) && ie.File != "" {
+				return err // it names the file and line already
+			}
 			return fmt.Errorf("%s:%d: %w", file, line, err)
 		}
 	}
