@@ -397,6 +397,18 @@ func (s *Server) openLink(w http.ResponseWriter, r *http.Request, view bool) (st
 	return l, true
 }
 
+// What a live share link's 404s say (sharedMissing).
+const (
+	noTexts   = "This share link does not show problems and their completions; ask whoever sent it for one that does."
+	noProblem = "The shared comparison has no such problem."
+)
+
+// sharedMissing answers 404 for something a live link does not show or
+// its comparison does not have, saying that the link itself works.
+func (s *Server) sharedMissing(w http.ResponseWriter, r *http.Request, what string) {
+	s.render(w, r, http.StatusNotFound, views.SharedMissing(chiParam(r, "token"), what))
+}
+
 // sharedComparison is a comparison link's ready comparison and report.
 // Anything else (a collection's link, a comparison gone or not ready)
 // answers 404 or 503 and ok is false.
@@ -552,12 +564,12 @@ func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !l.ShowTexts {
-		s.render(w, r, http.StatusNotFound, views.SharedGone())
+		s.sharedMissing(w, r, noTexts)
 		return
 	}
 	p, err := s.problemOf(r, c)
 	if errors.Is(err, store.ErrNotFound) {
-		s.render(w, r, http.StatusNotFound, views.SharedGone())
+		s.sharedMissing(w, r, noProblem)
 		return
 	}
 	if err != nil {
@@ -601,13 +613,17 @@ func (s *Server) sharedModelSamples(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	model, err := strconv.Atoi(chiParam(r, "model"))
-	if !l.ShowTexts || err != nil || model < 0 || model >= len(c.Runs) {
-		s.render(w, r, http.StatusNotFound, views.SharedGone())
+	if !l.ShowTexts {
+		s.sharedMissing(w, r, noTexts)
+		return
+	}
+	if err != nil || model < 0 || model >= len(c.Runs) {
+		s.sharedMissing(w, r, "The shared comparison has no such model.")
 		return
 	}
 	p, err := s.problemOf(r, c)
 	if errors.Is(err, store.ErrNotFound) {
-		s.render(w, r, http.StatusNotFound, views.SharedGone())
+		s.sharedMissing(w, r, noProblem)
 		return
 	}
 	if err != nil {
@@ -638,7 +654,7 @@ func (s *Server) sharedSampleText(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !l.ShowTexts {
-		s.render(w, r, http.StatusNotFound, views.SharedGone())
+		s.sharedMissing(w, r, noTexts)
 		return
 	}
 	s.sampleText(w, r, c)
@@ -653,11 +669,11 @@ func (s *Server) sharedChartData(w http.ResponseWriter, r *http.Request) {
 	// Only the charts the page shows: the link's one chart, or crossover, Venns and histogram.
 	// The debate figures are not on shared pages: their data is not shared either.
 	if (l.Chart != "" && !strings.HasPrefix(name, l.Chart)) || name == "diff" || name == "cover" || isDebateChart(name) {
-		s.render(w, r, http.StatusNotFound, views.SharedGone())
+		s.sharedMissing(w, r, "This share link does not share that chart's data.")
 		return
 	}
 	if err := writeChartData(w, r, e, chiParam(r, "chart")); errors.Is(err, store.ErrNotFound) {
-		s.render(w, r, http.StatusNotFound, views.SharedGone())
+		s.sharedMissing(w, r, "The shared comparison has no such chart.")
 	} else if err != nil {
 		s.fail(w, r, err)
 	}
