@@ -209,6 +209,11 @@ func (s *Server) receiveFile(ctx context.Context, rc *received, field string, pa
 	return nil
 }
 
+// bothDatasets refuses a form that names a loaded dataset and uploads a
+// dataset file (%q: the file's name): which one was meant is not Reach's
+// guess to make.
+const bothDatasets = "a loaded dataset is chosen and a dataset file (%q) is uploaded: choose one (set \"Use a loaded dataset\" to \"upload a file instead\" to use the file)"
+
 func uploadErr(err error) error {
 	if errors.Is(err, store.ErrTooLarge) {
 		return formError{err.Error()}
@@ -227,6 +232,8 @@ func (s *Server) validate(ctx context.Context, u *store.User, rc *received) (sto
 		return nc, err
 	}
 	switch {
+	case rc.datasetUploadID != 0 && rc.datasetID != 0:
+		return nc, badForm(bothDatasets, rc.datasetFile)
 	case rc.datasetUploadID != 0:
 		nc.DatasetUploadID = rc.datasetUploadID
 		nc.DatasetID = 0

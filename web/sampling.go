@@ -193,6 +193,9 @@ func parseSampling(r *http.Request) (intake.SampleSpec, error) {
 		}
 		spec.Models = append(spec.Models, m)
 	}
+	if fhs := r.MultipartForm.File["dataset_file"]; get("dataset_id") != "" && len(fhs) > 0 && fhs[0].Filename != "" {
+		return spec, badForm(bothDatasets, fhs[0].Filename)
+	}
 	if id := get("dataset_id"); id != "" {
 		if spec.DatasetID, err = strconv.ParseInt(id, 10, 64); err != nil {
 			return spec, badForm("dataset_id %q is not a number", id)

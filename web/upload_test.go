@@ -458,3 +458,40 @@ func TestUploadIdenticalFilesForOneModel(t *testing.T) {
 		t.Errorf("two seeds' files of equal size: HTTP %d, want 303:\n%.2000s", code, page)
 	}
 }
+
+// A form that chooses a loaded dataset and uploads a dataset file is
+// refused, naming both, and stores nothing (the file was used silently).
+func TestLoadedDatasetAndDatasetFileRefused(t *testing.T) {
+	a := startApp(t)
+	acct := newAccount(t, a.st, a.url, "uploader@lab.org", false, "editor")
+	def, err := a.st.DefaultProjectID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid, _, _ := readyComparison(t, a.st, "earlier", def, "1+1?")
+	c, err := a.st.GetComparison(context.Background(), cid)
+	if err != nil || c.DatasetID == nil {
+		t.Fatalf("comparison %d: dataset %v, %v", cid, c.DatasetID, err)
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("name", "both")
+	_ = mw.WriteField("dataset_id", strconv.FormatInt(*c.DatasetID, 10))
+	w, _ := mw.CreateFormFile("dataset_file", "other-dataset.jsonl")
+	_, _ = w.Write([]byte(`{"id": "a", "problem": "1+1?", "answer": "2"}` + "\n"))
+	for _, m := range []string{"base", "rl"} {
+		_ = mw.WriteField("model_role", m)
+		_ = mw.WriteField("model_name", m)
+		w, _ := mw.CreateFormFile("model_file", m+".jsonl")
+		_, _ = w.Write([]byte(`{"id": "a", "completion": "2", "correct": true}` + "\n"))
+	}
+	_ = mw.Close()
+	status, page := postNewComparison(t, a, acct, &body, mw.FormDataContentType())
+	if status != http.StatusBadRequest || !strings.Contains(page, "a loaded dataset is chosen and a dataset file (&#34;other-dataset.jsonl&#34;) is uploaded") {
+		t.Errorf("HTTP %d; want 400 naming both choices", status)
+	}
+	var n int
+	if err := a.st.Pool().QueryRow(context.Background(), `SELECT count(*) FROM comparisons WHERE name = 'both'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d comparisons stored (%v)", n, err)
+	}
+}
