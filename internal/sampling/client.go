@@ -571,6 +571,42 @@ type errorCapture struct {
 	status int
 	header http.Header
 	body   []byte
+	// tooLarge: the reply passed MaxReplyBytes and was cut off there.
+	tooLarge atomic.Bool
+}
+
+// MaxReplyBytes bounds one reply's body (a completion, a judge's verdict,
+// their logprobs): a server that sends more is refused, not read. Without
+// it a reply streaming 1 GiB took a server from 134 MB to 4.9 GB of memory
+// (a trial). 64 MiB, as an imported file's line (ingest's MaxLineBytes),
+// holds 64 choices of 32,000 tokens each with 20 top logprobs.
+const MaxReplyBytes = 64 << 20
+
+// errReplyTooLarge ends the read of a reply past MaxReplyBytes.
+var errReplyTooLarge = errors.New("reply too large")
+
+// cappedBody reads a reply up to MaxReplyBytes, then fails (and says so
+// in ec).
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+	ec   *errorCapture
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, errReplyTooLarge
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		b.ec.tooLarge.Store(true)
+		return n, errReplyTooLarge
+	}
+	return n, err
 }
 
 func (e *errorCapture) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
@@ -578,8 +614,14 @@ func (e *errorCapture) middleware(req *http.Request, next option.MiddlewareNext)
 	if err != nil || res == nil {
 		return res, err
 	}
-	if res.StatusCode < 400 { // a reply came: its body is read by the caller
+	if res.StatusCode < 400 { // a reply came: its body is read by the caller, up to MaxReplyBytes
 		e.status, e.header = res.StatusCode, res.Header
+		if res.ContentLength > MaxReplyBytes {
+			res.Body.Close()
+			e.tooLarge.Store(true)
+			return nil, errReplyTooLarge
+		}
+		res.Body = &cappedBody{ReadCloser: res.Body, left: MaxReplyBytes, ec: e}
 		return res, nil
 	}
 	body, rerr := io.ReadAll(io.LimitReader(res.Body, 64<<10))
@@ -596,6 +638,9 @@ func (e *errorCapture) middleware(req *http.Request, next option.MiddlewareNext)
 // context, actx the attempt's (with the endpoint timeout).
 func (c *Client) classify(ctx, actx context.Context, err error, ec *errorCapture) *Error {
 	switch {
+	case ec.tooLarge.Load():
+		return &Error{Kind: KindBadRequest, Message: fmt.Sprintf("%s sent a reply of more than %d MiB, Reach's limit for one reply: "+
+			"ask for fewer samples per request or fewer tokens (max_tokens, top logprobs), or check what the server sends", c.where, MaxReplyBytes>>20)}
 	case ec.status >= 400:
 		return &Error{
 			Kind:       statusKind(ec.status),

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -691,6 +692,48 @@ func TestBadSuccessfulReplies(t *testing.T) {
 		_, _, err := c.Sample(context.Background(), "p", Params{N: 1, MaxTokens: 1})
 		if ErrorKind(err) != tc.kind || f.hits() != tc.hits || err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%s: kind %q after %d requests, err %v; want %q after %d saying %q", tc.name, ErrorKind(err), f.hits(), err, tc.kind, tc.hits, tc.msg)
+		}
+	}
+}
+
+// A reply past MaxReplyBytes is refused once, not read to its end and not
+// tried again, whether it says its length or streams without one (a
+// trial's 1 GiB reply took the server to 4.9 GB); one just under is read.
+func TestReplyOverTheLimitIsRefused(t *testing.T) {
+	text := func(n int) string { return strings.Repeat("x", n) }
+	for _, tc := range []struct {
+		name   string
+		length bool // send Content-Length
+		size   int  // bytes of the completion's text
+		ok     bool
+	}{
+		{"streamed, over", false, MaxReplyBytes + 1, false},
+		{"with its length, over", true, MaxReplyBytes + 1, false},
+		{"just under", false, MaxReplyBytes - 4096, true},
+	} {
+		f := newFake(t, func(w http.ResponseWriter, r *http.Request, body map[string]any, _ int) {
+			b, _ := json.Marshal(map[string]any{"id": "c", "object": "text_completion", "created": 1, "model": "m",
+				"choices": []map[string]any{{"index": 0, "text": text(tc.size), "finish_reason": "stop"}}})
+			w.Header().Set("Content-Type", "application/json")
+			if tc.length {
+				w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+			}
+			for i := 0; i < len(b); i += 1 << 20 {
+				if _, err := w.Write(b[i:min(len(b), i+1<<20)]); err != nil {
+					return
+				}
+			}
+		})
+		c := newClient(t, Endpoint{BaseURL: f.URL, Model: "m", Retry: fastRetry(3)})
+		got, _, err := c.Sample(context.Background(), "p", Params{N: 1, MaxTokens: 1})
+		if tc.ok {
+			if err != nil || len(got) != 1 || len(got[0].Text) != tc.size {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if ErrorKind(err) != KindBadRequest || f.hits() != 1 || err == nil || !strings.Contains(err.Error(), "more than 64 MiB") {
+			t.Errorf("%s: kind %q after %d requests, err %v; want a refusal after one", tc.name, ErrorKind(err), f.hits(), err)
 		}
 	}
 }
