@@ -39,24 +39,3 @@ func section(body, marker string) string {
 	}
 	return body[i:min(len(body), i+600)]
 }
-
-// A live share link's 404 for a problem its comparison does not have, or
-// for texts it does not show, says the link works and links back to it;
-// an unknown link is still "does not exist" (a trial read that its link
-// was revoked when it asked for problem 600).
-func TestSharedMissingIsNotGone(t *testing.T) {
-	f := newFixture(t)
-	texts, plain := f.w[worldA].texts, f.w[worldA].token
-	for _, c := range []struct{ path, want string }{
-		{fmt.Sprintf("/s/%s/problems/%d", texts, f.pid+100000), "has no such problem"},
-		{fmt.Sprintf("/s/%s/problems/%d", plain, f.pid), "does not show problems and their completions"},
-	} {
-		code, body := f.page("anonymous", c.path)
-		if code != 404 || !strings.Contains(body, c.want) || strings.Contains(body, "revoked") || !strings.Contains(body, `href="/s/`) {
-			t.Errorf("%s: %d, want 404 saying %q and linking back; got %q", c.path, code, c.want, section(body, "<h1>"))
-		}
-	}
-	if code, body := f.page("anonymous", fmt.Sprintf("/s/rsh_nosuchlink/problems/%d", f.pid)); code != 404 || !strings.Contains(body, "does not exist, was revoked or has expired") {
-		t.Errorf("an unknown link: %d, %q", code, section(body, "<h1>"))
-	}
-}

@@ -403,6 +403,52 @@ const (
 	noProblem = "The shared comparison has no such problem."
 )
 
+// sharedProblemOf is the problem of the request's {pid} when link l shows
+// it; otherwise it answers 404 and ok is false. A link shows problems only
+// if made with texts, to every chart or the Venn diagrams, and then only
+// those its page lists: the base-only problems of each pair (the solved
+// sets' information the Venn diagrams share). Any other problem id, found
+// by counting up, would tell its solved set through its samples' verdicts.
+// A bundle (an offline folder its owner made, s.fixed) lists and shows
+// every problem.
+func (s *Server) sharedProblemOf(w http.ResponseWriter, r *http.Request, l store.ShareLink, c store.Comparison, e *analysis.Entry) (store.Problem, bool) {
+	if !l.ShowTexts {
+		s.sharedMissing(w, r, noTexts)
+		return store.Problem{}, false
+	}
+	if s.fixed == nil && l.Chart != "" && l.Chart != "venn" {
+		s.sharedMissing(w, r, "This share link shares one chart, which lists no problems; ask whoever sent it for a link to every chart or the Venn diagrams with texts.")
+		return store.Problem{}, false
+	}
+	p, err := s.problemOf(r, c)
+	if errors.Is(err, store.ErrNotFound) {
+		s.sharedMissing(w, r, noProblem)
+		return p, false
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return p, false
+	}
+	if s.fixed == nil && !listedBaseOnly(e, p.ID) {
+		s.sharedMissing(w, r, "This share link shows only the problems its page lists: those only the base model solved.")
+		return p, false
+	}
+	return p, true
+}
+
+// listedBaseOnly reports whether problem pid is base-only against some
+// model of e's report: listed on the shared page (sharedView).
+func listedBaseOnly(e *analysis.Entry, pid int64) bool {
+	for pair := 1; pair < len(e.Report.Models); pair++ {
+		for _, row := range pairRows(e, pair) {
+			if row.ProblemID == pid && row.Region == "base-only" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // sharedMissing answers 404 for something a live link does not show or
 // its comparison does not have, saying that the link itself works.
 func (s *Server) sharedMissing(w http.ResponseWriter, r *http.Request, what string) {
@@ -563,17 +609,8 @@ func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !l.ShowTexts {
-		s.sharedMissing(w, r, noTexts)
-		return
-	}
-	p, err := s.problemOf(r, c)
-	if errors.Is(err, store.ErrNotFound) {
-		s.sharedMissing(w, r, noProblem)
-		return
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	p, ok := s.sharedProblemOf(w, r, l, c, e)
+	if !ok {
 		return
 	}
 	v := views.ProblemView{C: c, P: p, Shared: chiParam(r, "token")}
@@ -608,26 +645,17 @@ func (s *Server) sharedProblem(w http.ResponseWriter, r *http.Request) {
 // ({model}: its place among the runs), the fragment its closed section
 // loads: as the link allows.
 func (s *Server) sharedModelSamples(w http.ResponseWriter, r *http.Request) {
-	l, c, _, ok := s.openShare(w, r, false)
+	l, c, e, ok := s.openShare(w, r, false)
 	if !ok {
 		return
 	}
 	model, err := strconv.Atoi(chiParam(r, "model"))
-	if !l.ShowTexts {
-		s.sharedMissing(w, r, noTexts)
-		return
-	}
-	if err != nil || model < 0 || model >= len(c.Runs) {
+	if l.ShowTexts && (err != nil || model < 0 || model >= len(c.Runs)) {
 		s.sharedMissing(w, r, "The shared comparison has no such model.")
 		return
 	}
-	p, err := s.problemOf(r, c)
-	if errors.Is(err, store.ErrNotFound) {
-		s.sharedMissing(w, r, noProblem)
-		return
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	p, ok := s.sharedProblemOf(w, r, l, c, e)
+	if !ok {
 		return
 	}
 	v := views.ProblemView{C: c, P: p, Shared: chiParam(r, "token")}
@@ -649,12 +677,11 @@ func (s *Server) sharedModelSamples(w http.ResponseWriter, r *http.Request) {
 // sharedSampleText is a whole completion through a share link that shows
 // texts.
 func (s *Server) sharedSampleText(w http.ResponseWriter, r *http.Request) {
-	l, c, _, ok := s.openShare(w, r, false)
+	l, c, e, ok := s.openShare(w, r, false)
 	if !ok {
 		return
 	}
-	if !l.ShowTexts {
-		s.sharedMissing(w, r, noTexts)
+	if _, ok := s.sharedProblemOf(w, r, l, c, e); !ok {
 		return
 	}
 	s.sampleText(w, r, c)

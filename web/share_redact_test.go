@@ -26,15 +26,16 @@ func TestSharedPagesShowOnlyWhatTheLinkNames(t *testing.T) {
 	ctx := context.Background()
 	const overrideNote, comparisonNote = "private-override-note-731", "private-comparison-note-913"
 	if _, err := f.srv.st.OverrideSample(ctx, store.SampleOverride{ComparisonID: f.cid, RunID: f.rid, ProblemID: f.pid,
-		SampleIndex: 0, Status: store.SampleIncorrect, UserID: f.acc["editor"].ID, Note: overrideNote}); err != nil {
+		SampleIndex: 1, Status: store.SampleCorrect, UserID: f.acc["editor"].ID, Note: overrideNote}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.srv.st.SetNote(ctx, f.cid, comparisonNote, f.acc["editor"].ID); err != nil {
 		t.Fatal(err)
 	}
+	// (Sample 1 made correct: p0 stays base-only, so the link shows it.)
 	// The audit log names the sample by its model, not "run 6".
-	if es, err := f.srv.st.Audit(ctx, f.cid, f.pid); err != nil || len(es) != 1 || es[0].Target != "model base sample #0" {
-		t.Errorf("audit of the override %+v (%v): want the target \"model base sample #0\"", es, err)
+	if es, err := f.srv.st.Audit(ctx, f.cid, f.pid); err != nil || len(es) != 1 || es[0].Target != "model base sample #1" {
+		t.Errorf("audit of the override %+v (%v): want the target \"model base sample #1\"", es, err)
 	}
 	var patterns []string
 	h := web.New(nil, nil, web.Config{JobsUI: http.NotFoundHandler()}, slog.New(slog.NewTextHandler(io.Discard, nil)))
