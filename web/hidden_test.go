@@ -41,6 +41,11 @@ func TestHiddenCharactersShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A review's audit entry names the pair's other model (the audit page
+	// and the problem page's history printed it raw).
+	if err := srv.st.SetReview(context.Background(), store.Review{ComparisonID: cid, ProblemID: pid, Verdict: store.VerdictGenuine, ReviewerID: admin.ID}); err != nil {
+		t.Fatal(err)
+	}
 	pages := map[string]string{
 		"home":              "/",
 		"comparison":        fmt.Sprintf("/comparisons/%d", cid),
