@@ -2,6 +2,7 @@ package follow
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -100,6 +101,9 @@ func (s *State) Look(ctx context.Context, st *store.Store, client *jobs.Client, 
 	ck := cks[0]
 	step := ck.Step
 	m := intake.Model{Name: CheckpointName(r.Model, step), Role: "checkpoint", Step: &step, File: intake.LocalFile(ck.Files[0]), CodeHarness: r.CodeHarness, Mapping: r.Mapping}
+	if m.Mapping == nil {
+		m.Mapping = earlierMapping(&c, r.Model)
+	}
 	for _, p := range ck.Files[1:] {
 		m.More = append(m.More, intake.LocalFile(p))
 	}
@@ -153,4 +157,31 @@ func (s *State) Summary(scanErr error) string {
 // FailureText says which step failed, why, and when it is tried again.
 func FailureText(f store.FailedStep) string {
 	return fmt.Sprintf("step %d not added: %s (tried again once %s changes)", f.Step, strings.TrimRight(f.Error, ". "), f.File)
+}
+
+// earlierMapping is the field mapping the latest checkpoint of model in c
+// was read with, when its file was in no layout Reach recognises and the
+// mapping was given or confirmed: a trainer writes every step alike, and
+// a step followed from the browser has no --map to give (a trial's server
+// folder refused each new step as unmapped). nil when there is none; a
+// step whose file the mapping does not fit is refused as before
+// (ingest.CheckMapping).
+func earlierMapping(c *store.Comparison, model string) *ingest.Mapping {
+	var latest *store.Run
+	for i, run := range c.Runs {
+		if run.Step == nil || run.ModelName != CheckpointName(model, *run.Step) || run.Format != string(ingest.FormatMapped) || len(run.Mapping) == 0 {
+			continue
+		}
+		if latest == nil || *run.Step > *latest.Step {
+			latest = &c.Runs[i]
+		}
+	}
+	if latest == nil {
+		return nil
+	}
+	var m ingest.Mapping
+	if err := json.Unmarshal(latest.Mapping, &m); err != nil || m == (ingest.Mapping{}) {
+		return nil
+	}
+	return &m
 }
