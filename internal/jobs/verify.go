@@ -328,13 +328,19 @@ func (w *AggregateWorker) Work(ctx context.Context, job *river.Job[AggregateArgs
 		if err != nil {
 			return err
 		}
-		name := fmt.Sprint(runID)
+		name, advice := fmt.Sprint(runID), "check that the completion field is the model's output"
 		for _, r := range c.Runs {
-			if r.ID == runID {
-				name = fmt.Sprintf("%q (%s)", r.ModelName, r.SourceFile)
+			if r.ID != runID {
+				continue
+			}
+			name = fmt.Sprintf("%q (%s)", r.ModelName, r.SourceFile)
+			if r.Endpoint.BaseURL != "" {
+				// Sampled: no file, no field to pick.
+				name = fmt.Sprintf("%q (sampled from %s)", r.ModelName, r.Endpoint.Model)
+				advice = "check the prompt template and what the endpoint answers (a problem page shows its samples)"
 			}
 		}
-		msg := fmt.Sprintf("nothing could be graded: all %d samples of model %s are unparseable (e.g. %s); check that the completion field is the model's output", g.Total, name, g.Example)
+		msg := fmt.Sprintf("nothing could be graded: all %d samples of model %s are unparseable (e.g. %s); %s", g.Total, name, g.Example, advice)
 		_ = w.st.SetProgress(ctx, store.Progress{RunID: runID, Stage: "aggregate", Status: "failed", Error: msg})
 		if err := w.st.SetRunStatus(ctx, runID, store.StatusFailed, msg); err != nil {
 			return err
