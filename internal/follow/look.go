@@ -167,12 +167,22 @@ func FailureText(f store.FailedStep) string {
 // step whose file the mapping does not fit is refused as before
 // (ingest.CheckMapping).
 func earlierMapping(c *store.Comparison, model string) *ingest.Mapping {
+	// The model itself counts too, below every step: `reach import
+	// --model ppo=DIR/` of a folder holding one step makes the model
+	// "ppo" without one.
 	var latest *store.Run
+	at := func(r *store.Run) int {
+		if r.Step == nil {
+			return -1
+		}
+		return *r.Step
+	}
 	for i, run := range c.Runs {
-		if run.Step == nil || run.ModelName != CheckpointName(model, *run.Step) || run.Format != string(ingest.FormatMapped) || len(run.Mapping) == 0 {
+		ours := run.ModelName == model || (run.Step != nil && run.ModelName == CheckpointName(model, *run.Step))
+		if !ours || run.Format != string(ingest.FormatMapped) || len(run.Mapping) == 0 {
 			continue
 		}
-		if latest == nil || *run.Step > *latest.Step {
+		if latest == nil || at(&c.Runs[i]) > at(latest) {
 			latest = &c.Runs[i]
 		}
 	}

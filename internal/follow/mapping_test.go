@@ -35,6 +35,15 @@ func TestEarlierMapping(t *testing.T) {
 	if m := earlierMapping(c, "grpo"); m == nil || m.ProblemID != "other" {
 		t.Errorf("grpo: %+v", m)
 	}
+	// A folder of one step imported as the model itself (no step).
+	c.Runs = append(c.Runs, store.Run{ModelName: "rloo", Format: mapped, Mapping: enc(ingest.Mapping{ProblemID: "single"})})
+	if m := earlierMapping(c, "rloo"); m == nil || m.ProblemID != "single" {
+		t.Errorf("rloo, one step imported as the model: %+v", m)
+	}
+	c.Runs = append(c.Runs, store.Run{ModelName: "rloo step 5", Step: step(5), Format: mapped, Mapping: enc(ingest.Mapping{ProblemID: "stepped"})})
+	if m := earlierMapping(c, "rloo"); m == nil || m.ProblemID != "stepped" {
+		t.Errorf("rloo with a step: %+v; want the step's", m)
+	}
 	for _, model := range []string{"dpo", "sft", "pp"} {
 		if m := earlierMapping(c, model); m != nil {
 			t.Errorf("%s: %+v; want none", model, m)

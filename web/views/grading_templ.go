@@ -102,7 +102,7 @@ func (g GradingView) policyScope() string {
 	}
 	if len(g.NoFinishReason) > 0 {
 		text += fmt.Sprintf(" Truncation could not be checked for %s: no sample recorded a finish reason, so strict cannot leave out answers cut off by the length limit.",
-			strings.Join(g.NoFinishReason, ", "))
+			Visible(strings.Join(g.NoFinishReason, ", ")))
 	}
 	return text
 }

@@ -1086,9 +1086,9 @@ func auditFigures(v VerifierAuditView, s analysis.AuditSummary) templ.Component 
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var54 string
-			templ_7745c5c3_Var54, templ_7745c5c3_Err = templ.JoinStringErrs(f.Label())
+			templ_7745c5c3_Var54, templ_7745c5c3_Err = templ.JoinStringErrs(Visible(f.Label()))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `verifieraudit.templ`, Line: 299, Col: 113}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `verifieraudit.templ`, Line: 299, Col: 122}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var54))
 			if templ_7745c5c3_Err != nil {

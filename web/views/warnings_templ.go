@@ -273,7 +273,7 @@ func qualityText(m analysis.ModelReport, code bool) string {
 			fmt.Sprintf("%d no answer", *m.NoAnswer))
 	}
 	if m.DistinctTexts != nil && m.RepeatedTextProblems != nil && *m.RepeatedTextProblems > 0 {
-		parts = append(parts, fmt.Sprintf("fewest distinct texts: %d of %d (%s)", *m.DistinctTexts, m.DistinctTextsN, m.DistinctTextsProblem))
+		parts = append(parts, fmt.Sprintf("fewest distinct texts: %d of %d (%s)", *m.DistinctTexts, m.DistinctTextsN, Visible(m.DistinctTextsProblem)))
 	}
 	return strings.Join(parts, " · ")
 }
