@@ -132,7 +132,7 @@ func TestReasoningLabelsAndRLOnlyReview(t *testing.T) {
 		t.Fatalf("report: HTTP %d, %v", code, err)
 	}
 	if _, page := get(t, fmt.Sprintf("%s/comparisons/%d", srv.url, cid), "Cookie", cookie); !strings.Contains(page, `id="cot-left-out"`) ||
-		!strings.Contains(page, "<code>p1</code>") {
+		!strings.Contains(page, "<code><bdi>p1</bdi></code>") {
 		t.Error("comparison page: want the problem left out of CoT-pass@k named")
 	}
 	if c := rep.CoT; c.Problems != 1 || strings.Join(c.LeftOutIDs, ",") != "p1" || len(c.Models) != 2 || c.Models[0].Valid != 1 || c.Models[0].Human != 1 {

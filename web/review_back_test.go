@@ -75,7 +75,7 @@ func TestAuditNamesProblems(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, body := f.page("editor", fmt.Sprintf("/comparisons/%d/audit", f.cid))
-	link := fmt.Sprintf(`href="/comparisons/%d/problems/%d">%s</a>`, f.cid, f.pid, p.Key)
+	link := fmt.Sprintf(`href="/comparisons/%d/problems/%d"><bdi>%s</bdi></a>`, f.cid, f.pid, p.Key)
 	if code != 200 || !strings.Contains(body, link) {
 		t.Errorf("audit page (HTTP %d) lacks %s", code, link)
 	}

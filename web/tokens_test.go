@@ -105,8 +105,8 @@ func TestTokenDataAndAPI(t *testing.T) {
 		}
 	}
 	code, body = get(t, fmt.Sprintf("%s/comparisons/%d/tokens", srv.url, cid), "Cookie", cookie)
-	names := []string{fmt.Sprintf(`<span id="token-base-model">%s</span>`, c.Runs[0].ModelName),
-		fmt.Sprintf(`<span id="token-rl-model">%s</span>`, c.Runs[1].ModelName)}
+	names := []string{fmt.Sprintf(`<span id="token-base-model"><bdi>%s</bdi></span>`, c.Runs[0].ModelName),
+		fmt.Sprintf(`<span id="token-rl-model"><bdi>%s</bdi></span>`, c.Runs[1].ModelName)}
 	for _, want := range append(names, "<strong>50.00%</strong>", "<code>B</code>", "1 samples are left out") {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Errorf("aggregates lack %q (HTTP %d)", want, code)

@@ -20,7 +20,7 @@ func TestCodeGradingNoteSaysWhyTheHarness(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	for _, want := range []string{`id="code-harness-why"`, "mistral: <code>strip-docstrings</code> chosen automatically on 23 of the file&#39;s completions (strip-docstrings: 22 valid &lt;b&gt;)",
+	for _, want := range []string{`id="code-harness-why"`, "<bdi>mistral</bdi>: <code>strip-docstrings</code> chosen automatically on 23 of the file&#39;s completions (strip-docstrings: 22 valid &lt;b&gt;)",
 		"--code-harness"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("note lacks %q:\n%s", want, page)
