@@ -31,7 +31,9 @@ func TestProblemPageOfManyModels(t *testing.T) {
 	sc := storeReady(t, s.st, "many", 0, twoProblems("p0", "What is 1+1?"), runs, 20,
 		// p0: base 1/20, step-100 0/20 (base-only against it, so a share
 		// link lists and shows it), step-200 2/20, step-300 3/20.
-		func(run int, p store.Problem, i int) bool { return p.Key == "p1" || (run == 0 && i == 0) || (run > 1 && i < run) })
+		func(run int, p store.Problem, i int) bool {
+			return p.Key == "p1" || (run == 0 && i == 0) || (run > 1 && i < run)
+		})
 	const hostile = `<img src=x onerror="window.__xss=3"> model-three-text`
 	p0 := sc.Ps[0].ID
 	if _, err := s.st.Pool().Exec(ctx, `UPDATE samples SET completion = $1 WHERE run_id = $2 AND problem_id = $3 AND sample_index = 0`,
