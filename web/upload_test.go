@@ -18,6 +18,7 @@ import (
 
 	"github.com/reach-lab/reach/internal/analysis"
 	"github.com/reach-lab/reach/internal/intake"
+	"github.com/reach-lab/reach/internal/store"
 )
 
 // upload posts the "new comparison" form with files, as a browser does,
@@ -374,10 +375,10 @@ func TestCheckpointNeedsAStep(t *testing.T) {
 	}
 }
 
-// A refused upload that used a loaded dataset keeps it chosen (the select
-// went back to "upload a file instead", and a second try without noticing
-// asked for a dataset file).
-func TestRefusedUploadKeepsTheLoadedDataset(t *testing.T) {
+// withLoadedDataset starts an app with an editor and a ready comparison
+// whose dataset the new comparison form offers as loaded.
+func withLoadedDataset(t *testing.T) (*app, account, store.Comparison) {
+	t.Helper()
 	a := startApp(t)
 	acct := newAccount(t, a.st, a.url, "uploader@lab.org", false, "editor")
 	def, err := a.st.DefaultProjectID(context.Background())
@@ -389,6 +390,14 @@ func TestRefusedUploadKeepsTheLoadedDataset(t *testing.T) {
 	if err != nil || c.DatasetID == nil {
 		t.Fatalf("comparison %d: dataset %v, %v", cid, c.DatasetID, err)
 	}
+	return a, acct, c
+}
+
+// A refused upload that used a loaded dataset keeps it chosen (the select
+// went back to "upload a file instead", and a second try without noticing
+// asked for a dataset file).
+func TestRefusedUploadKeepsTheLoadedDataset(t *testing.T) {
+	a, acct, c := withLoadedDataset(t)
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	_ = mw.WriteField("name", "second try")
@@ -462,17 +471,7 @@ func TestUploadIdenticalFilesForOneModel(t *testing.T) {
 // A form that chooses a loaded dataset and uploads a dataset file is
 // refused, naming both, and stores nothing (the file was used silently).
 func TestLoadedDatasetAndDatasetFileRefused(t *testing.T) {
-	a := startApp(t)
-	acct := newAccount(t, a.st, a.url, "uploader@lab.org", false, "editor")
-	def, err := a.st.DefaultProjectID(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cid, _, _ := readyComparison(t, a.st, "earlier", def, "1+1?")
-	c, err := a.st.GetComparison(context.Background(), cid)
-	if err != nil || c.DatasetID == nil {
-		t.Fatalf("comparison %d: dataset %v, %v", cid, c.DatasetID, err)
-	}
+	a, acct, c := withLoadedDataset(t)
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	_ = mw.WriteField("name", "both")
